@@ -1,0 +1,96 @@
+import type { ClaimedMessage, NewOutboxMessage, OutboxMessageStatus } from './outbox-message';
+import type { ClaimRequest, FailedDelivery, OutboxStore } from './outbox-store.port';
+
+export interface InMemoryRow {
+  position: number;
+  message: NewOutboxMessage;
+  status: OutboxMessageStatus;
+  attempts: number;
+  lastError?: string;
+  nextAttemptAt?: number;
+  leaseOwner?: string;
+  leaseExpiresAt?: number;
+}
+
+/**
+ * A store that keeps rows in memory and follows the same rules as the SQL stores. It serves
+ * unit tests of code that drives a relay, and documents the store contract in plain code.
+ */
+export class InMemoryOutboxStore implements OutboxStore {
+  readonly rows: InMemoryRow[] = [];
+  private nextPosition = 1;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  add(messages: NewOutboxMessage[]): void {
+    for (const message of messages) {
+      this.rows.push({ position: this.nextPosition++, message, status: 'pending', attempts: 0 });
+    }
+  }
+
+  async claim({ owner, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
+    const now = this.now();
+    const claimable = this.rows.filter((row) => this.isClaimable(row, now)).slice(0, limit);
+    for (const row of claimable) {
+      row.leaseOwner = owner;
+      row.leaseExpiresAt = now + leaseMs;
+      row.attempts += 1;
+    }
+    return claimable.map(toClaimed);
+  }
+
+  async markPublished(owner: string, positions: string[]): Promise<number> {
+    const rows = this.leasedBy(owner, positions);
+    for (const row of rows) {
+      row.status = 'published';
+      row.leaseOwner = row.leaseExpiresAt = undefined;
+    }
+    return rows.length;
+  }
+
+  async markFailed(owner: string, failures: FailedDelivery[]): Promise<number> {
+    let changed = 0;
+    for (const failure of failures) {
+      const [row] = this.leasedBy(owner, [failure.position]);
+      if (!row) continue;
+      row.lastError = failure.error;
+      row.leaseOwner = row.leaseExpiresAt = undefined;
+      if (failure.retryInMs === null) row.status = 'dead';
+      else row.nextAttemptAt = this.now() + failure.retryInMs;
+      changed++;
+    }
+    return changed;
+  }
+
+  async release(owner: string): Promise<number> {
+    const rows = this.rows.filter((row) => row.leaseOwner === owner && row.status === 'pending');
+    for (const row of rows) {
+      row.leaseOwner = row.leaseExpiresAt = undefined;
+      row.attempts -= 1;
+    }
+    return rows.length;
+  }
+
+  private isClaimable(row: InMemoryRow, now: number): boolean {
+    if (row.status !== 'pending') return false;
+    if (row.nextAttemptAt !== undefined && row.nextAttemptAt > now) return false;
+    if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) return false;
+    // The ordering rule: nothing of an aggregate goes out while an earlier event of it has not.
+    return !this.rows.some(
+      (earlier) =>
+        earlier.position < row.position &&
+        earlier.status !== 'published' &&
+        earlier.message.aggregateType === row.message.aggregateType &&
+        earlier.message.aggregateId === row.message.aggregateId,
+    );
+  }
+
+  private leasedBy(owner: string, positions: string[]): InMemoryRow[] {
+    const wanted = new Set(positions);
+    return this.rows.filter((row) => wanted.has(String(row.position)) && row.leaseOwner === owner && row.status === 'pending');
+  }
+}
+
+function toClaimed(row: InMemoryRow): ClaimedMessage {
+  return { ...row.message, position: String(row.position), occurredAt: row.message.occurredAt.toISOString(), attempt: row.attempts };
+}

@@ -1,0 +1,51 @@
+import { OutboxWriteError } from './outbox.errors';
+import { OutboxMessageFactory, type MessageDraft } from './outbox-message.factory';
+
+const draft: MessageDraft = { type: 'orders.order-placed', version: 1, aggregateType: 'order', aggregateId: 'o-1', payload: { total: 5 } };
+
+describe('OutboxMessageFactory', () => {
+  const ids = () => '01900000-0000-7000-8000-000000000000';
+
+  it('picks the destination: explicit, then resolveTopic, then aggregate, then default', () => {
+    const factory = new OutboxMessageFactory({ defaultTopic: 'fallback', resolveTopic: (d) => (d.type.endsWith('paid') ? 'payments' : undefined) }, ids);
+    expect(factory.create({ ...draft, topic: 'explicit', aggregateTopic: 'orders' }).destination).toBe('explicit');
+    expect(factory.create({ ...draft, type: 'orders.order-paid', aggregateTopic: 'orders' }).destination).toBe('payments');
+    expect(factory.create({ ...draft, aggregateTopic: 'orders' }).destination).toBe('orders');
+    expect(factory.create(draft).destination).toBe('fallback');
+  });
+
+  it('fails naming the event when no destination is known', () => {
+    expect(() => new OutboxMessageFactory({}, ids).create(draft)).toThrow(/"orders.order-placed"/);
+  });
+
+  it.each([
+    ['a BigInt', { amount: 10n }],
+    ['a circular reference', (() => { const a: Record<string, unknown> = {}; a.self = a; return a; })()],
+  ])('rejects a payload with %s, naming the event type', (_, payload) => {
+    const factory = new OutboxMessageFactory({ defaultTopic: 't' }, ids);
+    expect(() => factory.create({ ...draft, payload })).toThrow(OutboxWriteError);
+    expect(() => factory.create({ ...draft, payload })).toThrow(/Event "orders.order-placed"/);
+  });
+
+  it('merges enrich() under explicit metadata', () => {
+    const factory = new OutboxMessageFactory(
+      { defaultTopic: 't', enrich: () => ({ correlationId: 'from-hook', tenantId: 'acme', headers: { traceparent: 'tp', a: 'hook' } }) },
+      ids,
+    );
+    const message = factory.create({ ...draft, metadata: { correlationId: 'explicit', headers: { a: 'explicit' } } });
+    expect(message).toMatchObject({ correlationId: 'explicit', tenantId: 'acme', headers: { traceparent: 'tp', a: 'explicit' } });
+    expect(JSON.parse(message.payloadJson)).toEqual({ total: 5 });
+  });
+
+  it('rejects a header that is not a string', () => {
+    const factory = new OutboxMessageFactory({ defaultTopic: 't', enrich: () => ({ headers: { retries: 3 as never } }) }, ids);
+    expect(() => factory.create(draft)).toThrow(/header "retries"/);
+  });
+
+  it('gives every message a time-ordered UUIDv7 by default', () => {
+    const factory = new OutboxMessageFactory({ defaultTopic: 't' });
+    const [a, b] = [factory.create(draft).id, factory.create(draft).id];
+    expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(a < b).toBe(true);
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * The life of an outbox row. A row is `pending` until the broker has acknowledged it
+ * (`published`) or it has used up its attempts (`dead`). Whether a pending row is being
+ * worked on is not a status: it is a lease (owner + expiry) so that a crashed relay's
+ * rows become claimable again by themselves.
+ */
+export type OutboxMessageStatus = 'pending' | 'published' | 'dead';
+
+/** Who caused a message and on whose behalf: copied onto the row and every published copy. */
+export interface MessageMetadata {
+  correlationId?: string;
+  causationId?: string;
+  tenantId?: string;
+  /** Extra headers (trace context, for instance). Values must be strings. */
+  headers?: Record<string, string>;
+}
+
+/** What a consumer receives as the message body, whatever the transport. */
+export interface OutboxEnvelope {
+  id: string;
+  type: string;
+  version: number;
+  aggregateType: string;
+  aggregateId: string;
+  occurredAt: string;
+  correlationId?: string;
+  causationId?: string;
+  tenantId?: string;
+  headers: Record<string, string>;
+  payload: unknown;
+}
+
+/** A message about to be written: the envelope plus its destination, payload already serialized. */
+export interface NewOutboxMessage {
+  id: string;
+  type: string;
+  version: number;
+  aggregateType: string;
+  aggregateId: string;
+  destination: string;
+  occurredAt: Date;
+  correlationId?: string;
+  causationId?: string;
+  tenantId?: string;
+  headers: Record<string, string>;
+  payloadJson: string;
+}
+
+/** A row the relay holds a lease on. `position` is the commit-order key, kept as a string (bigint). */
+export interface ClaimedMessage extends Omit<NewOutboxMessage, 'occurredAt'> {
+  position: string;
+  occurredAt: string;
+  /** Attempts including the one about to be made. */
+  attempt: number;
+}
+
+/** The transport-neutral view of a message that a transport publishes. */
+export interface OutgoingMessage {
+  destination: string;
+  /** Partitioning / ordering key: the aggregate id. */
+  key: string;
+  /** Envelope fields as flat string headers, for brokers that carry headers. */
+  headers: Record<string, string>;
+  envelope: OutboxEnvelope;
+}

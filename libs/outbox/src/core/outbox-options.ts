@@ -1,0 +1,134 @@
+import { OutboxConfigurationError } from './outbox.errors';
+import { conflictingOptions, invalidOption } from './outbox.messages';
+import type { BackoffOptions } from './retry-policy';
+import type { MessageMetadata } from './outbox-message';
+
+/** What `resolveTopic` and `enrich` are told about an event being written. */
+export interface EventDraft {
+  type: string;
+  version: number;
+  aggregateType: string;
+  aggregateId: string;
+  payload: unknown;
+}
+
+/** Relay and writer settings that do not depend on Nest or TypeORM. */
+export interface OutboxSettings {
+  /** Whether this instance runs the relay. A web-only instance may write rows and leave relaying to others. Default `true`. */
+  relay?: boolean;
+  /** Milliseconds between polls of the outbox table (the safety net behind the after-commit wake-up). Default `1000`. */
+  pollIntervalMs?: number;
+  /** Rows claimed and published per round. Default `100`. */
+  batchSize?: number;
+  /** Milliseconds a claimed row stays reserved for this relay; a crashed relay's rows are reclaimed after it. Default `30000`. */
+  leaseMs?: number;
+  /** Milliseconds one publish may take before it counts as failed. Must be shorter than `leaseMs`. Default `10000`. */
+  publishTimeoutMs?: number;
+  /** Attempts before a row becomes dead. Default `10`. */
+  maxAttempts?: number;
+  /** Backoff between attempts. Default `{ initialMs: 1000, maxMs: 300000, jitter: 0.2 }`. */
+  backoff?: Partial<BackoffOptions>;
+  /** Destination when neither the event, its aggregate nor `resolveTopic` names one. Default: none (the save fails). */
+  defaultTopic?: string;
+  /** Picks the destination of an event; return `undefined` to fall back to the decorators and `defaultTopic`. */
+  resolveTopic?: (draft: EventDraft) => string | undefined;
+  /** Adds correlation/causation/tenant ids and extra headers (trace context) to every event at write time. */
+  enrich?: (draft: EventDraft) => MessageMetadata | undefined;
+  /** Milliseconds shutdown waits for the in-flight batch before releasing leases anyway. Default `10000`. */
+  shutdownTimeoutMs?: number;
+  /** Lease owner id of this relay. Default: host name, process id and a random suffix. */
+  relayId?: string;
+}
+
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff'>> &
+  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> & { backoff: BackoffOptions };
+
+export const OUTBOX_DEFAULTS = {
+  relay: true,
+  pollIntervalMs: 1_000,
+  batchSize: 100,
+  leaseMs: 30_000,
+  publishTimeoutMs: 10_000,
+  maxAttempts: 10,
+  backoff: { initialMs: 1_000, maxMs: 300_000, jitter: 0.2 },
+  shutdownTimeoutMs: 10_000,
+} as const;
+
+/** Applies defaults once and rejects values that cannot work, naming the option. */
+export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: () => string): ResolvedOutboxSettings {
+  const resolved: ResolvedOutboxSettings = {
+    relay: options.relay ?? OUTBOX_DEFAULTS.relay,
+    pollIntervalMs: options.pollIntervalMs ?? OUTBOX_DEFAULTS.pollIntervalMs,
+    batchSize: options.batchSize ?? OUTBOX_DEFAULTS.batchSize,
+    leaseMs: options.leaseMs ?? OUTBOX_DEFAULTS.leaseMs,
+    publishTimeoutMs: options.publishTimeoutMs ?? OUTBOX_DEFAULTS.publishTimeoutMs,
+    maxAttempts: options.maxAttempts ?? OUTBOX_DEFAULTS.maxAttempts,
+    backoff: { ...OUTBOX_DEFAULTS.backoff, ...options.backoff },
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? OUTBOX_DEFAULTS.shutdownTimeoutMs,
+    relayId: options.relayId ?? defaultRelayId(),
+    defaultTopic: options.defaultTopic,
+    resolveTopic: options.resolveTopic,
+    enrich: options.enrich,
+  };
+  validate(resolved);
+  return resolved;
+}
+
+function validate(settings: ResolvedOutboxSettings): void {
+  if (typeof settings.relay !== 'boolean') fail('relay', 'true or false', settings.relay);
+  positiveInteger('pollIntervalMs', settings.pollIntervalMs);
+  positiveInteger('batchSize', settings.batchSize);
+  positiveInteger('leaseMs', settings.leaseMs);
+  positiveInteger('publishTimeoutMs', settings.publishTimeoutMs);
+  positiveInteger('maxAttempts', settings.maxAttempts);
+  positiveInteger('backoff.initialMs', settings.backoff.initialMs);
+  positiveInteger('backoff.maxMs', settings.backoff.maxMs);
+  nonNegativeInteger('shutdownTimeoutMs', settings.shutdownTimeoutMs);
+  const { jitter } = settings.backoff;
+  if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) fail('backoff.jitter', 'a number from 0 to 1', jitter);
+  if (settings.backoff.maxMs < settings.backoff.initialMs) {
+    throw new OutboxConfigurationError(
+      conflictingOptions('backoff.initialMs', 'backoff.maxMs', `the cap ${settings.backoff.maxMs} ms is below the first delay ${settings.backoff.initialMs} ms`),
+    );
+  }
+  if (settings.publishTimeoutMs >= settings.leaseMs) {
+    throw new OutboxConfigurationError(
+      conflictingOptions(
+        'publishTimeoutMs',
+        'leaseMs',
+        `a publish may take ${settings.publishTimeoutMs} ms but the lease ends after ${settings.leaseMs} ms, so another relay could publish the same row meanwhile; make leaseMs larger`,
+      ),
+    );
+  }
+  if (typeof settings.relayId !== 'string' || settings.relayId.length === 0 || settings.relayId.length > 64) {
+    fail('relayId', 'a string of 1 to 64 characters', settings.relayId);
+  }
+  if (settings.defaultTopic !== undefined && (typeof settings.defaultTopic !== 'string' || settings.defaultTopic === '')) {
+    fail('defaultTopic', 'a non-empty string', settings.defaultTopic);
+  }
+  for (const hook of ['resolveTopic', 'enrich'] as const) {
+    if (settings[hook] !== undefined && typeof settings[hook] !== 'function') fail(hook, 'a function', settings[hook]);
+  }
+}
+
+function positiveInteger(option: string, value: unknown): void {
+  if (!Number.isSafeInteger(value) || (value as number) <= 0) fail(option, 'a positive integer', value);
+}
+
+function nonNegativeInteger(option: string, value: unknown): void {
+  if (!Number.isSafeInteger(value) || (value as number) < 0) fail(option, 'an integer of 0 or more', value);
+}
+
+function fail(option: string, expected: string, got: unknown): never {
+  throw new OutboxConfigurationError(invalidOption(option, expected, got));
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Table names go into SQL text, so only plain identifiers are accepted. */
+export function validateTableName(tableName: unknown): string {
+  if (typeof tableName !== 'string' || !IDENTIFIER.test(tableName)) {
+    fail('tableName', 'an identifier (letters, digits and _, not starting with a digit, at most 63 characters)', tableName);
+  }
+  return tableName;
+}

@@ -1,0 +1,158 @@
+import { InMemoryOutboxStore } from './in-memory-outbox.store';
+import type { NewOutboxMessage, OutgoingMessage } from './outbox-message';
+import { OutboxRelay, type OutboxRelayConfig } from './outbox-relay';
+import type { OutboxTransport } from './outbox-transport.port';
+import { RetryPolicy } from './retry-policy';
+
+let sequence = 0;
+function message(aggregateId: string, type = 'thing.happened'): NewOutboxMessage {
+  sequence += 1;
+  return {
+    id: `m-${sequence}`,
+    type,
+    version: 1,
+    aggregateType: 'thing',
+    aggregateId,
+    destination: 'things',
+    occurredAt: new Date(0),
+    headers: {},
+    payloadJson: JSON.stringify({ n: sequence }),
+  };
+}
+
+class RecordingTransport implements OutboxTransport {
+  readonly name = 'recording';
+  readonly delivered: OutgoingMessage[] = [];
+  failNext = new Map<string, number>();
+  hang = false;
+
+  async publish(outgoing: OutgoingMessage): Promise<void> {
+    if (this.hang) return new Promise(() => undefined);
+    const failures = this.failNext.get(outgoing.envelope.id) ?? 0;
+    if (failures > 0) {
+      this.failNext.set(outgoing.envelope.id, failures - 1);
+      throw new Error(`broker refused ${outgoing.envelope.id}`);
+    }
+    this.delivered.push(outgoing);
+  }
+}
+
+const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+function relay(store: InMemoryOutboxStore, transport: OutboxTransport, overrides: Partial<OutboxRelayConfig> = {}): OutboxRelay {
+  return new OutboxRelay({
+    store,
+    transport,
+    retryPolicy: new RetryPolicy(3, { initialMs: 1_000, maxMs: 10_000, jitter: 0 }),
+    owner: 'relay-a',
+    batchSize: 10,
+    leaseMs: 30_000,
+    publishTimeoutMs: 5_000,
+    logger: silent,
+    ...overrides,
+  });
+}
+
+describe('OutboxRelay', () => {
+  let now: number;
+  let store: InMemoryOutboxStore;
+  let transport: RecordingTransport;
+
+  beforeEach(() => {
+    now = 1_000_000;
+    store = new InMemoryOutboxStore(() => now);
+    transport = new RecordingTransport();
+  });
+
+  it('publishes claimed rows with key and envelope headers, then marks them published', async () => {
+    store.add([message('a'), message('b')]);
+    const outcome = await relay(store, transport).publishBatch();
+    expect(outcome).toEqual({ claimed: 2, published: 2, retried: 0, dead: 0 });
+    expect(store.rows.map((row) => row.status)).toEqual(['published', 'published']);
+    expect(transport.delivered[0]).toMatchObject({
+      destination: 'things',
+      key: 'a',
+      headers: { 'outbox-event-type': 'thing.happened', 'outbox-aggregate-id': 'a', 'outbox-message-id': 'm-' + (sequence - 1) },
+      envelope: { aggregateType: 'thing', payload: { n: sequence - 1 } },
+    });
+  });
+
+  it('claims at most one row per aggregate per batch, oldest first', async () => {
+    store.add([message('a'), message('a'), message('b'), message('a')]);
+    const claimed = await store.claim({ owner: 'x', limit: 10, leaseMs: 1_000 });
+    expect(claimed.map((row) => [row.aggregateId, row.position])).toEqual([['a', '1'], ['b', '3']]);
+  });
+
+  it('keeps per-aggregate order when an early event fails and is retried', async () => {
+    const rows = [message('a'), message('a'), message('a'), message('b')];
+    store.add(rows);
+    transport.failNext.set(rows[0].id, 1);
+    const subject = relay(store, transport);
+
+    await subject.trigger();
+    expect(transport.delivered.map((m) => m.envelope.id)).toEqual([rows[3].id]);
+    expect(store.rows[0]).toMatchObject({ status: 'pending', attempts: 1, lastError: `broker refused ${rows[0].id}`, nextAttemptAt: now + 1_000 });
+
+    now += 1_000;
+    await subject.trigger();
+    const order = transport.delivered.filter((m) => m.key === 'a').map((m) => m.envelope.id);
+    expect(order).toEqual(rows.slice(0, 3).map((row) => row.id));
+  });
+
+  it('turns a row dead after max attempts and keeps its error, while other aggregates flow', async () => {
+    const [poison, other] = [message('a'), message('b')];
+    store.add([poison, other]);
+    transport.failNext.set(poison.id, 99);
+    const subject = relay(store, transport);
+    for (let round = 0; round < 3; round++) {
+      await subject.trigger();
+      now += 60_000;
+    }
+    expect(store.rows[0]).toMatchObject({ status: 'dead', attempts: 3, lastError: `broker refused ${poison.id}` });
+    expect(transport.delivered.map((m) => m.envelope.id)).toEqual([other.id]);
+  });
+
+  it('never publishes the same row twice when two relays run side by side', async () => {
+    store.add(Array.from({ length: 50 }, (_, i) => message(`agg-${i % 7}`)));
+    const a = relay(store, transport, { owner: 'relay-a', batchSize: 3 });
+    const b = relay(store, transport, { owner: 'relay-b', batchSize: 3 });
+    await Promise.all([a.trigger(), b.trigger(), a.trigger(), b.trigger()]);
+    const ids = transport.delivered.map((m) => m.envelope.id);
+    expect(ids).toHaveLength(50);
+    expect(new Set(ids).size).toBe(50);
+  });
+
+  it('reclaims a row whose lease expired (a crashed relay)', async () => {
+    store.add([message('a')]);
+    await store.claim({ owner: 'crashed', limit: 10, leaseMs: 30_000 });
+    const subject = relay(store, transport);
+    expect((await subject.publishBatch()).claimed).toBe(0);
+    now += 30_000;
+    expect(await subject.publishBatch()).toMatchObject({ claimed: 1, published: 1 });
+  });
+
+  it('records a publish that is never acknowledged as a failed attempt', async () => {
+    store.add([message('a')]);
+    transport.hang = true;
+    const outcome = await relay(store, transport, { publishTimeoutMs: 20 }).publishBatch();
+    expect(outcome).toMatchObject({ claimed: 1, retried: 1 });
+    expect(store.rows[0].lastError).toMatch(/no acknowledgement within publishTimeoutMs \(20 ms\)/);
+  });
+
+  it('does not let a relay whose lease was taken over overwrite the new owner', async () => {
+    store.add([message('a')]);
+    await store.claim({ owner: 'stalled', limit: 10, leaseMs: 1_000 });
+    now += 1_000;
+    await store.claim({ owner: 'successor', limit: 10, leaseMs: 30_000 });
+    expect(await store.markFailed('stalled', [{ position: '1', error: 'late', retryInMs: null }])).toBe(0);
+    expect(store.rows[0]).toMatchObject({ status: 'pending', leaseOwner: 'successor' });
+  });
+
+  it('on stop, waits for the batch in flight and releases what it still holds', async () => {
+    store.add([message('a'), message('b')]);
+    const claimed = await store.claim({ owner: 'relay-a', limit: 1, leaseMs: 30_000 });
+    expect(claimed).toHaveLength(1);
+    await relay(store, transport).stop(100);
+    expect(store.rows[0]).toMatchObject({ leaseOwner: undefined, attempts: 0 });
+  });
+});

@@ -1,0 +1,178 @@
+import { toOutgoingMessage } from './envelope';
+import type { ClaimedMessage } from './outbox-message';
+import type { FailedDelivery, OutboxStore } from './outbox-store.port';
+import type { OutboxTransport } from './outbox-transport.port';
+import type { RetryPolicy } from './retry-policy';
+
+export interface RelayLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string, stack?: string): void;
+}
+
+export interface OutboxRelayConfig {
+  store: OutboxStore;
+  transport: OutboxTransport;
+  retryPolicy: RetryPolicy;
+  owner: string;
+  batchSize: number;
+  leaseMs: number;
+  publishTimeoutMs: number;
+  logger: RelayLogger;
+}
+
+export interface BatchOutcome {
+  claimed: number;
+  published: number;
+  retried: number;
+  dead: number;
+}
+
+const NOTHING: BatchOutcome = { claimed: 0, published: 0, retried: 0, dead: 0 };
+
+/**
+ * Moves rows from the store to the transport: claim a batch under a lease, publish each
+ * message and wait for the broker, then settle the batch. A failure never escapes: it
+ * becomes a recorded attempt with a retry time, and at last a dead row.
+ */
+export class OutboxRelay {
+  private draining: Promise<void> | undefined;
+  private passRequested = false;
+  private stopped = false;
+
+  constructor(private readonly config: OutboxRelayConfig) {}
+
+  get owner(): string {
+    return this.config.owner;
+  }
+
+  /**
+   * Publishes until nothing is claimable. Calls made while a drain runs are folded into one
+   * more pass, so a burst of commits costs one extra claim, not one per commit.
+   */
+  trigger(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.draining) {
+      this.passRequested = true;
+      return this.draining;
+    }
+    this.draining = this.drain().finally(() => (this.draining = undefined));
+    return this.draining;
+  }
+
+  /** One claim → publish → settle round. Exposed for tests and for callers that drive their own loop. */
+  async publishBatch(): Promise<BatchOutcome> {
+    const { store, owner, batchSize, leaseMs } = this.config;
+    let messages: ClaimedMessage[];
+    try {
+      messages = await store.claim({ owner, limit: batchSize, leaseMs });
+    } catch (error) {
+      this.config.logger.error(`Outbox claim failed; will retry at the next poll: ${errorText(error)}`, stackOf(error));
+      return NOTHING;
+    }
+    if (messages.length === 0) return NOTHING;
+
+    // The store hands out at most one row per aggregate per batch, so the messages of a
+    // batch can be published concurrently without breaking per-aggregate order.
+    const errors = await Promise.all(messages.map((message) => this.publishOne(message)));
+    const published: string[] = [];
+    const failed: FailedDelivery[] = [];
+    messages.forEach((message, index) => {
+      const error = errors[index];
+      if (error === undefined) published.push(message.position);
+      else failed.push({ position: message.position, error, retryInMs: this.config.retryPolicy.delayAfter(message.attempt) });
+    });
+    await this.settle(published, failed);
+    const dead = failed.filter((failure) => failure.retryInMs === null).length;
+    return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
+  }
+
+  /** Stops claiming, waits up to `timeoutMs` for the batch in flight, then gives back the leases still held. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    if (this.draining) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      const outcome = await Promise.race([this.draining.then(() => 'done' as const), timedOut]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        this.config.logger.warn(`Outbox relay ${this.owner}: the batch in flight did not finish within ${timeoutMs} ms; releasing its leases.`);
+      }
+    }
+    try {
+      await this.config.store.release(this.owner);
+    } catch (error) {
+      this.config.logger.warn(`Outbox relay ${this.owner}: could not release leases (they expire by themselves): ${errorText(error)}`);
+    }
+  }
+
+  private async drain(): Promise<void> {
+    do {
+      this.passRequested = false;
+      let outcome: BatchOutcome;
+      do {
+        outcome = await this.publishBatch();
+      } while (!this.stopped && outcome.claimed > 0);
+    } while (!this.stopped && this.passRequested);
+  }
+
+  /** Resolves with `undefined` on success, or the error text to record. */
+  private async publishOne(message: ClaimedMessage): Promise<string | undefined> {
+    const { transport, publishTimeoutMs } = this.config;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const outgoing = toOutgoingMessage(message);
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`${transport.name}: no acknowledgement within publishTimeoutMs (${publishTimeoutMs} ms)`)),
+          publishTimeoutMs,
+        );
+      });
+      await Promise.race([transport.publish(outgoing), timeout]);
+      return undefined;
+    } catch (error) {
+      return errorText(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async settle(published: string[], failed: FailedDelivery[]): Promise<void> {
+    const { store, owner, logger } = this.config;
+    try {
+      if (published.length > 0) {
+        const marked = await store.markPublished(owner, published);
+        if (marked < published.length) {
+          logger.warn(
+            `Outbox relay ${owner}: ${published.length - marked} published row(s) had been taken over after the lease expired; ` +
+              `they may be published again (at-least-once). Consider a longer leaseMs.`,
+          );
+        }
+      }
+      if (failed.length > 0) {
+        await store.markFailed(owner, failed);
+        for (const failure of failed) {
+          const next = failure.retryInMs === null ? 'now dead' : `retry in ${failure.retryInMs} ms`;
+          logger.warn(`Outbox row ${failure.position}: publish failed (${next}): ${failure.error}`);
+        }
+      }
+    } catch (error) {
+      // The leases will expire and the rows be claimed again: a duplicate, never a loss.
+      logger.error(`Outbox relay ${owner}: could not record the batch outcome: ${errorText(error)}`, stackOf(error));
+    }
+  }
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}
+
+function stackOf(error: unknown): string | undefined {
+  return error instanceof Error ? error.stack : undefined;
+}

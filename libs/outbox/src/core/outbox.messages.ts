@@ -1,0 +1,61 @@
+/** Every text the library shows a user, in one place, each naming what is wrong and what to do. */
+
+export const invalidOption = (option: string, expected: string, got: unknown) =>
+  `Invalid OutboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
+
+export const conflictingOptions = (first: string, second: string, why: string) =>
+  `OutboxModule options "${first}" and "${second}" cannot work together: ${why}.`;
+
+export const unknownTransportToken = (token: string) =>
+  `OutboxModule option "transport" names the provider ${token}, but no module provides it. ` +
+  `Register it with ClientsModule.register([{ name: ${token}, ... }]) in a module the app imports, ` +
+  `or pass a ClientProxy or an OutboxTransport object instead.`;
+
+export const notATransport = (token: string, got: unknown) =>
+  `OutboxModule option "transport": the provider ${token} is ${describe(got)}, ` +
+  `which is neither a ClientProxy nor an OutboxTransport ({ name, publish(message) }).`;
+
+export const missingTransport = () =>
+  `OutboxModule option "transport" is required when "relay" is enabled. ` +
+  `Set it to a ClientsModule token, a ClientProxy or an OutboxTransport, or set relay: false for a write-only instance.`;
+
+export const unserializablePayload = (eventType: string, cause: string) =>
+  `Event "${eventType}" cannot be written to the outbox: its payload is not serializable as JSON (${cause}). ` +
+  `Use strings for BigInt values and remove circular references.`;
+
+export const missingEventType = (className: string) =>
+  `${className} was recorded as a domain event but has no event type. ` +
+  `Decorate it with @OutboxEvent('context.something-happened') so that its name survives minification.`;
+
+export const noDestination = (eventType: string, aggregateType: string) =>
+  `No destination for event "${eventType}" of aggregate "${aggregateType}". ` +
+  `Set { topic } in @PublishesEvents or @OutboxEvent, or set "defaultTopic" / "resolveTopic" in OutboxModule options.`;
+
+export const invalidDecoratorOption = (decorator: string, target: string, option: string, got: unknown) =>
+  `@${decorator}() on ${target}: option "${option}" must be a non-empty string, got ${describe(got)}.`;
+
+export const saveOutsideTransaction = (aggregateType: string) =>
+  `Aggregate "${aggregateType}" has unpublished events but is being saved outside a transaction ` +
+  `(save(..., { transaction: false })?). Save it inside a transaction so its events commit with it.`;
+
+export const addOutsideTransaction = () =>
+  `OutboxPublisher.add() needs an EntityManager that runs inside a transaction, ` +
+  `e.g. dataSource.transaction(async (manager) => outbox.add(manager, ...)).`;
+
+export const missingAggregateId = (aggregateType: string) =>
+  `Aggregate "${aggregateType}" has events but no id once saved; the id is the message key.`;
+
+export const unsupportedDatabase = (type: string) =>
+  `The outbox does not support the TypeORM driver "${type}" yet. Supported: postgres, better-sqlite3.`;
+
+export const invalidHeader = (name: string, got: unknown) =>
+  `Outbox header "${name}" must be a string, got ${describe(got)}. Convert it before returning it from "enrich".`;
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'symbol') return value.toString();
+  if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'Object'})`;
+  return String(value);
+}

@@ -1,0 +1,42 @@
+import { invalidDecoratorOption } from '../core/outbox.messages';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+
+export const OUTBOX_EVENT_METADATA = 'outbox:event_metadata';
+
+export interface OutboxEventOptions {
+  /** Schema version of the payload; consumers use it to read old and new shapes. Default `1`. */
+  version?: number;
+  /** Destination for this event type, overriding the aggregate's and the module's. */
+  topic?: string;
+}
+
+export interface OutboxEventMetadata {
+  type: string;
+  version: number;
+  topic?: string;
+}
+
+/**
+ * Names a domain event class. The name is what consumers see and must not change when the
+ * code is minified or the class renamed, so it is given as a string, never taken from the class.
+ */
+export function OutboxEvent(type: string, options: OutboxEventOptions = {}): ClassDecorator {
+  return (target) => {
+    if (typeof type !== 'string' || type.trim() === '') {
+      throw new OutboxConfigurationError(invalidDecoratorOption('OutboxEvent', target.name, 'type', type));
+    }
+    const version = options.version ?? 1;
+    if (!Number.isSafeInteger(version) || version < 1) {
+      throw new OutboxConfigurationError(`@OutboxEvent() on ${target.name}: "version" must be a positive integer, got ${String(version)}.`);
+    }
+    if (options.topic !== undefined && (typeof options.topic !== 'string' || options.topic === '')) {
+      throw new OutboxConfigurationError(invalidDecoratorOption('OutboxEvent', target.name, 'topic', options.topic));
+    }
+    const metadata: OutboxEventMetadata = { type, version, topic: options.topic };
+    Reflect.defineMetadata(OUTBOX_EVENT_METADATA, metadata, target);
+  };
+}
+
+export function getOutboxEventMetadata(event: object): OutboxEventMetadata | undefined {
+  return Reflect.getMetadata(OUTBOX_EVENT_METADATA, event.constructor);
+}

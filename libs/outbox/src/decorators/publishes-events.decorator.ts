@@ -1,0 +1,28 @@
+import { invalidDecoratorOption } from '../core/outbox.messages';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+
+export const PUBLISHES_EVENTS_METADATA = 'outbox:publishes_events';
+
+export interface PublishesEventsOptions {
+  /** Aggregate type written on every message. Default: the entity's table name (stable under minification). */
+  aggregateType?: string;
+  /** Destination of this aggregate's events unless the event or `resolveTopic` names one. */
+  topic?: string;
+}
+
+/** Marks a TypeORM entity whose recorded events are written to the outbox when it is saved. */
+export function PublishesEvents(options: PublishesEventsOptions = {}): ClassDecorator {
+  return (target) => {
+    for (const option of ['aggregateType', 'topic'] as const) {
+      const value = options[option];
+      if (value !== undefined && (typeof value !== 'string' || value.trim() === '')) {
+        throw new OutboxConfigurationError(invalidDecoratorOption('PublishesEvents', target.name, option, value));
+      }
+    }
+    Reflect.defineMetadata(PUBLISHES_EVENTS_METADATA, { ...options }, target);
+  };
+}
+
+export function getPublishesEventsOptions(entity: object): PublishesEventsOptions | undefined {
+  return Reflect.getMetadata(PUBLISHES_EVENTS_METADATA, entity.constructor);
+}

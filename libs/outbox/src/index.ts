@@ -1,0 +1,30 @@
+// Module and injectables
+export { OutboxModule } from './nest/outbox.module';
+export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-module.options';
+export { OutboxPublisher } from './nest/outbox.publisher';
+export { OutboxRelayHost } from './nest/outbox-relay.host';
+
+// Aggregates and events
+export { PublishesEvents, type PublishesEventsOptions } from './decorators/publishes-events.decorator';
+export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.decorator';
+export { OutboxAggregateRoot, WithOutboxEvents, recordEvent, getRecordedEvents, type RecordedEvent } from './core/recorded-events';
+
+// Messages, ports and settings
+export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus } from './core/outbox-message';
+export { ENVELOPE_HEADERS } from './core/envelope';
+export type { OutboxTransport } from './core/outbox-transport.port';
+export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';
+export { OUTBOX_DEFAULTS, type OutboxSettings, type EventDraft } from './core/outbox-options';
+export { OutboxConfigurationError, OutboxWriteError } from './core/outbox.errors';
+export { InMemoryOutboxStore } from './core/in-memory-outbox.store';
+export { OutboxRelay, type BatchOutcome } from './core/outbox-relay';
+export { RetryPolicy, type BackoffOptions } from './core/retry-policy';
+
+// TypeORM pieces
+export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from './typeorm/outbox-message.entity';
+export { CreateOutboxTable, createOutboxTableMigration } from './typeorm/create-outbox-table.migration';
+export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
+export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
+
+// Transports
+export { ClientProxyTransport } from './transports/client-proxy.transport';

@@ -1,0 +1,119 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { ClientProxy } from '@nestjs/microservices';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import type { DataSource } from 'typeorm';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { missingTransport, notATransport, unknownTransportToken } from '../core/outbox.messages';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
+import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
+import { RetryPolicy } from '../core/retry-policy';
+import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
+import { ClientProxyTransport } from '../transports/client-proxy.transport';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import type { ResolvedOutboxExtras } from './outbox.module-definition';
+import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
+import type { OutboxModuleOptions } from './outbox-module.options';
+
+export function defaultRelayId(): string {
+  return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Runs this instance's relay: builds it at bootstrap, polls on an interval registered with
+ * SchedulerRegistry, wakes it after commits, and on shutdown stops claiming and hands back
+ * its leases before TypeORM and the clients are closed.
+ */
+@Injectable()
+export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Outbox');
+  private relay: OutboxRelay | undefined;
+
+  constructor(
+    @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
+    @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
+    @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
+    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly moduleRef: ModuleRef,
+    private readonly schedulerRegistry: SchedulerRegistry,
+  ) {}
+
+  private get intervalName(): string {
+    return `outbox-relay:${this.extras.dataSource ?? 'default'}:${this.extras.tableName}`;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const store = createSqlOutboxStore(this.dataSource, this.extras.tableName);
+    await store.probe().catch((error: unknown) => {
+      throw new OutboxConfigurationError(
+        `Outbox table "${this.extras.tableName}" cannot be read (${error instanceof Error ? error.message : String(error)}). ` +
+          `Add CreateOutboxTable (or createOutboxTableMigration('${this.extras.tableName}')) to the data source's migrations and run them.`,
+      );
+    });
+    if (!this.settings.relay) {
+      this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${this.extras.tableName}" only.`);
+      return;
+    }
+    const transport = this.resolveTransport();
+    const { relayId, batchSize, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
+    this.relay = new OutboxRelay({
+      store,
+      transport,
+      retryPolicy: new RetryPolicy(maxAttempts, backoff),
+      owner: relayId,
+      batchSize,
+      leaseMs,
+      publishTimeoutMs,
+      logger: this.logger,
+    });
+    this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.relay?.trigger(), pollIntervalMs));
+    this.logger.log(
+      `Relay ${relayId} publishing "${this.extras.tableName}" through ${transport.name}: poll every ${pollIntervalMs} ms, ` +
+        `batches of ${batchSize}, lease ${leaseMs} ms, woken after each commit in this process.`,
+    );
+    void this.relay.trigger();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.relay) return;
+    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) this.schedulerRegistry.deleteInterval(this.intervalName);
+    await this.relay.stop(this.settings.shutdownTimeoutMs);
+    this.relay = undefined;
+  }
+
+  /** Publishes what is claimable now; resolves when nothing is left. No-op when the relay is off. */
+  drain(): Promise<void> {
+    return this.relay?.trigger() ?? Promise.resolve();
+  }
+
+  /** One claim → publish → settle round, for tests and tools. */
+  publishBatch(): Promise<BatchOutcome> {
+    if (!this.relay) return Promise.resolve({ claimed: 0, published: 0, retried: 0, dead: 0 });
+    return this.relay.publishBatch();
+  }
+
+  private resolveTransport(): OutboxTransport {
+    const option = this.options.transport;
+    if (option === undefined || option === null) throw new OutboxConfigurationError(missingTransport());
+    if (typeof option === 'string' || typeof option === 'symbol') {
+      const label = typeof option === 'string' ? `"${option}"` : option.toString();
+      let provider: unknown;
+      try {
+        provider = this.moduleRef.get(option, { strict: false });
+      } catch {
+        throw new OutboxConfigurationError(unknownTransportToken(label));
+      }
+      return adaptTransport(provider, label);
+    }
+    return adaptTransport(option, 'given as "transport"');
+  }
+}
+
+function adaptTransport(value: unknown, label: string): OutboxTransport {
+  if (value instanceof ClientProxy) return new ClientProxyTransport(value);
+  if (isOutboxTransport(value)) return value;
+  throw new OutboxConfigurationError(notATransport(label, value));
+}

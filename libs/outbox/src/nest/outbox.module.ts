@@ -1,0 +1,38 @@
+import { Module } from '@nestjs/common';
+import { resolveOutboxSettings } from '../core/outbox-options';
+import { OutboxMessageFactory } from '../core/outbox-message.factory';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
+import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
+import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
+import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
+import type { OutboxModuleOptions } from './outbox-module.options';
+import { OutboxPublisher } from './outbox.publisher';
+import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
+import { OutboxSubscriberRegistrar } from './outbox-subscriber.registrar';
+
+/**
+ * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
+ * Static extras (`tableName`, `dataSource`, `isGlobal`) go next to the options in both forms.
+ */
+@Module({
+  providers: [
+    {
+      provide: OUTBOX_SETTINGS,
+      inject: [OUTBOX_MODULE_OPTIONS],
+      useFactory: (options: OutboxModuleOptions) => resolveOutboxSettings(options, defaultRelayId),
+    },
+    { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
+    {
+      provide: OUTBOX_WRITER,
+      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS],
+      useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker, extras: ResolvedOutboxExtras) =>
+        new TypeOrmOutboxWriter(new OutboxMessageFactory(settings), tracker, extras.tableName),
+    },
+    OutboxRelayHost,
+    OutboxSubscriberRegistrar,
+    OutboxPublisher,
+  ],
+  exports: [OutboxPublisher, OutboxRelayHost],
+})
+export class OutboxModule extends ConfigurableOutboxModule {}

@@ -1,0 +1,83 @@
+import type { NewOutboxMessage } from '../../core/outbox-message';
+import type { FailedDelivery } from '../../core/outbox-store.port';
+
+export interface SqlStatement {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The SQL of one database family. Every statement that changes rows ends in RETURNING so
+ * that the store learns what it changed the same way on every database. Claimed rows come
+ * back under camelCase aliases matching `OutboxRowRecord`.
+ */
+export interface OutboxSqlDialect {
+  readonly name: string;
+  insert(messages: NewOutboxMessage[]): SqlStatement;
+  claim(owner: string, limit: number, leaseMs: number): SqlStatement;
+  markPublished(owner: string, positions: string[]): SqlStatement;
+  markFailed(owner: string, failure: FailedDelivery): SqlStatement;
+  release(owner: string): SqlStatement;
+  /** A cheap statement that fails when the table is missing. */
+  probe(): SqlStatement;
+  createTable(): string[];
+  dropTable(): string[];
+}
+
+export const INSERT_COLUMNS = [
+  'id',
+  'event_type',
+  'event_version',
+  'aggregate_type',
+  'aggregate_id',
+  'destination',
+  'occurred_at',
+  'correlation_id',
+  'causation_id',
+  'tenant_id',
+  'headers',
+  'payload',
+] as const;
+
+/** Column list of a claimed row; `alias` qualifies the columns where a join makes them ambiguous. */
+export function claimedColumns(alias?: string): string {
+  const c = alias ? `${alias}.` : '';
+  return `${c}position AS "position", ${c}id AS "id", ${c}event_type AS "type", ${c}event_version AS "version",
+    ${c}aggregate_type AS "aggregateType", ${c}aggregate_id AS "aggregateId", ${c}destination AS "destination",
+    ${c}occurred_at AS "occurredAt", ${c}correlation_id AS "correlationId", ${c}causation_id AS "causationId",
+    ${c}tenant_id AS "tenantId", ${c}headers AS "headers", ${c}payload AS "payloadJson", ${c}attempts AS "attempt"`;
+}
+
+export interface OutboxRowRecord {
+  position: string | number;
+  id: string;
+  type: string;
+  version: number;
+  aggregateType: string;
+  aggregateId: string;
+  destination: string;
+  occurredAt: string | Date;
+  correlationId: string | null;
+  causationId: string | null;
+  tenantId: string | null;
+  headers: string;
+  payloadJson: string;
+  attempt: number;
+}
+
+export function insertValues(message: NewOutboxMessage, occurredAt: unknown): unknown[] {
+  return [
+    message.id,
+    message.type,
+    message.version,
+    message.aggregateType,
+    message.aggregateId,
+    message.destination,
+    occurredAt,
+    message.correlationId ?? null,
+    message.causationId ?? null,
+    message.tenantId ?? null,
+    JSON.stringify(message.headers),
+    message.payloadJson,
+  ];
+}

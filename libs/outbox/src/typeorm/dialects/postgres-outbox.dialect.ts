@@ -1,0 +1,114 @@
+import type { NewOutboxMessage } from '../../core/outbox-message';
+import type { FailedDelivery } from '../../core/outbox-store.port';
+import { claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
+
+/** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
+export class PostgresOutboxDialect implements OutboxSqlDialect {
+  readonly name = 'postgres';
+  private readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release' | 'probe', string>;
+
+  constructor(private readonly table: string) {
+    const t = `"${table}"`;
+    this.sql = {
+      claim: `
+        WITH next AS (
+          SELECT m.position FROM ${t} m
+          WHERE m.status = 'pending'
+            AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now())
+            AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= now())
+            AND NOT EXISTS (
+              SELECT 1 FROM ${t} e
+              WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
+                AND e.position < m.position AND e.status <> 'published')
+          ORDER BY m.position
+          LIMIT $2
+          FOR UPDATE SKIP LOCKED)
+        UPDATE ${t} AS m
+        SET lease_owner = $1, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
+        FROM next WHERE m.position = next.position
+        RETURNING ${claimedColumns('m')}`,
+      markPublished: `
+        UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_expires_at = NULL
+        WHERE position = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'
+        RETURNING position`,
+      markFailed: `
+        UPDATE ${t} SET last_error = $3, lease_owner = NULL, lease_expires_at = NULL,
+          status = CASE WHEN $4::bigint IS NULL THEN 'dead' ELSE 'pending' END,
+          next_attempt_at = CASE WHEN $4::bigint IS NULL THEN NULL ELSE now() + $4::bigint * interval '1 millisecond' END
+        WHERE position = $2 AND lease_owner = $1 AND status = 'pending'
+        RETURNING position`,
+      release: `
+        UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
+        WHERE lease_owner = $1 AND status = 'pending'
+        RETURNING position`,
+      probe: `SELECT position FROM ${t} WHERE 1 = 0`,
+    };
+  }
+
+  insert(messages: NewOutboxMessage[]): SqlStatement {
+    const width = INSERT_COLUMNS.length;
+    const rows = messages.map((_, row) => `(${INSERT_COLUMNS.map((_, column) => `$${row * width + column + 1}`).join(', ')})`);
+    return {
+      sql: `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`,
+      params: messages.flatMap((message) => insertValues(message, message.occurredAt)),
+    };
+  }
+
+  claim(owner: string, limit: number, leaseMs: number): SqlStatement {
+    return { sql: this.sql.claim, params: [owner, limit, leaseMs] };
+  }
+
+  markPublished(owner: string, positions: string[]): SqlStatement {
+    return { sql: this.sql.markPublished, params: [owner, positions] };
+  }
+
+  markFailed(owner: string, failure: FailedDelivery): SqlStatement {
+    return { sql: this.sql.markFailed, params: [owner, failure.position, failure.error, failure.retryInMs] };
+  }
+
+  release(owner: string): SqlStatement {
+    return { sql: this.sql.release, params: [owner] };
+  }
+
+  probe(): SqlStatement {
+    return { sql: this.sql.probe, params: [] };
+  }
+
+  createTable(): string[] {
+    const t = this.table;
+    return [
+      `CREATE TABLE "${t}" (
+        position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id uuid NOT NULL,
+        event_type varchar(255) NOT NULL,
+        event_version integer NOT NULL,
+        aggregate_type varchar(255) NOT NULL,
+        aggregate_id varchar(255) NOT NULL,
+        destination varchar(255) NOT NULL,
+        occurred_at timestamptz NOT NULL,
+        correlation_id varchar(255),
+        causation_id varchar(255),
+        tenant_id varchar(255),
+        headers text NOT NULL DEFAULT '{}',
+        payload text NOT NULL,
+        status varchar(16) NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        last_error text,
+        next_attempt_at timestamptz,
+        lease_owner varchar(64),
+        lease_expires_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        published_at timestamptz,
+        CONSTRAINT "${t}_id_key" UNIQUE (id),
+        CONSTRAINT "${t}_status_check" CHECK (status IN ('pending', 'published', 'dead')))`,
+      // The claim scan reads pending rows only, in position order.
+      `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
+      // The ordering rule looks up earlier unpublished rows of one aggregate.
+      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, position) WHERE status <> 'published'`,
+    ];
+  }
+
+  dropTable(): string[] {
+    return [`DROP TABLE IF EXISTS "${this.table}"`];
+  }
+}

@@ -1,0 +1,112 @@
+import type { NewOutboxMessage } from '../../core/outbox-message';
+import type { FailedDelivery } from '../../core/outbox-store.port';
+import { claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
+
+// Times are UTC text with milliseconds, which compares correctly as text.
+const NOW = `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
+const NOW_PLUS_MS = `strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (? / 1000.0) || ' seconds')`;
+
+/** SQLite: writers are serialized by the database, so one UPDATE … RETURNING is an atomic claim. */
+export class SqliteOutboxDialect implements OutboxSqlDialect {
+  readonly name = 'sqlite';
+  private readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release' | 'probe', string>;
+
+  constructor(private readonly table: string) {
+    const t = `"${table}"`;
+    this.sql = {
+      claim: `
+        UPDATE ${t}
+        SET lease_owner = ?, lease_expires_at = ${NOW_PLUS_MS}, attempts = attempts + 1
+        WHERE position IN (
+          SELECT m.position FROM ${t} m
+          WHERE m.status = 'pending'
+            AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${NOW})
+            AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= ${NOW})
+            AND NOT EXISTS (
+              SELECT 1 FROM ${t} e
+              WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
+                AND e.position < m.position AND e.status <> 'published')
+          ORDER BY m.position
+          LIMIT ?)
+        RETURNING ${claimedColumns()}`,
+      markPublished: `
+        UPDATE ${t} SET status = 'published', published_at = ${NOW}, lease_owner = NULL, lease_expires_at = NULL
+        WHERE position IN (SELECT value FROM json_each(?)) AND lease_owner = ? AND status = 'pending'
+        RETURNING position`,
+      markFailed: `
+        UPDATE ${t} SET last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
+          status = CASE WHEN ? IS NULL THEN 'dead' ELSE 'pending' END,
+          next_attempt_at = CASE WHEN ? IS NULL THEN NULL ELSE ${NOW_PLUS_MS} END
+        WHERE position = ? AND lease_owner = ? AND status = 'pending'
+        RETURNING position`,
+      release: `
+        UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
+        WHERE lease_owner = ? AND status = 'pending'
+        RETURNING position`,
+      probe: `SELECT position FROM ${t} WHERE 1 = 0`,
+    };
+  }
+
+  insert(messages: NewOutboxMessage[]): SqlStatement {
+    const row = `(${INSERT_COLUMNS.map(() => '?').join(', ')})`;
+    return {
+      sql: `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${messages.map(() => row).join(', ')}`,
+      params: messages.flatMap((message) => insertValues(message, message.occurredAt.toISOString())),
+    };
+  }
+
+  claim(owner: string, limit: number, leaseMs: number): SqlStatement {
+    return { sql: this.sql.claim, params: [owner, leaseMs, limit] };
+  }
+
+  markPublished(owner: string, positions: string[]): SqlStatement {
+    return { sql: this.sql.markPublished, params: [JSON.stringify(positions.map(Number)), owner] };
+  }
+
+  markFailed(owner: string, failure: FailedDelivery): SqlStatement {
+    const retry = failure.retryInMs;
+    return { sql: this.sql.markFailed, params: [failure.error, retry, retry, retry, Number(failure.position), owner] };
+  }
+
+  release(owner: string): SqlStatement {
+    return { sql: this.sql.release, params: [owner] };
+  }
+
+  probe(): SqlStatement {
+    return { sql: this.sql.probe, params: [] };
+  }
+
+  createTable(): string[] {
+    const t = this.table;
+    return [
+      `CREATE TABLE "${t}" (
+        position integer PRIMARY KEY AUTOINCREMENT,
+        id varchar(36) NOT NULL UNIQUE,
+        event_type varchar(255) NOT NULL,
+        event_version integer NOT NULL,
+        aggregate_type varchar(255) NOT NULL,
+        aggregate_id varchar(255) NOT NULL,
+        destination varchar(255) NOT NULL,
+        occurred_at varchar(30) NOT NULL,
+        correlation_id varchar(255),
+        causation_id varchar(255),
+        tenant_id varchar(255),
+        headers text NOT NULL DEFAULT '{}',
+        payload text NOT NULL,
+        status varchar(16) NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'published', 'dead')),
+        attempts integer NOT NULL DEFAULT 0,
+        last_error text,
+        next_attempt_at varchar(30),
+        lease_owner varchar(64),
+        lease_expires_at varchar(30),
+        created_at varchar(30) NOT NULL DEFAULT (${NOW}),
+        published_at varchar(30))`,
+      `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
+      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, position) WHERE status <> 'published'`,
+    ];
+  }
+
+  dropTable(): string[] {
+    return [`DROP TABLE IF EXISTS "${this.table}"`];
+  }
+}

@@ -1,0 +1,75 @@
+import { EntitySchema } from 'typeorm';
+import type { OutboxMessageStatus } from '../core/outbox-message';
+
+export const DEFAULT_OUTBOX_TABLE = 'outbox_messages';
+
+/**
+ * One outbox row as TypeORM reads it, for inspection and admin queries. Timestamps come back
+ * as `Date` on PostgreSQL and as UTC text on SQLite. The relay itself uses its own SQL.
+ */
+export interface OutboxMessageRow {
+  position: string;
+  id: string;
+  eventType: string;
+  eventVersion: number;
+  aggregateType: string;
+  aggregateId: string;
+  destination: string;
+  occurredAt: Date | string;
+  correlationId: string | null;
+  causationId: string | null;
+  tenantId: string | null;
+  headers: string;
+  payload: string;
+  status: OutboxMessageStatus;
+  attempts: number;
+  lastError: string | null;
+  nextAttemptAt: Date | string | null;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | string | null;
+  createdAt: Date | string;
+  publishedAt: Date | string | null;
+}
+
+const schemas = new Map<string, EntitySchema<OutboxMessageRow>>();
+
+/**
+ * The entity of an outbox table, one per table name (the same object on every call, so that
+ * the module and an explicit entity list agree). The table's DDL comes from the shipped
+ * migration, which knows each database's types; `synchronize` leaves this table alone.
+ */
+export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): EntitySchema<OutboxMessageRow> {
+  let schema = schemas.get(tableName);
+  if (!schema) {
+    schema = new EntitySchema<OutboxMessageRow>({
+      name: tableName === DEFAULT_OUTBOX_TABLE ? 'OutboxMessage' : `OutboxMessage_${tableName}`,
+      tableName,
+      synchronize: false,
+      columns: {
+        position: { type: 'bigint', primary: true, generated: 'increment' },
+        id: { type: 'varchar', length: 36, unique: true },
+        eventType: { name: 'event_type', type: 'varchar', length: 255 },
+        eventVersion: { name: 'event_version', type: 'integer' },
+        aggregateType: { name: 'aggregate_type', type: 'varchar', length: 255 },
+        aggregateId: { name: 'aggregate_id', type: 'varchar', length: 255 },
+        destination: { type: 'varchar', length: 255 },
+        occurredAt: { name: 'occurred_at', type: 'varchar' },
+        correlationId: { name: 'correlation_id', type: 'varchar', length: 255, nullable: true },
+        causationId: { name: 'causation_id', type: 'varchar', length: 255, nullable: true },
+        tenantId: { name: 'tenant_id', type: 'varchar', length: 255, nullable: true },
+        headers: { type: 'text' },
+        payload: { type: 'text' },
+        status: { type: 'varchar', length: 16 },
+        attempts: { type: 'integer' },
+        lastError: { name: 'last_error', type: 'text', nullable: true },
+        nextAttemptAt: { name: 'next_attempt_at', type: 'varchar', nullable: true },
+        leaseOwner: { name: 'lease_owner', type: 'varchar', length: 64, nullable: true },
+        leaseExpiresAt: { name: 'lease_expires_at', type: 'varchar', nullable: true },
+        createdAt: { name: 'created_at', type: 'varchar' },
+        publishedAt: { name: 'published_at', type: 'varchar', nullable: true },
+      },
+    });
+    schemas.set(tableName, schema);
+  }
+  return schema;
+}

@@ -1,0 +1,83 @@
+import type { QueryRunner } from 'typeorm';
+import { forgetEvents, type RecordedEvent } from '../core/recorded-events';
+
+interface StagedEvents {
+  aggregate: object;
+  events: RecordedEvent[];
+  depth: number;
+}
+
+interface TransactionScope {
+  depth: number;
+  staged: StagedEvents[];
+  wroteMessages: boolean;
+}
+
+/**
+ * Follows each connection's transaction so that an aggregate's events are forgotten only once
+ * the outermost transaction has committed, and kept when it (or the savepoint that wrote them)
+ * rolls back, so that saving the aggregate again writes them again.
+ */
+export class OutboxTransactionTracker {
+  private readonly scopes = new WeakMap<QueryRunner, TransactionScope>();
+
+  started(queryRunner: QueryRunner): void {
+    const scope = this.scopes.get(queryRunner);
+    if (scope) scope.depth += 1;
+    else this.scopes.set(queryRunner, { depth: 1, staged: [], wroteMessages: false });
+  }
+
+  isStaged(queryRunner: QueryRunner, recorded: RecordedEvent): boolean {
+    return this.scopes.get(queryRunner)?.staged.some((entry) => entry.events.includes(recorded)) ?? false;
+  }
+
+  stage(queryRunner: QueryRunner, aggregate: object, events: RecordedEvent[]): void {
+    const scope = this.scope(queryRunner);
+    scope.staged.push({ aggregate, events, depth: scope.depth });
+    scope.wroteMessages = true;
+  }
+
+  wrote(queryRunner: QueryRunner): void {
+    this.scope(queryRunner).wroteMessages = true;
+  }
+
+  /** Returns true when the outermost transaction committed after outbox rows were written. */
+  committed(queryRunner: QueryRunner): boolean {
+    const scope = this.scope(queryRunner);
+    scope.depth = Math.max(0, scope.depth - 1);
+    if (queryRunner.isTransactionActive) {
+      // A savepoint was released: what it staged now belongs to the enclosing level.
+      for (const entry of scope.staged) entry.depth = Math.min(entry.depth, scope.depth);
+      return false;
+    }
+    const committed = new Map<object, Set<RecordedEvent>>();
+    for (const { aggregate, events } of scope.staged) {
+      const set = committed.get(aggregate) ?? new Set<RecordedEvent>();
+      events.forEach((event) => set.add(event));
+      committed.set(aggregate, set);
+    }
+    committed.forEach((events, aggregate) => forgetEvents(aggregate, events));
+    const wrote = scope.wroteMessages;
+    this.scopes.delete(queryRunner);
+    return wrote;
+  }
+
+  rolledBack(queryRunner: QueryRunner): void {
+    const scope = this.scope(queryRunner);
+    scope.depth = Math.max(0, scope.depth - 1);
+    if (!queryRunner.isTransactionActive) {
+      this.scopes.delete(queryRunner);
+      return;
+    }
+    scope.staged = scope.staged.filter((entry) => entry.depth <= scope.depth);
+  }
+
+  private scope(queryRunner: QueryRunner): TransactionScope {
+    let scope = this.scopes.get(queryRunner);
+    if (!scope) {
+      scope = { depth: queryRunner.isTransactionActive ? 1 : 0, staged: [], wroteMessages: false };
+      this.scopes.set(queryRunner, scope);
+    }
+    return scope;
+  }
+}

@@ -1,0 +1,63 @@
+import type { ClaimedMessage } from '../core/outbox-message';
+import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
+import type { OutboxRowRecord, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
+import type { SqlRunner } from './sql-runners';
+
+/** The outbox store over SQL: one statement per claim, per batch of successes and per failure. */
+export class SqlOutboxStore implements OutboxStore {
+  constructor(
+    private readonly dialect: OutboxSqlDialect,
+    private readonly runner: SqlRunner,
+  ) {}
+
+  async claim({ owner, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
+    const records = (await this.runner.rows(this.dialect.claim(owner, limit, leaseMs))) as unknown as OutboxRowRecord[];
+    // RETURNING gives no order guarantee; relays and tests reason in position order.
+    return records.map(toClaimedMessage).sort((a, b) => comparePositions(a.position, b.position));
+  }
+
+  async markPublished(owner: string, positions: string[]): Promise<number> {
+    if (positions.length === 0) return 0;
+    return (await this.runner.rows(this.dialect.markPublished(owner, positions))).length;
+  }
+
+  async markFailed(owner: string, failures: FailedDelivery[]): Promise<number> {
+    let changed = 0;
+    for (const failure of failures) {
+      changed += (await this.runner.rows(this.dialect.markFailed(owner, failure))).length;
+    }
+    return changed;
+  }
+
+  async release(owner: string): Promise<number> {
+    return (await this.runner.rows(this.dialect.release(owner))).length;
+  }
+
+  /** Fails with the database's error when the table is missing, so that startup can say what to do. */
+  async probe(): Promise<void> {
+    await this.runner.rows(this.dialect.probe());
+  }
+}
+
+function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
+  return {
+    position: String(record.position),
+    id: record.id,
+    type: record.type,
+    version: Number(record.version),
+    aggregateType: record.aggregateType,
+    aggregateId: record.aggregateId,
+    destination: record.destination,
+    occurredAt: record.occurredAt instanceof Date ? record.occurredAt.toISOString() : record.occurredAt,
+    correlationId: record.correlationId ?? undefined,
+    causationId: record.causationId ?? undefined,
+    tenantId: record.tenantId ?? undefined,
+    headers: JSON.parse(record.headers),
+    payloadJson: record.payloadJson,
+    attempt: Number(record.attempt),
+  };
+}
+
+function comparePositions(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}

@@ -1,0 +1,59 @@
+import type { DataSource } from 'typeorm';
+import type { SqlStatement } from './dialects/outbox-sql.dialect';
+
+/** Runs one statement outside any application transaction and returns its rows. */
+export interface SqlRunner {
+  rows(statement: SqlStatement): Promise<Record<string, unknown>[]>;
+}
+
+/** PostgreSQL: each statement on a pooled connection of its own, in autocommit. */
+export class PooledSqlRunner implements SqlRunner {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async rows({ sql, params }: SqlStatement): Promise<Record<string, unknown>[]> {
+    const queryRunner = this.dataSource.createQueryRunner();
+    try {
+      const result = await queryRunner.query(sql, params, true);
+      return result.records ?? [];
+    } finally {
+      await queryRunner.release();
+    }
+  }
+}
+
+interface BetterSqliteDatabase {
+  inTransaction: boolean;
+  prepare(sql: string): { all(...params: unknown[]): Record<string, unknown>[] };
+}
+
+/**
+ * SQLite through TypeORM has a single connection, shared with the application. A relay
+ * statement issued while an application transaction is open would run inside it: it could
+ * see rows that are later rolled back and publish them. So relay statements wait until the
+ * connection is between transactions and then run synchronously, which nothing can interleave.
+ */
+export class SharedConnectionSqlRunner implements SqlRunner {
+  private readonly statements = new Map<string, ReturnType<BetterSqliteDatabase['prepare']>>();
+
+  constructor(
+    private readonly connection: () => BetterSqliteDatabase,
+    private readonly maxWaitMs = 5_000,
+  ) {}
+
+  async rows({ sql, params }: SqlStatement): Promise<Record<string, unknown>[]> {
+    const database = this.connection();
+    const deadline = Date.now() + this.maxWaitMs;
+    while (database.inTransaction) {
+      if (Date.now() > deadline) {
+        throw new Error(`SQLite connection stayed inside an application transaction for ${this.maxWaitMs} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = database.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement.all(...params);
+  }
+}

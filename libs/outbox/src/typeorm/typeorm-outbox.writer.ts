@@ -1,0 +1,75 @@
+import type { EntityManager } from 'typeorm';
+import { OutboxWriteError } from '../core/outbox.errors';
+import { addOutsideTransaction } from '../core/outbox.messages';
+import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
+import type { MessageMetadata } from '../core/outbox-message';
+import { dialectFor } from './outbox-sql.factory';
+import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
+
+/** A message added through the explicit API, for code that does not go through an aggregate. */
+export interface OutboxMessageInput extends MessageMetadata {
+  /** Stable event type name, e.g. `billing.invoice-issued`. */
+  type: string;
+  /** Payload schema version. Default `1`. */
+  version?: number;
+  aggregateType: string;
+  /** Also the message key: messages with the same aggregate are published in order. */
+  aggregateId: string;
+  payload: unknown;
+  /** Destination; falls back to `resolveTopic` and `defaultTopic`. */
+  topic?: string;
+  /** Default: now. */
+  occurredAt?: Date;
+}
+
+// Keeps each INSERT well below the bind-parameter limits of every supported database.
+const ROWS_PER_INSERT = 500;
+
+/** Writes outbox rows through the caller's EntityManager, i.e. inside the caller's transaction. */
+export class TypeOrmOutboxWriter {
+  constructor(
+    private readonly factory: OutboxMessageFactory,
+    private readonly tracker: OutboxTransactionTracker,
+    private readonly tableName: string,
+  ) {}
+
+  /** Explicit API: adds messages inside a transaction the caller already has. */
+  async add(manager: EntityManager, input: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    const queryRunner = manager.queryRunner;
+    if (!queryRunner?.isTransactionActive) throw new OutboxWriteError(addOutsideTransaction());
+    const drafts = (Array.isArray(input) ? input : [input]).map(toDraft);
+    const ids = await this.write(manager, drafts);
+    this.tracker.wrote(queryRunner);
+    return ids;
+  }
+
+  /** Builds the rows (failing before any SQL if one cannot be built) and inserts them. */
+  async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
+    if (drafts.length === 0) return [];
+    const messages = drafts.map((draft) => this.factory.create(draft));
+    const dialect = dialectFor(manager.connection.options.type, this.tableName);
+    for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
+      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));
+      await manager.query(sql, params);
+    }
+    return messages.map((message) => message.id);
+  }
+}
+
+function toDraft(input: OutboxMessageInput): MessageDraft {
+  return {
+    type: input.type,
+    version: input.version ?? 1,
+    aggregateType: input.aggregateType,
+    aggregateId: input.aggregateId,
+    payload: input.payload,
+    topic: input.topic,
+    occurredAt: input.occurredAt,
+    metadata: {
+      correlationId: input.correlationId,
+      causationId: input.causationId,
+      tenantId: input.tenantId,
+      headers: input.headers,
+    },
+  };
+}
