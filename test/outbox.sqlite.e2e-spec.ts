@@ -1,0 +1,3 @@
+import { describeOutboxContract } from './outbox-store.contract';
+
+describeOutboxContract('sqlite');

@@ -1,0 +1,33 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export type ServiceName = 'postgres' | 'kafka';
+
+const ENV_KEYS: Record<ServiceName, string> = {
+  postgres: 'OUTBOX_TEST_POSTGRES_URL',
+  kafka: 'OUTBOX_TEST_KAFKA_BROKERS',
+};
+
+/** Connection settings written by `scripts/services.sh up`, with the process environment taking precedence. */
+export function serviceEnv(): Record<string, string> {
+  const dir = process.env.OUTBOX_SERVICES_DIR ?? join(__dirname, '..', '..', '.services');
+  const file = join(dir, 'env.json');
+  const fromFile = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+  return { ...fromFile, ...pick(process.env) };
+}
+
+/** The address of a running service, or an error that says how to start it. Never a skip. */
+export function requireService(service: ServiceName): string {
+  const value = serviceEnv()[ENV_KEYS[service]];
+  if (!value) {
+    throw new Error(
+      `${service} is not running for the tests (${ENV_KEYS[service]} is not set). ` +
+        `Start it with "bash scripts/services.sh up ${service}", or run the whole suite with "npm test", which starts and stops what it needs.`,
+    );
+  }
+  return value;
+}
+
+function pick(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('OUTBOX_') && !!entry[1]));
+}
