@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import {
@@ -55,7 +55,7 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
         migrations: [CreateOutboxTable],
         migrationsRun: true,
         logging: false,
-      } as DataSourceOptions),
+      } as TypeOrmModuleOptions),
       OutboxModule.forRoot(options),
     ],
   }).compile();

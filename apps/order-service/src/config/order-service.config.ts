@@ -1,0 +1,89 @@
+import { resolve } from 'node:path';
+
+export type DatabaseConfig = { type: 'better-sqlite3'; database: string } | { type: 'postgres'; url: string; schema?: string };
+
+export type BrokerConfig =
+  | { transport: 'tcp'; host: string; port: number }
+  | { transport: 'kafka'; brokers: string[]; clientId: string; groupId: string };
+
+export interface OrderServiceConfig {
+  httpPort: number;
+  database: DatabaseConfig;
+  broker: BrokerConfig;
+  /** Topic (or TCP pattern) of all order events; the message key is the order id. */
+  ordersTopic: string;
+  /** Whether this instance runs the outbox relay. */
+  relay: boolean;
+  outboxPollIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Reads the settings documented in the README from environment variables. */
+export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): OrderServiceConfig {
+  return {
+    httpPort: port(env, 'PORT', 3000),
+    database: database(env.DATABASE_URL ?? 'sqlite:.data/order-service.sqlite'),
+    broker: broker(env),
+    ordersTopic: topic(env.ORDERS_TOPIC ?? 'orders'),
+    relay: flag(env, 'OUTBOX_RELAY', true),
+    outboxPollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 1_000),
+  };
+}
+
+function database(url: string): DatabaseConfig {
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length);
+    if (!file) throw new ConfigError(`DATABASE_URL "${url}" names no file; use sqlite:path/to/file.sqlite or sqlite::memory:`);
+    return { type: 'better-sqlite3', database: file === ':memory:' ? file : resolve(file) };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { type: 'postgres', url };
+  throw new ConfigError(`DATABASE_URL "${url}" is not supported: use sqlite:<file> or postgres://user@host:port/db.`);
+}
+
+function broker(env: NodeJS.ProcessEnv): BrokerConfig {
+  const transport = env.BROKER ?? 'tcp';
+  if (transport === 'tcp') {
+    return { transport, host: env.TCP_HOST ?? '127.0.0.1', port: port(env, 'TCP_PORT', 4100) };
+  }
+  if (transport === 'kafka') {
+    const brokers = (env.KAFKA_BROKERS ?? 'localhost:9092').split(',').map((entry) => entry.trim()).filter(Boolean);
+    if (brokers.length === 0) throw new ConfigError('KAFKA_BROKERS is empty: give host:port[,host:port…].');
+    return {
+      transport,
+      brokers,
+      clientId: env.KAFKA_CLIENT_ID ?? 'order-service',
+      groupId: env.KAFKA_GROUP_ID ?? 'order-service-consumer',
+    };
+  }
+  throw new ConfigError(`BROKER "${transport}" is not supported: use tcp (default) or kafka.`);
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = positiveInteger(env, name, fallback);
+  if (value > 65_535) throw new ConfigError(`${name} "${value}" is not a TCP port (1–65535).`);
+  return value;
+}
+
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new ConfigError(`${name} "${raw}" must be a positive integer.`);
+  return value;
+}
+
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} "${raw}" must be true or false.`);
+}
+
+function topic(value: string): string {
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(value)) throw new ConfigError(`ORDERS_TOPIC "${value}" may only hold letters, digits, ".", "_" and "-".`);
+  return value;
+}

@@ -1,0 +1,20 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createOrderServiceApp } from './bootstrap';
+import { loadOrderServiceConfig } from './config/order-service.config';
+
+async function main(): Promise<void> {
+  const config = loadOrderServiceConfig();
+  const app = await createOrderServiceApp(config);
+  await app.startAllMicroservices();
+  await app.listen(config.httpPort, '127.0.0.1');
+  const where = config.database.type === 'postgres' ? 'PostgreSQL' : `SQLite (${config.database.database})`;
+  new Logger('OrderService').log(
+    `Listening on http://127.0.0.1:${config.httpPort} — database ${where}, events to "${config.ordersTopic}" over ${config.broker.transport}`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? `${error.name}: ${error.message}` : error);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { TransactionRunner } from '../database/transaction.runner';
+import type { CreateOrderDto } from './dto/create-order.dto';
+import { Order, OrderStateError } from './order.entity';
+
+/** Use cases of the order aggregate. Each one is a transaction; the outbox rides along in it. */
+@Injectable()
+export class OrdersService {
+  constructor(private readonly transactions: TransactionRunner) {}
+
+  place(dto: CreateOrderDto): Promise<Order> {
+    const order = Order.place(dto.customerId, dto.items);
+    return this.transactions.run((manager) => manager.save(order));
+  }
+
+  async find(id: string): Promise<Order> {
+    return this.transactions.run((manager) => this.load(manager, id));
+  }
+
+  pay(id: string): Promise<Order> {
+    return this.change(id, (order) => order.pay());
+  }
+
+  cancel(id: string, reason: string): Promise<Order> {
+    return this.change(id, (order) => order.cancel(reason));
+  }
+
+  private change(id: string, decide: (order: Order) => void): Promise<Order> {
+    return this.transactions.run(async (manager) => {
+      const order = await this.load(manager, id, true);
+      try {
+        decide(order);
+      } catch (error) {
+        if (error instanceof OrderStateError) throw new ConflictException(error.message);
+        throw error;
+      }
+      return manager.save(order);
+    });
+  }
+
+  private async load(manager: EntityManager, id: string, forUpdate = false): Promise<Order> {
+    // Row lock on PostgreSQL so two concurrent changes of one order apply one after the other.
+    const lock = forUpdate && manager.connection.options.type === 'postgres' ? { mode: 'pessimistic_write' as const, tables: ['orders'] } : undefined;
+    const order = await manager.findOne(Order, { where: { id }, lock });
+    if (!order) throw new NotFoundException(`Order ${id} does not exist.`);
+    return order;
+  }
+}
