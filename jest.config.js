@@ -23,8 +23,10 @@ const common = {
 
 module.exports = {
   rootDir: __dirname,
+  // Integration tests wait for brokers with their own deadlines; this is the outer bound.
+  testTimeout: 90_000,
   projects: [
     { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
-    { ...common, displayName: 'integration', rootDir: __dirname, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 },
+    { ...common, displayName: 'integration', rootDir: __dirname, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
 };

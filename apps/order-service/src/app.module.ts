@@ -21,8 +21,9 @@ export class AppModule {
           useFactory: () => ({
             transport: ORDER_EVENTS_CLIENT,
             defaultTopic: config.ordersTopic,
-            relay: config.relay,
-            pollIntervalMs: config.outboxPollIntervalMs,
+            relay: config.outbox.relay,
+            pollIntervalMs: config.outbox.pollIntervalMs,
+            backoff: { initialMs: config.outbox.backoffInitialMs, maxMs: config.outbox.backoffMaxMs },
             // Carries the HTTP request's correlation and tenant ids onto every event it causes.
             enrich: () => {
               const context = currentRequestContext();

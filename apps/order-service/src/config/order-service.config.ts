@@ -12,9 +12,13 @@ export interface OrderServiceConfig {
   broker: BrokerConfig;
   /** Topic (or TCP pattern) of all order events; the message key is the order id. */
   ordersTopic: string;
-  /** Whether this instance runs the outbox relay. */
-  relay: boolean;
-  outboxPollIntervalMs: number;
+  outbox: {
+    /** Whether this instance runs the outbox relay. */
+    relay: boolean;
+    pollIntervalMs: number;
+    backoffInitialMs: number;
+    backoffMaxMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -28,8 +32,12 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
     database: database(env.DATABASE_URL ?? 'sqlite:.data/order-service.sqlite'),
     broker: broker(env),
     ordersTopic: topic(env.ORDERS_TOPIC ?? 'orders'),
-    relay: flag(env, 'OUTBOX_RELAY', true),
-    outboxPollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 1_000),
+    outbox: {
+      relay: flag(env, 'OUTBOX_RELAY', true),
+      pollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 1_000),
+      backoffInitialMs: positiveInteger(env, 'OUTBOX_BACKOFF_INITIAL_MS', 1_000),
+      backoffMaxMs: positiveInteger(env, 'OUTBOX_BACKOFF_MAX_MS', 60_000),
+    },
   };
 }
 

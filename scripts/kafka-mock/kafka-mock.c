@@ -1,0 +1,227 @@
+/*
+ * kafka-mock: a standalone Kafka-protocol TEST broker built on librdkafka's
+ * mock cluster (rdkafka_mock.h, librdkafka 2.0.2 as shipped by Debian 12).
+ *
+ * It is a test double, not a Kafka broker: in-memory only, random port,
+ * no admin createTopics/deleteTopics, no describe/listGroups, no idempotent
+ * or transactional kafkajs producers. Production users point the library at
+ * their real cluster.
+ *
+ * Usage: kafka-mock BOOTSTRAP_FILE PID_FILE [BROKER_COUNT]
+ *
+ *   - writes its pid to PID_FILE;
+ *   - writes the bootstrap address list (e.g. "127.0.0.1:41234") to
+ *     BOOTSTRAP_FILE once the listeners are bound (atomic rename);
+ *   - SIGUSR1: every broker goes down (connections closed, new ones refused;
+ *     the port stays the same); SIGUSR2: every broker comes back up;
+ *   - SIGTERM / SIGINT: destroys the cluster cleanly and exits 0.
+ *
+ * Topics are auto-created on first use (the mock's default: 4 partitions,
+ * replication factor min(3, brokers)).
+ *
+ * Build: gcc -O2 -Wall -o kafka-mock kafka-mock.c $(pkg-config --cflags --libs rdkafka)
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+static volatile sig_atomic_t want_stop = 0;
+static volatile sig_atomic_t want_down = 0;
+static volatile sig_atomic_t want_up = 0;
+
+static void on_signal(int sig) {
+        switch (sig) {
+        case SIGUSR1:
+                want_down = 1;
+                break;
+        case SIGUSR2:
+                want_up = 1;
+                break;
+        default:
+                want_stop = 1;
+                break;
+        }
+}
+
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) {
+        char ts[32];
+        struct timespec now;
+        struct tm tm;
+        va_list ap;
+
+        clock_gettime(CLOCK_REALTIME, &now);
+        localtime_r(&now.tv_sec, &tm);
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        printf("%s.%03ld kafka-mock[%ld]: ", ts, now.tv_nsec / 1000000L,
+               (long)getpid());
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        putchar('\n');
+        fflush(stdout);
+}
+
+/* Write content + "\n" to path via a temp file and rename(2). */
+static int write_file_atomic(const char *path, const char *content) {
+        size_t len = strlen(path) + 16;
+        char *tmp = malloc(len);
+        FILE *f;
+
+        if (!tmp)
+                return -1;
+        snprintf(tmp, len, "%s.tmp", path);
+        f = fopen(tmp, "w");
+        if (!f) {
+                free(tmp);
+                return -1;
+        }
+        if (fprintf(f, "%s\n", content) < 0 || fclose(f) != 0) {
+                unlink(tmp);
+                free(tmp);
+                return -1;
+        }
+        if (rename(tmp, path) != 0) {
+                unlink(tmp);
+                free(tmp);
+                return -1;
+        }
+        free(tmp);
+        return 0;
+}
+
+static void set_all_brokers(rd_kafka_mock_cluster_t *mcluster, int broker_cnt,
+                            int up) {
+        int id;
+
+        /* Broker ids are 1..broker_cnt. Loop explicitly instead of relying on
+         * broker_id -1 ("all"), which older librdkafka versions reject. */
+        for (id = 1; id <= broker_cnt; id++) {
+                rd_kafka_resp_err_t err =
+                    up ? rd_kafka_mock_broker_set_up(mcluster, id)
+                       : rd_kafka_mock_broker_set_down(mcluster, id);
+                if (err)
+                        log_line("broker %d set_%s failed: %s", id,
+                                 up ? "up" : "down", rd_kafka_err2str(err));
+        }
+        log_line("%s: %d broker(s) %s", up ? "SIGUSR2" : "SIGUSR1", broker_cnt,
+                 up ? "UP (accepting connections)"
+                    : "DOWN (connections closed and refused)");
+}
+
+int main(int argc, char **argv) {
+        const char *bootstrap_file, *pid_file;
+        int broker_cnt = 1;
+        char errstr[512];
+        char pidbuf[32];
+        rd_kafka_conf_t *conf;
+        rd_kafka_t *rk;
+        rd_kafka_mock_cluster_t *mcluster;
+        const char *bootstraps;
+        struct sigaction sa;
+
+        if (argc < 3 || argc > 4) {
+                fprintf(stderr,
+                        "usage: %s BOOTSTRAP_FILE PID_FILE [BROKER_COUNT]\n",
+                        argv[0]);
+                return 2;
+        }
+        bootstrap_file = argv[1];
+        pid_file = argv[2];
+        if (argc == 4) {
+                char *end;
+                long n = strtol(argv[3], &end, 10);
+                if (*end || n < 1 || n > 32) {
+                        fprintf(stderr, "invalid BROKER_COUNT: %s\n", argv[3]);
+                        return 2;
+                }
+                broker_cnt = (int)n;
+        }
+
+        setvbuf(stdout, NULL, _IOLBF, 0);
+
+        /* Install handlers before librdkafka starts its threads. */
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL);
+        sigaction(SIGUSR2, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        unlink(bootstrap_file);
+        snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getpid());
+        if (write_file_atomic(pid_file, pidbuf) != 0) {
+                fprintf(stderr, "cannot write pid file %s: %s\n", pid_file,
+                        strerror(errno));
+                return 1;
+        }
+
+        /* The rd_kafka_t only hosts the mock cluster (book keeping). */
+        conf = rd_kafka_conf_new();
+        if (rd_kafka_conf_set(conf, "client.id", "kafka-mock", errstr,
+                              sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+                fprintf(stderr, "conf: %s\n", errstr);
+                return 1;
+        }
+        rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+        if (!rk) {
+                fprintf(stderr, "rd_kafka_new failed: %s\n", errstr);
+                unlink(pid_file);
+                return 1;
+        }
+
+        mcluster = rd_kafka_mock_cluster_new(rk, broker_cnt);
+        if (!mcluster) {
+                fprintf(stderr, "rd_kafka_mock_cluster_new failed\n");
+                rd_kafka_destroy(rk);
+                unlink(pid_file);
+                return 1;
+        }
+
+        /* Listeners are bound once cluster_new returns. */
+        bootstraps = rd_kafka_mock_cluster_bootstraps(mcluster);
+        if (write_file_atomic(bootstrap_file, bootstraps) != 0) {
+                fprintf(stderr, "cannot write bootstrap file %s: %s\n",
+                        bootstrap_file, strerror(errno));
+                rd_kafka_mock_cluster_destroy(mcluster);
+                rd_kafka_destroy(rk);
+                unlink(pid_file);
+                return 1;
+        }
+        log_line("librdkafka %s mock cluster with %d broker(s) listening on %s",
+                 rd_kafka_version_str(), broker_cnt, bootstraps);
+
+        while (!want_stop) {
+                if (want_down) {
+                        want_down = 0;
+                        set_all_brokers(mcluster, broker_cnt, 0);
+                }
+                if (want_up) {
+                        want_up = 0;
+                        set_all_brokers(mcluster, broker_cnt, 1);
+                }
+                /* Serves librdkafka events/logs; returns after <= 50 ms. */
+                rd_kafka_poll(rk, 50);
+        }
+
+        log_line("shutting down");
+        unlink(bootstrap_file);
+        rd_kafka_mock_cluster_destroy(mcluster);
+        rd_kafka_destroy(rk);
+        unlink(pid_file);
+        log_line("stopped");
+        return 0;
+}

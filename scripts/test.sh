@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: starts the services the integration tests need (installing them on a
+# fresh machine), runs unit and integration tests, and stops the services again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+services=(postgres kafka)
+bash scripts/services.sh up "${services[@]}"
+trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true' EXIT
+
+npx jest --selectProjects unit "$@"
+# One file at a time: suites share the broker and the database server (each uses its own schema and topic).
+npx jest --selectProjects integration --runInBand "$@"

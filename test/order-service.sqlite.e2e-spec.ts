@@ -1,0 +1,32 @@
+import request from 'supertest';
+import { startOrderService, type RunningOrderService } from './support/order-service.harness';
+import { waitFor } from './support/wait-for';
+
+describe('order-service on its embedded default (SQLite + TCP)', () => {
+  let service: RunningOrderService;
+
+  beforeEach(async () => {
+    service = await startOrderService('sqlite', 'tcp');
+  });
+
+  afterEach(async () => {
+    await service?.close();
+  });
+
+  it('creates, pays and reads an order, and the consumer receives both events in order', async () => {
+    const http = service.app.getHttpServer();
+    const { body: created } = await request(http).post('/orders').set('x-correlation-id', 'c-sqlite').send({ customerId: 'c-7', items: [{ sku: 'PEN', quantity: 3, unitPriceCents: 99 }] }).expect(201);
+    expect(created).toMatchObject({ status: 'placed', totalCents: 297 });
+    await request(http).post(`/orders/${created.id}/pay`).expect(200);
+    await request(http).get(`/orders/${created.id}`).expect(200).expect(({ body }) => expect(body.status).toBe('paid'));
+    await request(http).get('/orders/8a0b0d1e-0000-4000-8000-000000000000').expect(404);
+
+    const received = await waitFor('two events at the consumer', async () => {
+      const { body } = await request(http).get('/received-events').query({ aggregateId: created.id });
+      return body.length === 2 && body;
+    });
+    expect(received.map((event: { envelope: { type: string } }) => event.envelope.type)).toEqual(['orders.order-placed', 'orders.order-paid']);
+    expect(received[0]).toMatchObject({ transport: 'tcp', envelope: { correlationId: 'c-sqlite', payload: { totalCents: 297 } } });
+    expect((await service.outboxRows()).map((row) => row.status)).toEqual(['published', 'published']);
+  });
+});

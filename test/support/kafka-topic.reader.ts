@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+
+export interface ConsumedRecord {
+  key: string | undefined;
+  headers: Record<string, string>;
+  value: Record<string, unknown>;
+  partition: number;
+}
+
+/** An independent kafkajs consumer that reads a topic from the beginning, for assertions. */
+export class KafkaTopicReader {
+  readonly records: ConsumedRecord[] = [];
+  private consumer: Consumer | undefined;
+
+  constructor(
+    private readonly brokers: string[],
+    private readonly topic: string,
+  ) {}
+
+  async start(): Promise<void> {
+    const kafka = new Kafka({ clientId: `reader-${randomBytes(3).toString('hex')}`, brokers: this.brokers, logLevel: logLevel.NOTHING });
+    this.consumer = kafka.consumer({ groupId: `reader-${randomBytes(5).toString('hex')}`, allowAutoTopicCreation: true, maxWaitTimeInMs: 100, sessionTimeout: 6_000, rebalanceTimeout: 6_000, heartbeatInterval: 1_000 });
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    await this.consumer.run({
+      eachMessage: async ({ message, partition }) => {
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(message.headers ?? {})) if (value !== undefined) headers[name] = value.toString();
+        this.records.push({ key: message.key?.toString(), headers, value: JSON.parse(message.value?.toString() ?? 'null'), partition });
+      },
+    });
+  }
+
+  forKey(key: string): ConsumedRecord[] {
+    return this.records.filter((record) => record.key === key);
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+  }
+}

@@ -1,0 +1,83 @@
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { createOrderServiceApp } from '../../apps/order-service/src/bootstrap';
+import type { BrokerConfig, DatabaseConfig, OrderServiceConfig } from '../../apps/order-service/src/config/order-service.config';
+import { requireService } from './services';
+
+export interface RunningOrderService {
+  app: INestApplication;
+  config: OrderServiceConfig;
+  dataSource: DataSource;
+  outboxRows(): Promise<Array<{ status: string; attempts: number; last_error: string | null; aggregate_id: string; event_type: string }>>;
+  close(): Promise<void>;
+}
+
+/** Starts the demo on a private database (temp SQLite file or fresh PostgreSQL schema) and a private topic. */
+export async function startOrderService(database: 'sqlite' | 'postgres', broker: 'tcp' | 'kafka'): Promise<RunningOrderService> {
+  const suffix = randomBytes(5).toString('hex');
+  const db = await privateDatabase(database, suffix);
+  const brokerConfig: BrokerConfig =
+    broker === 'kafka'
+      ? { transport: 'kafka', brokers: requireService('kafka').split(','), clientId: `order-service-${suffix}`, groupId: `order-consumer-${suffix}` }
+      : { transport: 'tcp', host: '127.0.0.1', port: await freePort() };
+  const config: OrderServiceConfig = {
+    httpPort: 0,
+    database: db.config,
+    broker: brokerConfig,
+    ordersTopic: `orders-${suffix}`,
+    // Short retry delays so that recovery after a broker outage is seen within seconds.
+    outbox: { relay: true, pollIntervalMs: 200, backoffInitialMs: 200, backoffMaxMs: 2_000 },
+  };
+  const app = await createOrderServiceApp(config, false);
+  await app.startAllMicroservices();
+  await app.init();
+  const dataSource = app.get(DataSource);
+  return {
+    app,
+    config,
+    dataSource,
+    outboxRows: () =>
+      dataSource.query(`SELECT status, attempts, last_error, aggregate_id, event_type FROM outbox_messages ORDER BY position`),
+    close: async () => {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
+
+async function privateDatabase(database: 'sqlite' | 'postgres', suffix: string): Promise<{ config: DatabaseConfig; drop(): Promise<void> }> {
+  if (database === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'order-service-'));
+    return { config: { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const url = requireService('postgres');
+  const schema = `orders_${suffix}`;
+  const admin = async (sql: string) => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  return { config: { type: 'postgres', url, schema }, drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
