@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import {
+  CreateOutboxTable,
+  OutboxConfigurationError,
+  OutboxModule,
+  OutboxPublisher,
+  OutboxRelayHost,
+  type OutboxModuleOptions,
+  type OutboxTransport,
+  type OutgoingMessage,
+} from '@nest-outbox/outbox';
+import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { waitFor } from './support/wait-for';
+
+class ArrayTransport implements OutboxTransport {
+  readonly name = 'array';
+  readonly delivered: OutgoingMessage[] = [];
+  release: (() => void) | undefined;
+  gate: Promise<void> | undefined;
+
+  async publish(message: OutgoingMessage): Promise<void> {
+    await this.gate;
+    this.delivered.push(message);
+  }
+}
+
+describe('OutboxModule at startup and shutdown (SQLite)', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'outbox-startup-'));
+  });
+
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const database = (migrations = true) =>
+    TypeOrmModule.forRoot({
+      type: 'better-sqlite3',
+      database: join(dir, 'db.sqlite'),
+      entities: PARCEL_ENTITIES,
+      autoLoadEntities: true,
+      synchronize: true,
+      migrations: migrations ? [CreateOutboxTable] : [],
+      migrationsRun: migrations,
+    });
+
+  async function start(outbox: ReturnType<typeof OutboxModule.forRoot>, migrations = true) {
+    const module = await Test.createTestingModule({ imports: [database(migrations), outbox] }).compile();
+    module.useLogger(false);
+    await module.init();
+    return module;
+  }
+
+  it.each<[string, OutboxModuleOptions, RegExp]>([
+    ['a negative poll interval', { transport: new ArrayTransport(), pollIntervalMs: -1 }, /"pollIntervalMs": expected a positive integer, got -1/],
+    ['a transport token nobody provides', { transport: 'KAFKA_CLIENT' }, /"transport" names the provider "KAFKA_CLIENT", but no module provides it/],
+    ['no transport while relaying', {}, /"transport" is required when "relay" is enabled/],
+    ['a provider that is no transport', { transport: DataSource }, /neither a ClientProxy nor an OutboxTransport/],
+  ])('fails with %s, naming the option', async (_, options, message) => {
+    const starting = start(OutboxModule.forRoot(options));
+    await expect(starting).rejects.toThrow(OutboxConfigurationError);
+    await expect(start(OutboxModule.forRoot(options))).rejects.toThrow(message);
+  });
+
+  it('fails on a table name that is not an identifier, before anything connects', () => {
+    expect(() => OutboxModule.forRoot({ relay: false, tableName: 'outbox; drop table x' })).toThrow(/"tableName"/);
+  });
+
+  it('says which migration to add when the outbox table is missing', async () => {
+    await expect(start(OutboxModule.forRoot({ relay: false }), false)).rejects.toThrow(/Add CreateOutboxTable .* to the data source's migrations/);
+  });
+
+  it('takes options from forRootAsync with useClass', async () => {
+    const transport = new ArrayTransport();
+    @Injectable()
+    class OutboxConfig {
+      createOutboxOptions(): OutboxModuleOptions {
+        return { transport, defaultTopic: 'async-topic', pollIntervalMs: 60_000 };
+      }
+    }
+    @Module({ providers: [OutboxConfig], exports: [OutboxConfig] })
+    class ConfigModule {}
+
+    const module = await start(OutboxModule.forRootAsync({ imports: [ConfigModule], useClass: OutboxConfig }));
+    try {
+      const parcel = Parcel.register('async', 1);
+      await module.get(DataSource).getRepository(Parcel).save(parcel);
+      // Woken by the commit, not by the (one minute) poll.
+      await waitFor('the after-commit wake-up to publish', () => transport.delivered.length === 1);
+      expect(transport.delivered[0]).toMatchObject({ key: parcel.id, destination: 'parcels' });
+      expect(module.get(OutboxPublisher)).toBeInstanceOf(OutboxPublisher);
+    } finally {
+      await module.close();
+    }
+  });
+
+  it('on shutdown finishes the batch in flight, stops claiming and leaves no lease behind', async () => {
+    const transport = new ArrayTransport();
+    let open!: () => void;
+    transport.gate = new Promise<void>((resolve) => (open = resolve));
+    const module = await start(OutboxModule.forRoot({ transport, pollIntervalMs: 60_000, shutdownTimeoutMs: 5_000 }));
+    const dataSource = module.get(DataSource);
+    await dataSource.getRepository(Parcel).save([Parcel.register('a', 1), Parcel.register('b', 2)]);
+    await waitFor('the batch to be claimed', async () => {
+      const [{ leased }] = await dataSource.query(`SELECT count(*) AS leased FROM outbox_messages WHERE lease_owner IS NOT NULL`);
+      return leased === 2;
+    });
+
+    const closing = module.close();
+    setTimeout(open, 100);
+    await closing;
+
+    expect(transport.delivered).toHaveLength(2);
+    const rows = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'db.sqlite') })
+      .initialize()
+      .then(async (ds) => {
+        const result = await ds.query(`SELECT status, lease_owner FROM outbox_messages`);
+        await ds.destroy();
+        return result;
+      });
+    expect(rows).toEqual([
+      { status: 'published', lease_owner: null },
+      { status: 'published', lease_owner: null },
+    ]);
+  });
+
+  it('exposes the relay host for tools and tests', async () => {
+    const module = await start(OutboxModule.forRoot({ relay: false }));
+    try {
+      expect(await module.get(OutboxRelayHost).publishBatch()).toEqual({ claimed: 0, published: 0, retried: 0, dead: 0 });
+    } finally {
+      await module.close();
+    }
+  });
+});
