@@ -69,7 +69,7 @@ describe('order-service on PostgreSQL + Kafka', () => {
 
   it('accepts orders while the broker is down and delivers them once it is back, without a restart', async () => {
     const broker = new KafkaBrokerControl();
-    broker.stop();
+    await broker.stop();
     let orderId: string;
     try {
       const created = await request(http).post('/orders').send(order).expect(201);
@@ -80,8 +80,10 @@ describe('order-service on PostgreSQL + Kafka', () => {
         return rows[0]?.attempts >= 1 && rows[0].last_error !== null && rows;
       }, 30_000);
       expect(failed.status).toBe('pending');
+      // The Kafka client's own error text is kept on the row.
+      expect(failed.last_error).toMatch(/ECONNREFUSED|connect/i);
     } finally {
-      broker.start();
+      await broker.start();
     }
     await waitFor('the order-placed event after the broker came back', () => reader.forKey(orderId).length > 0, 60_000);
     const [row] = await service.outboxRows();

@@ -48,12 +48,18 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
       synchronize: true,
       migrations: migrations ? [CreateOutboxTable] : [],
       migrationsRun: migrations,
+      retryAttempts: 0,
     });
 
   async function start(outbox: ReturnType<typeof OutboxModule.forRoot>, migrations = true) {
     const module = await Test.createTestingModule({ imports: [database(migrations), outbox] }).compile();
     module.useLogger(false);
-    await module.init();
+    try {
+      await module.init();
+    } catch (error) {
+      await module.close();
+      throw error;
+    }
     return module;
   }
 
@@ -63,9 +69,12 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
     ['no transport while relaying', {}, /"transport" is required when "relay" is enabled/],
     ['a provider that is no transport', { transport: DataSource }, /neither a ClientProxy nor an OutboxTransport/],
   ])('fails with %s, naming the option', async (_, options, message) => {
-    const starting = start(OutboxModule.forRoot(options));
-    await expect(starting).rejects.toThrow(OutboxConfigurationError);
-    await expect(start(OutboxModule.forRoot(options))).rejects.toThrow(message);
+    const failure = await start(OutboxModule.forRoot(options)).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(OutboxConfigurationError);
+    expect((failure as Error).message).toMatch(message);
   });
 
   it('fails on a table name that is not an identifier, before anything connects', () => {

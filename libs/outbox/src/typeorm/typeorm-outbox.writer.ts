@@ -27,6 +27,10 @@ const ROWS_PER_INSERT = 500;
 
 /** Writes outbox rows through the caller's EntityManager, i.e. inside the caller's transaction. */
 export class TypeOrmOutboxWriter {
+  // TypeORM notifies subscribers of one save concurrently; statements on one connection are
+  // chained here so they run one after another, in the order the events were captured.
+  private readonly pendingWrites = new WeakMap<object, Promise<unknown>>();
+
   constructor(
     private readonly factory: OutboxMessageFactory,
     private readonly tracker: OutboxTransactionTracker,
@@ -48,10 +52,17 @@ export class TypeOrmOutboxWriter {
     if (drafts.length === 0) return [];
     const messages = drafts.map((draft) => this.factory.create(draft));
     const dialect = dialectFor(manager.connection.options.type, this.tableName);
-    for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
-      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));
-      await manager.query(sql, params);
-    }
+    const insertAll = async () => {
+      for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
+        const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));
+        await manager.query(sql, params);
+      }
+    };
+    const connection = manager.queryRunner ?? manager;
+    const previous = this.pendingWrites.get(connection) ?? Promise.resolve();
+    const written = previous.catch(() => undefined).then(insertAll);
+    this.pendingWrites.set(connection, written);
+    await written;
     return messages.map((message) => message.id);
   }
 }

@@ -1,0 +1,28 @@
+import { ConfigError, loadOrderServiceConfig } from './order-service.config';
+
+describe('loadOrderServiceConfig', () => {
+  it('defaults to SQLite and TCP, so the demo runs with nothing installed', () => {
+    const config = loadOrderServiceConfig({});
+    expect(config.database).toMatchObject({ type: 'better-sqlite3' });
+    expect(config.broker).toEqual({ transport: 'tcp', host: '127.0.0.1', port: 4100 });
+    expect(config).toMatchObject({ httpPort: 3000, ordersTopic: 'orders', outbox: { relay: true, pollIntervalMs: 1_000 } });
+  });
+
+  it('switches to PostgreSQL and Kafka by configuration', () => {
+    const config = loadOrderServiceConfig({ DATABASE_URL: 'postgres://app@db:5432/orders', BROKER: 'kafka', KAFKA_BROKERS: 'k1:9092, k2:9092' });
+    expect(config.database).toEqual({ type: 'postgres', url: 'postgres://app@db:5432/orders' });
+    expect(config.broker).toMatchObject({ transport: 'kafka', brokers: ['k1:9092', 'k2:9092'], groupId: 'order-service-consumer' });
+  });
+
+  it.each([
+    [{ DATABASE_URL: 'mongodb://x' }, /DATABASE_URL "mongodb:\/\/x" is not supported/],
+    [{ BROKER: 'carrier-pigeon' }, /BROKER "carrier-pigeon"/],
+    [{ PORT: '70000' }, /PORT "70000"/],
+    [{ OUTBOX_POLL_INTERVAL_MS: '-1' }, /OUTBOX_POLL_INTERVAL_MS "-1"/],
+    [{ OUTBOX_RELAY: 'maybe' }, /OUTBOX_RELAY "maybe"/],
+    [{ ORDERS_TOPIC: 'orders topic' }, /ORDERS_TOPIC "orders topic"/],
+  ])('rejects %j naming the variable', (env, message) => {
+    expect(() => loadOrderServiceConfig(env)).toThrow(ConfigError);
+    expect(() => loadOrderServiceConfig(env)).toThrow(message);
+  });
+});
