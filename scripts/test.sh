@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+npm run --silent typecheck
+
 services=(postgres kafka)
 bash scripts/services.sh up "${services[@]}"
 trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true' EXIT

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   CreateOutboxTable,
+  createOutboxTableMigration,
+  outboxMessageEntity,
   OutboxConfigurationError,
   OutboxModule,
   OutboxPublisher,
@@ -137,6 +139,37 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
       { status: 'published', lease_owner: null },
       { status: 'published', lease_owner: null },
     ]);
+  });
+
+  it('works on a named data source with a table name of its own', async () => {
+    const transport = new ArrayTransport();
+    const module = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({
+          name: 'events',
+          type: 'better-sqlite3',
+          database: join(dir, 'events.sqlite'),
+          entities: PARCEL_ENTITIES,
+          autoLoadEntities: true,
+          synchronize: true,
+          migrations: [createOutboxTableMigration('parcel_outbox')],
+          migrationsRun: true,
+          retryAttempts: 0,
+        }),
+        OutboxModule.forRoot({ transport, dataSource: 'events', tableName: 'parcel_outbox', pollIntervalMs: 60_000 }),
+      ],
+    }).compile();
+    module.useLogger(false);
+    await module.init();
+    try {
+      const dataSource = module.get<DataSource>(getDataSourceToken('events'));
+      await dataSource.getRepository(Parcel).save(Parcel.register('named', 3));
+      await waitFor('the event from the named data source', () => transport.delivered.length === 1);
+      const rows = await dataSource.getRepository(outboxMessageEntity('parcel_outbox')).find();
+      expect(rows).toEqual([expect.objectContaining({ eventType: 'parcels.parcel-registered', status: 'published' })]);
+    } finally {
+      await module.close();
+    }
   });
 
   it('exposes the relay host for tools and tests', async () => {

@@ -1,13 +1,15 @@
+import type { Type } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { OutboxSettings } from '../core/outbox-options';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 
 export interface OutboxModuleOptions extends OutboxSettings {
   /**
-   * Where the relay publishes: the token of a `ClientsModule` client (e.g. `'KAFKA'`), a
-   * `ClientProxy`, or an `OutboxTransport` of your own. Required unless `relay` is `false`.
+   * Where the relay publishes: the injection token of a `ClientsModule` client (e.g. `'KAFKA'`)
+   * or of a provider implementing `OutboxTransport`, a `ClientProxy`, or an `OutboxTransport`
+   * object. Required unless `relay` is `false`.
    */
-  transport?: string | symbol | ClientProxy | OutboxTransport;
+  transport?: string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
 }
 
 /** Options fixed when the module is declared, because they decide which providers exist. */

@@ -98,8 +98,8 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   private resolveTransport(): OutboxTransport {
     const option = this.options.transport;
     if (option === undefined || option === null) throw new OutboxConfigurationError(missingTransport());
-    if (typeof option === 'string' || typeof option === 'symbol') {
-      const label = typeof option === 'string' ? `"${option}"` : option.toString();
+    if (typeof option === 'string' || typeof option === 'symbol' || typeof option === 'function') {
+      const label = typeof option === 'string' ? `"${option}"` : typeof option === 'symbol' ? option.toString() : option.name;
       let provider: unknown;
       try {
         provider = this.moduleRef.get(option, { strict: false });

@@ -81,3 +81,22 @@ export function insertValues(message: NewOutboxMessage, occurredAt: unknown): un
     message.payloadJson,
   ];
 }
+
+/** What every dialect shares: statements whose parameters are the same everywhere, and the probe/drop SQL. */
+export abstract class BaseOutboxDialect {
+  protected abstract readonly sql: Readonly<Record<'release', string>>;
+
+  constructor(protected readonly table: string) {}
+
+  release(owner: string): SqlStatement {
+    return { sql: this.sql.release, params: [owner] };
+  }
+
+  probe(): SqlStatement {
+    return { sql: `SELECT position FROM "${this.table}" WHERE 1 = 0`, params: [] };
+  }
+
+  dropTable(): string[] {
+    return [`DROP TABLE IF EXISTS "${this.table}"`];
+  }
+}

@@ -1,13 +1,14 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
+import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
-export class PostgresOutboxDialect implements OutboxSqlDialect {
+export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'postgres';
-  private readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release' | 'probe', string>;
+  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
 
-  constructor(private readonly table: string) {
+  constructor(table: string) {
+    super(table);
     const t = `"${table}"`;
     this.sql = {
       claim: `
@@ -41,7 +42,6 @@ export class PostgresOutboxDialect implements OutboxSqlDialect {
         UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
         WHERE lease_owner = $1 AND status = 'pending'
         RETURNING position`,
-      probe: `SELECT position FROM ${t} WHERE 1 = 0`,
     };
   }
 
@@ -64,14 +64,6 @@ export class PostgresOutboxDialect implements OutboxSqlDialect {
 
   markFailed(owner: string, failure: FailedDelivery): SqlStatement {
     return { sql: this.sql.markFailed, params: [owner, failure.position, failure.error, failure.retryInMs] };
-  }
-
-  release(owner: string): SqlStatement {
-    return { sql: this.sql.release, params: [owner] };
-  }
-
-  probe(): SqlStatement {
-    return { sql: this.sql.probe, params: [] };
   }
 
   createTable(): string[] {
@@ -106,9 +98,5 @@ export class PostgresOutboxDialect implements OutboxSqlDialect {
       // The ordering rule looks up earlier unpublished rows of one aggregate.
       `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, position) WHERE status <> 'published'`,
     ];
-  }
-
-  dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS "${this.table}"`];
   }
 }

@@ -1,17 +1,18 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
+import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
 
 // Times are UTC text with milliseconds, which compares correctly as text.
 const NOW = `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
 const NOW_PLUS_MS = `strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (? / 1000.0) || ' seconds')`;
 
 /** SQLite: writers are serialized by the database, so one UPDATE … RETURNING is an atomic claim. */
-export class SqliteOutboxDialect implements OutboxSqlDialect {
+export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'sqlite';
-  private readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release' | 'probe', string>;
+  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
 
-  constructor(private readonly table: string) {
+  constructor(table: string) {
+    super(table);
     const t = `"${table}"`;
     this.sql = {
       claim: `
@@ -43,7 +44,6 @@ export class SqliteOutboxDialect implements OutboxSqlDialect {
         UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
         WHERE lease_owner = ? AND status = 'pending'
         RETURNING position`,
-      probe: `SELECT position FROM ${t} WHERE 1 = 0`,
     };
   }
 
@@ -66,14 +66,6 @@ export class SqliteOutboxDialect implements OutboxSqlDialect {
   markFailed(owner: string, failure: FailedDelivery): SqlStatement {
     const retry = failure.retryInMs;
     return { sql: this.sql.markFailed, params: [failure.error, retry, retry, retry, Number(failure.position), owner] };
-  }
-
-  release(owner: string): SqlStatement {
-    return { sql: this.sql.release, params: [owner] };
-  }
-
-  probe(): SqlStatement {
-    return { sql: this.sql.probe, params: [] };
   }
 
   createTable(): string[] {
@@ -104,9 +96,5 @@ export class SqliteOutboxDialect implements OutboxSqlDialect {
       `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
       `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, position) WHERE status <> 'published'`,
     ];
-  }
-
-  dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS "${this.table}"`];
   }
 }
