@@ -68,7 +68,7 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
   it.each<[string, OutboxModuleOptions, RegExp]>([
     ['a negative poll interval', { transport: new ArrayTransport(), pollIntervalMs: -1 }, /"pollIntervalMs": expected a positive integer, got -1/],
     ['a transport token nobody provides', { transport: 'KAFKA_CLIENT' }, /"transport" names the provider "KAFKA_CLIENT", but no module provides it/],
-    ['no transport while relaying', {}, /"transport" is required when "relay" is enabled/],
+    ['no transport while relaying', {}, /"transport" \(or "transports"\) is required when "relay" is enabled/],
     ['a provider that is no transport', { transport: DataSource }, /neither a ClientProxy nor an OutboxTransport/],
   ])('fails with %s, naming the option', async (_, options, message) => {
     const failure = await start(OutboxModule.forRoot(options)).then(

@@ -70,7 +70,7 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
     relay: (owner, transport, overrides = {}) =>
       new OutboxRelay({
         store: createSqlOutboxStore(dataSource, 'outbox_messages'),
-        transport,
+        transports: new Map([['default', transport]]),
         owner,
         retryPolicy: new RetryPolicy(overrides.maxAttempts ?? 5, { initialMs: 50, maxMs: 200, jitter: 0 }),
         batchSize: overrides.batchSize ?? 10,

@@ -75,13 +75,16 @@ export class InMemoryOutboxStore implements OutboxStore {
     if (row.status !== 'pending') return false;
     if (row.nextAttemptAt !== undefined && row.nextAttemptAt > now) return false;
     if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) return false;
-    // The ordering rule: nothing of an aggregate goes out while an earlier event of it has not.
+    // The ordering rule: nothing of an aggregate goes to a destination while an earlier event
+    // of it for that destination has not.
     return !this.rows.some(
       (earlier) =>
         earlier.position < row.position &&
         earlier.status !== 'published' &&
         earlier.message.aggregateType === row.message.aggregateType &&
-        earlier.message.aggregateId === row.message.aggregateId,
+        earlier.message.aggregateId === row.message.aggregateId &&
+        earlier.message.transport === row.message.transport &&
+        earlier.message.destination === row.message.destination,
     );
   }
 

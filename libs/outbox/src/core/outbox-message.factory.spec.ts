@@ -8,10 +8,10 @@ describe('OutboxMessageFactory', () => {
 
   it('picks the destination: explicit, then resolveTopic, then aggregate, then default', () => {
     const factory = new OutboxMessageFactory({ defaultTopic: 'fallback', resolveTopic: (d) => (d.type.endsWith('paid') ? 'payments' : undefined) }, ids);
-    expect(factory.create({ ...draft, topic: 'explicit', aggregateTopic: 'orders' }).destination).toBe('explicit');
-    expect(factory.create({ ...draft, type: 'orders.order-paid', aggregateTopic: 'orders' }).destination).toBe('payments');
-    expect(factory.create({ ...draft, aggregateTopic: 'orders' }).destination).toBe('orders');
-    expect(factory.create(draft).destination).toBe('fallback');
+    expect(factory.create({ ...draft, topic: 'explicit', aggregateTopic: 'orders' })[0].destination).toBe('explicit');
+    expect(factory.create({ ...draft, type: 'orders.order-paid', aggregateTopic: 'orders' })[0].destination).toBe('payments');
+    expect(factory.create({ ...draft, aggregateTopic: 'orders' })[0].destination).toBe('orders');
+    expect(factory.create(draft)[0]).toMatchObject({ transport: 'default', destination: 'fallback' });
   });
 
   it('fails naming the event when no destination is known', () => {
@@ -32,9 +32,39 @@ describe('OutboxMessageFactory', () => {
       { defaultTopic: 't', enrich: () => ({ correlationId: 'from-hook', tenantId: 'acme', headers: { traceparent: 'tp', a: 'hook' } }) },
       ids,
     );
-    const message = factory.create({ ...draft, metadata: { correlationId: 'explicit', headers: { a: 'explicit' } } });
+    const [message] = factory.create({ ...draft, metadata: { correlationId: 'explicit', headers: { a: 'explicit' } } });
     expect(message).toMatchObject({ correlationId: 'explicit', tenantId: 'acme', headers: { traceparent: 'tp', a: 'explicit' } });
     expect(JSON.parse(message.payloadJson)).toEqual({ total: 5 });
+  });
+
+  it('writes one row per destination: the primary one and every matching route', () => {
+    const factory = new OutboxMessageFactory(
+      {
+        routes: [
+          { events: ['orders.order-placed'], transport: 'partner', topic: 'partner.orders' },
+          { aggregates: ['invoice'], transport: 'billing', topic: 'invoices' },
+          { transport: 'audit', topic: 'audit-log' },
+        ],
+      },
+      (() => {
+        let n = 0;
+        return () => `id-${++n}`;
+      })(),
+    );
+    const rows = factory.create({ ...draft, aggregateTopic: 'orders' });
+    expect(rows.map((row) => [row.transport, row.destination])).toEqual([
+      ['default', 'orders'],
+      ['partner', 'partner.orders'],
+      ['audit', 'audit-log'],
+    ]);
+    expect(new Set(rows.map((row) => row.id)).size).toBe(3);
+    expect(new Set(rows.map((row) => row.payloadJson)).size).toBe(1);
+  });
+
+  it('rejects a payload over maxPayloadBytes, naming the event type and the limit', () => {
+    const factory = new OutboxMessageFactory({ defaultTopic: 't', maxPayloadBytes: 100 }, ids);
+    expect(() => factory.create({ ...draft, payload: { blob: 'x'.repeat(200) } })).toThrow(/"orders.order-placed".* over the limit of 100 bytes \(option "maxPayloadBytes"\)/);
+    expect(factory.create({ ...draft, payload: { blob: 'x'.repeat(50) } })).toHaveLength(1);
   });
 
   it('rejects a header that is not a string', () => {
@@ -44,7 +74,7 @@ describe('OutboxMessageFactory', () => {
 
   it('gives every message a time-ordered UUIDv7 by default', () => {
     const factory = new OutboxMessageFactory({ defaultTopic: 't' });
-    const [a, b] = [factory.create(draft).id, factory.create(draft).id];
+    const [a, b] = [factory.create(draft)[0].id, factory.create(draft)[0].id];
     expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(a < b).toBe(true);
   });

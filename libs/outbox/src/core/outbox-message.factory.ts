@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from 'uuid';
 import { OutboxWriteError } from './outbox.errors';
-import { invalidHeader, noDestination, unserializablePayload } from './outbox.messages';
-import type { EventDraft, ResolvedOutboxSettings } from './outbox-options';
+import { invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
+import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
 import type { MessageMetadata, NewOutboxMessage } from './outbox-message';
 
 /** Everything needed to write one message; what the subscriber and the explicit API both produce. */
@@ -14,9 +14,18 @@ export interface MessageDraft extends EventDraft {
   occurredAt?: Date;
 }
 
-type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'>;
+type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> &
+  Partial<Pick<ResolvedOutboxSettings, 'routes' | 'maxPayloadBytes'>>;
 
-/** Turns drafts into rows: ids, destination, metadata and a payload proven to be JSON. */
+interface Destination {
+  transport: string;
+  destination: string;
+}
+
+/**
+ * Turns a draft into rows, one per destination: ids, metadata and a payload proven to be JSON
+ * and within the size limit.
+ */
 export class OutboxMessageFactory {
   constructor(
     private readonly settings: FactorySettings,
@@ -24,35 +33,52 @@ export class OutboxMessageFactory {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  create(draft: MessageDraft): NewOutboxMessage {
+  create(draft: MessageDraft): NewOutboxMessage[] {
+    const destinations = this.destinationsOf(draft);
+    const payloadJson = serialize(draft.type, draft.payload);
+    const limit = this.settings.maxPayloadBytes;
+    const bytes = Buffer.byteLength(payloadJson);
+    if (limit !== undefined && bytes > limit) throw new OutboxWriteError(payloadTooLarge(draft.type, bytes, limit));
     const enriched = this.settings.enrich?.(draft) ?? {};
     const explicit = draft.metadata ?? {};
     const headers = { ...enriched.headers, ...explicit.headers };
     for (const [name, value] of Object.entries(headers)) {
       if (typeof value !== 'string') throw new OutboxWriteError(invalidHeader(name, value));
     }
-    return {
+    const occurredAt = draft.occurredAt ?? this.now();
+    return destinations.map(({ transport, destination }) => ({
       id: this.newId(),
       type: draft.type,
       version: draft.version,
       aggregateType: draft.aggregateType,
       aggregateId: draft.aggregateId,
-      destination: this.destinationOf(draft),
-      occurredAt: draft.occurredAt ?? this.now(),
+      transport,
+      destination,
+      occurredAt,
       correlationId: explicit.correlationId ?? enriched.correlationId,
       causationId: explicit.causationId ?? enriched.causationId,
       tenantId: explicit.tenantId ?? enriched.tenantId,
       headers,
-      payloadJson: serialize(draft.type, draft.payload),
-    };
+      payloadJson,
+    }));
   }
 
-  private destinationOf(draft: MessageDraft): string {
-    const destination =
-      draft.topic ?? this.settings.resolveTopic?.(draft) ?? draft.aggregateTopic ?? this.settings.defaultTopic;
-    if (!destination) throw new OutboxWriteError(noDestination(draft.type, draft.aggregateType));
-    return destination;
+  private destinationsOf(draft: MessageDraft): Destination[] {
+    const primary = draft.topic ?? this.settings.resolveTopic?.(draft) ?? draft.aggregateTopic ?? this.settings.defaultTopic;
+    const routed = (this.settings.routes ?? [])
+      .filter((route) => routeMatches(route, draft))
+      .map((route) => ({ transport: route.transport, destination: route.topic }));
+    const destinations = primary ? [{ transport: DEFAULT_TRANSPORT, destination: primary }, ...routed] : routed;
+    if (destinations.length === 0) throw new OutboxWriteError(noDestination(draft.type, draft.aggregateType));
+    return destinations;
   }
+}
+
+function routeMatches(route: OutboxRoute, draft: MessageDraft): boolean {
+  const byEvent = route.events?.includes(draft.type);
+  const byAggregate = route.aggregates?.includes(draft.aggregateType);
+  if (route.events === undefined && route.aggregates === undefined) return true;
+  return Boolean(byEvent || byAggregate);
 }
 
 function serialize(eventType: string, payload: unknown): string {

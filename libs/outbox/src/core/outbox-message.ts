@@ -37,6 +37,9 @@ export interface NewOutboxMessage {
   version: number;
   aggregateType: string;
   aggregateId: string;
+  /** Name of the transport that publishes this row (`'default'` unless a route names another). */
+  transport: string;
+  /** Topic, queue, subject or pattern on that transport. */
   destination: string;
   occurredAt: Date;
   correlationId?: string;
@@ -56,6 +59,7 @@ export interface ClaimedMessage extends Omit<NewOutboxMessage, 'occurredAt'> {
 
 /** The transport-neutral view of a message that a transport publishes. */
 export interface OutgoingMessage {
+  /** Topic, queue, subject or pattern. */
   destination: string;
   /** Partitioning / ordering key: the aggregate id. */
   key: string;

@@ -12,6 +12,21 @@ export interface EventDraft {
   payload: unknown;
 }
 
+/**
+ * Sends matching events to one more destination, as rows of their own: each destination has its
+ * own state and retries, so one being down never delays another.
+ */
+export interface OutboxRoute {
+  /** Event types this route applies to. With neither `events` nor `aggregates`, it applies to all. */
+  events?: string[];
+  /** Aggregate types this route applies to. */
+  aggregates?: string[];
+  /** Name of a transport in `transports`. */
+  transport: string;
+  /** Topic, queue or subject on that transport. */
+  topic: string;
+}
+
 /** Relay and writer settings that do not depend on Nest or TypeORM. */
 export interface OutboxSettings {
   /** Whether this instance runs the relay. A web-only instance may write rows and leave relaying to others. Default `true`. */
@@ -32,6 +47,12 @@ export interface OutboxSettings {
   defaultTopic?: string;
   /** Picks the destination of an event; return `undefined` to fall back to the decorators and `defaultTopic`. */
   resolveTopic?: (draft: EventDraft) => string | undefined;
+  /** Extra destinations for some events, each on a named transport. Default: none. */
+  routes?: OutboxRoute[];
+  /** Largest serialized payload accepted at save time, in bytes. Default `1048576` (1 MiB). */
+  maxPayloadBytes?: number;
+  /** Fail at startup when a transport cannot confirm that the broker has a message (Redis pub/sub, core NATS, TCP). Default `false`: log a warning. */
+  requireAcknowledgement?: boolean;
   /** Adds correlation/causation/tenant ids and extra headers (trace context) to every event at write time. */
   enrich?: (draft: EventDraft) => MessageMetadata | undefined;
   /** Milliseconds shutdown waits for the in-flight batch before releasing leases anyway. Default `10000`. */
@@ -52,7 +73,12 @@ export const OUTBOX_DEFAULTS = {
   maxAttempts: 10,
   backoff: { initialMs: 1_000, maxMs: 300_000, jitter: 0.2 },
   shutdownTimeoutMs: 10_000,
+  maxPayloadBytes: 1_048_576,
+  requireAcknowledgement: false,
 } as const;
+
+/** The name of the transport given as `transport`; routes name the others. */
+export const DEFAULT_TRANSPORT = 'default';
 
 /** Applies defaults once and rejects values that cannot work, naming the option. */
 export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: () => string): ResolvedOutboxSettings {
@@ -65,6 +91,9 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     maxAttempts: options.maxAttempts ?? OUTBOX_DEFAULTS.maxAttempts,
     backoff: { ...OUTBOX_DEFAULTS.backoff, ...options.backoff },
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? OUTBOX_DEFAULTS.shutdownTimeoutMs,
+    routes: options.routes ?? [],
+    maxPayloadBytes: options.maxPayloadBytes ?? OUTBOX_DEFAULTS.maxPayloadBytes,
+    requireAcknowledgement: options.requireAcknowledgement ?? OUTBOX_DEFAULTS.requireAcknowledgement,
     relayId: options.relayId ?? defaultRelayId(),
     defaultTopic: options.defaultTopic,
     resolveTopic: options.resolveTopic,
@@ -84,6 +113,9 @@ function validate(settings: ResolvedOutboxSettings): void {
   positiveInteger('backoff.initialMs', settings.backoff.initialMs);
   positiveInteger('backoff.maxMs', settings.backoff.maxMs);
   nonNegativeInteger('shutdownTimeoutMs', settings.shutdownTimeoutMs);
+  positiveInteger('maxPayloadBytes', settings.maxPayloadBytes);
+  if (typeof settings.requireAcknowledgement !== 'boolean') fail('requireAcknowledgement', 'true or false', settings.requireAcknowledgement);
+  validateRoutes(settings.routes);
   const { jitter } = settings.backoff;
   if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) fail('backoff.jitter', 'a number from 0 to 1', jitter);
   if (settings.backoff.maxMs < settings.backoff.initialMs) {
@@ -109,6 +141,20 @@ function validate(settings: ResolvedOutboxSettings): void {
   for (const hook of ['resolveTopic', 'enrich'] as const) {
     if (settings[hook] !== undefined && typeof settings[hook] !== 'function') fail(hook, 'a function', settings[hook]);
   }
+}
+
+function validateRoutes(routes: unknown): void {
+  if (!Array.isArray(routes)) fail('routes', 'an array of { transport, topic, events?, aggregates? }', routes);
+  routes.forEach((route: Partial<OutboxRoute>, index) => {
+    const at = `routes[${index}]`;
+    if (typeof route !== 'object' || route === null) fail(at, 'an object { transport, topic, events?, aggregates? }', route);
+    if (typeof route.transport !== 'string' || route.transport === '') fail(`${at}.transport`, 'the name of a transport in "transports"', route.transport);
+    if (typeof route.topic !== 'string' || route.topic === '') fail(`${at}.topic`, 'a non-empty string', route.topic);
+    for (const list of ['events', 'aggregates'] as const) {
+      const value = route[list];
+      if (value !== undefined && (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))) fail(`${at}.${list}`, 'an array of strings', value);
+    }
+  });
 }
 
 function positiveInteger(option: string, value: unknown): void {

@@ -13,6 +13,7 @@ function message(aggregateId: string, type = 'thing.happened'): NewOutboxMessage
     version: 1,
     aggregateType: 'thing',
     aggregateId,
+    transport: 'default',
     destination: 'things',
     occurredAt: new Date(0),
     headers: {},
@@ -42,7 +43,7 @@ const silent = { log: () => undefined, warn: () => undefined, error: () => undef
 function relay(store: InMemoryOutboxStore, transport: OutboxTransport, overrides: Partial<OutboxRelayConfig> = {}): OutboxRelay {
   return new OutboxRelay({
     store,
-    transport,
+    transports: new Map([['default', transport]]),
     retryPolicy: new RetryPolicy(3, { initialMs: 1_000, maxMs: 10_000, jitter: 0 }),
     owner: 'relay-a',
     batchSize: 10,

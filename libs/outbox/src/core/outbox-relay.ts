@@ -1,4 +1,5 @@
 import { toOutgoingMessage } from './envelope';
+import { noTransportForRow } from './outbox.messages';
 import type { ClaimedMessage } from './outbox-message';
 import type { FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
@@ -12,7 +13,8 @@ export interface RelayLogger {
 
 export interface OutboxRelayConfig {
   store: OutboxStore;
-  transport: OutboxTransport;
+  /** Transports by name; rows name theirs (`'default'` unless a route says otherwise). */
+  transports: ReadonlyMap<string, OutboxTransport>;
   retryPolicy: RetryPolicy;
   owner: string;
   batchSize: number;
@@ -72,9 +74,9 @@ export class OutboxRelay {
     }
     if (messages.length === 0) return NOTHING;
 
-    // The store hands out at most one row per aggregate per batch, so the messages of a
-    // batch can be published concurrently without breaking per-aggregate order.
-    const errors = await Promise.all(messages.map((message) => this.publishOne(message)));
+    // The store hands out at most one row per aggregate and destination per batch, so the
+    // messages of a batch can be published concurrently without breaking their order.
+    const errors = await this.publishAll(messages);
     const published: string[] = [];
     const failed: FailedDelivery[] = [];
     messages.forEach((message, index) => {
@@ -116,22 +118,61 @@ export class OutboxRelay {
     } while (!this.stopped && this.passRequested);
   }
 
-  /** Resolves with `undefined` on success, or the error text to record. */
-  private async publishOne(message: ClaimedMessage): Promise<string | undefined> {
-    const { transport, publishTimeoutMs } = this.config;
-    let timer: NodeJS.Timeout | undefined;
+  /** One entry per message, in order: `undefined` when acknowledged, else the error text to record. */
+  private async publishAll(messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
+    const results = new Array<string | undefined>(messages.length);
+    const byTransport = new Map<string, number[]>();
+    messages.forEach((message, index) => byTransport.set(message.transport, [...(byTransport.get(message.transport) ?? []), index]));
+    await Promise.all(
+      [...byTransport].map(async ([name, indexes]) => {
+        const transport = this.config.transports.get(name);
+        if (!transport) {
+          indexes.forEach((index) => (results[index] = noTransportForRow(name)));
+          return;
+        }
+        const outcomes = await this.publishGroup(transport, indexes.map((index) => messages[index]));
+        indexes.forEach((index, position) => (results[index] = outcomes[position]));
+      }),
+    );
+    return results;
+  }
+
+  private async publishGroup(transport: OutboxTransport, messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
+    let outgoing: ReturnType<typeof toOutgoingMessage>[];
     try {
-      const outgoing = toOutgoingMessage(message);
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error(`${transport.name}: no acknowledgement within publishTimeoutMs (${publishTimeoutMs} ms)`)),
-          publishTimeoutMs,
-        );
-      });
-      await Promise.race([transport.publish(outgoing), timeout]);
-      return undefined;
+      outgoing = messages.map(toOutgoingMessage);
     } catch (error) {
-      return errorText(error);
+      return messages.map(() => errorText(error));
+    }
+    if (transport.publishBatch && outgoing.length > 1) {
+      try {
+        const outcomes = await this.withTimeout(transport, transport.publishBatch(outgoing));
+        return outgoing.map((_, index) => (outcomes[index] === undefined ? undefined : errorText(outcomes[index])));
+      } catch (error) {
+        return outgoing.map(() => errorText(error));
+      }
+    }
+    return Promise.all(
+      outgoing.map((message) =>
+        this.withTimeout(transport, transport.publish(message)).then(
+          () => undefined,
+          (error: unknown) => errorText(error),
+        ),
+      ),
+    );
+  }
+
+  private async withTimeout<T>(transport: OutboxTransport, publishing: Promise<T>): Promise<T> {
+    const { publishTimeoutMs } = this.config;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`${transport.name}: no acknowledgement within publishTimeoutMs (${publishTimeoutMs} ms)`)),
+        publishTimeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([publishing, timeout]);
     } finally {
       clearTimeout(timer);
     }

@@ -1,14 +1,31 @@
 import type { OutgoingMessage } from './outbox-message';
 
 /**
- * Publishes to a broker. `publish` resolves only once the broker has acknowledged the message
- * (as far as the transport can tell) and rejects otherwise; the relay marks the row published
- * only after it resolved.
+ * What "published" means for a transport:
+ * - `broker`: the broker confirmed it has the message (Kafka acks, RabbitMQ publisher confirm,
+ *   JetStream publish ack, MQTT PUBACK);
+ * - `none`: the message was handed to the connection; a broker crash can lose it.
+ */
+export type Acknowledgement = 'broker' | 'none';
+
+/**
+ * Publishes to a broker. `publish` resolves only once the message is as safe as
+ * `acknowledgement` says, and rejects otherwise; the relay marks the row published only after.
  */
 export interface OutboxTransport {
   /** Shown in logs and errors, e.g. `kafka` or `tcp`. */
   readonly name: string;
+  /** Default `'broker'` for custom transports: say `'none'` if yours cannot confirm. */
+  readonly acknowledgement?: Acknowledgement;
+  /** Why `acknowledgement` is `none`, for the startup warning. */
+  readonly acknowledgementNote?: string;
   publish(message: OutgoingMessage): Promise<void>;
+  /**
+   * Optional: publishes many messages in as few round trips as the client allows. Resolves with
+   * one entry per message, in order: `undefined` when acknowledged, else the error. Never
+   * called with two messages of one aggregate and destination.
+   */
+  publishBatch?(messages: OutgoingMessage[]): Promise<Array<Error | undefined>>;
 }
 
 export function isOutboxTransport(value: unknown): value is OutboxTransport {

@@ -6,17 +6,17 @@ export const invalidOption = (option: string, expected: string, got: unknown) =>
 export const conflictingOptions = (first: string, second: string, why: string) =>
   `OutboxModule options "${first}" and "${second}" cannot work together: ${why}.`;
 
-export const unknownTransportToken = (token: string) =>
-  `OutboxModule option "transport" names the provider ${token}, but no module provides it. ` +
+export const unknownTransportToken = (option: string, token: string) =>
+  `OutboxModule option "${option}" names the provider ${token}, but no module provides it. ` +
   `Register it with ClientsModule.register([{ name: ${token}, ... }]) in a module the app imports, ` +
   `or pass a ClientProxy or an OutboxTransport object instead.`;
 
-export const notATransport = (token: string, got: unknown) =>
-  `OutboxModule option "transport": the provider ${token} is ${describe(got)}, ` +
+export const notATransport = (option: string, token: string, got: unknown) =>
+  `OutboxModule option "${option}": the provider ${token} is ${describe(got)}, ` +
   `which is neither a ClientProxy nor an OutboxTransport ({ name, publish(message) }).`;
 
 export const missingTransport = () =>
-  `OutboxModule option "transport" is required when "relay" is enabled. ` +
+  `OutboxModule option "transport" (or "transports") is required when "relay" is enabled. ` +
   `Set it to a ClientsModule token, a ClientProxy or an OutboxTransport, or set relay: false for a write-only instance.`;
 
 export const unserializablePayload = (eventType: string, cause: string) =>
@@ -47,6 +47,24 @@ export const missingAggregateId = (aggregateType: string) =>
 
 export const unsupportedDatabase = (type: string) =>
   `The outbox does not support the TypeORM driver "${type}" yet. Supported: postgres, better-sqlite3.`;
+
+export const payloadTooLarge = (eventType: string, bytes: number, limit: number) =>
+  `Event "${eventType}" cannot be written to the outbox: its payload is ${bytes} bytes, over the limit of ${limit} bytes ` +
+  `(option "maxPayloadBytes"). Store large data elsewhere and publish a reference to it.`;
+
+export const unknownRouteTransport = (index: number, transport: string, known: string[]) =>
+  `OutboxModule option "routes[${index}].transport" names the transport "${transport}", which is not configured. ` +
+  `Known transports: ${known.map((name) => `"${name}"`).join(', ') || 'none'}. Add it to "transports".`;
+
+export const unacknowledgedTransport = (name: string, why: string, refused: boolean) =>
+  `Outbox transport "${name}" cannot confirm that the broker has a message (${why}): a row is marked published once ` +
+  `the message is handed over, and a broker crash can lose it. ` +
+  (refused
+    ? `Option "requireAcknowledgement" is true: use an acknowledging transport, or set it to false to accept this.`
+    : `Set "requireAcknowledgement: true" to refuse such transports.`);
+
+export const noTransportForRow = (transport: string) =>
+  `No transport named "${transport}" is configured on this relay; the row waits for one (retried with backoff).`;
 
 export const invalidHeader = (name: string, got: unknown) =>
   `Outbox header "${name}" must be a string, got ${describe(got)}. Convert it before returning it from "enrich".`;

@@ -3,13 +3,17 @@ import type { ClientProxy } from '@nestjs/microservices';
 import type { OutboxSettings } from '../core/outbox-options';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 
+export type OutboxTransportOption = string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
+
 export interface OutboxModuleOptions extends OutboxSettings {
   /**
    * Where the relay publishes: the injection token of a `ClientsModule` client (e.g. `'KAFKA'`)
    * or of a provider implementing `OutboxTransport`, a `ClientProxy`, or an `OutboxTransport`
    * object. Required unless `relay` is `false`.
    */
-  transport?: string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
+  transport?: OutboxTransportOption;
+  /** More transports by name, for `routes` (e.g. `{ partner: 'PARTNER_RMQ' }`). Default: none. */
+  transports?: Record<string, OutboxTransportOption>;
 }
 
 /** Options fixed when the module is declared, because they decide which providers exist. */

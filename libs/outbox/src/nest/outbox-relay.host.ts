@@ -2,21 +2,20 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { ClientProxy } from '@nestjs/microservices';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { missingTransport, notATransport, unknownTransportToken } from '../core/outbox.messages';
+import { unacknowledgedTransport } from '../core/outbox.messages';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
-import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
+import type { OutboxTransport } from '../core/outbox-transport.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
-import { ClientProxyTransport } from '../transports/client-proxy.transport';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
+import { checkRouteTransports, resolveTransports } from './outbox-transports.resolver';
 
 export function defaultRelayId(): string {
   return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -53,15 +52,17 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
           `Add CreateOutboxTable (or createOutboxTableMigration('${this.extras.tableName}')) to the data source's migrations and run them.`,
       );
     });
+    checkRouteTransports(this.options);
     if (!this.settings.relay) {
       this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${this.extras.tableName}" only.`);
       return;
     }
-    const transport = this.resolveTransport();
+    const transports = resolveTransports(this.options, this.moduleRef);
+    this.checkAcknowledgements(transports);
     const { relayId, batchSize, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
     this.relay = new OutboxRelay({
       store,
-      transport,
+      transports,
       retryPolicy: new RetryPolicy(maxAttempts, backoff),
       owner: relayId,
       batchSize,
@@ -71,7 +72,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     });
     this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.relay?.trigger(), pollIntervalMs));
     this.logger.log(
-      `Relay ${relayId} publishing "${this.extras.tableName}" through ${transport.name}: poll every ${pollIntervalMs} ms, ` +
+      `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(transports)}: poll every ${pollIntervalMs} ms, ` +
         `batches of ${batchSize}, lease ${leaseMs} ms, woken after each commit in this process.`,
     );
     void this.relay.trigger();
@@ -95,25 +96,17 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     return this.relay.publishBatch();
   }
 
-  private resolveTransport(): OutboxTransport {
-    const option = this.options.transport;
-    if (option === undefined || option === null) throw new OutboxConfigurationError(missingTransport());
-    if (typeof option === 'string' || typeof option === 'symbol' || typeof option === 'function') {
-      const label = typeof option === 'string' ? `"${option}"` : typeof option === 'symbol' ? option.toString() : option.name;
-      let provider: unknown;
-      try {
-        provider = this.moduleRef.get(option, { strict: false });
-      } catch {
-        throw new OutboxConfigurationError(unknownTransportToken(label));
-      }
-      return adaptTransport(provider, label);
+  private checkAcknowledgements(transports: Map<string, OutboxTransport>): void {
+    for (const [name, transport] of transports) {
+      if ((transport.acknowledgement ?? 'broker') === 'broker') continue;
+      const why = transport.acknowledgementNote ?? 'it reports no acknowledgement';
+      const label = name === 'default' ? transport.name : `${name} (${transport.name})`;
+      if (this.settings.requireAcknowledgement) throw new OutboxConfigurationError(unacknowledgedTransport(label, why, true));
+      this.logger.warn(unacknowledgedTransport(label, why, false));
     }
-    return adaptTransport(option, 'given as "transport"');
   }
 }
 
-function adaptTransport(value: unknown, label: string): OutboxTransport {
-  if (value instanceof ClientProxy) return new ClientProxyTransport(value);
-  if (isOutboxTransport(value)) return value;
-  throw new OutboxConfigurationError(notATransport(label, value));
+function describeTransports(transports: Map<string, OutboxTransport>): string {
+  return [...transports].map(([name, transport]) => (name === 'default' ? transport.name : `${name} (${transport.name})`)).join(', ');
 }

@@ -1,42 +1,34 @@
 import { lastValueFrom } from 'rxjs';
-import { ClientKafka, ClientMqtt, ClientNats, ClientProxy, ClientRedis, ClientRMQ, ClientTCP } from '@nestjs/microservices';
+import { ClientKafka, type ClientProxy } from '@nestjs/microservices';
 import type { OutgoingMessage } from '../core/outbox-message';
-import type { OutboxTransport } from '../core/outbox-transport.port';
+import type { Acknowledgement, OutboxTransport } from '../core/outbox-transport.port';
+import { profileOf, type ClientProfile } from './client-profiles';
+import { publishKafkaBatch } from './kafka-batch';
 
 /**
  * Publishes through any Nest microservice client. `emit` completes when the client has handed
- * the message over; for Kafka that is the broker's acknowledgement with the client's `acks`
- * setting (kafkajs defaults to -1, all in-sync replicas).
+ * the message over; what that guarantees depends on the client (see `acknowledgement`). Kafka
+ * batches go out with one produce request per topic.
  */
 export class ClientProxyTransport implements OutboxTransport {
   readonly name: string;
+  readonly acknowledgement: Acknowledgement;
+  readonly acknowledgementNote?: string;
+  readonly publishBatch?: (messages: OutgoingMessage[]) => Promise<Array<Error | undefined>>;
+  private readonly profile: ClientProfile;
 
   constructor(
     private readonly client: ClientProxy,
     name?: string,
   ) {
-    this.name = name ?? transportNameOf(client);
+    this.profile = profileOf(client);
+    this.name = name ?? this.profile.name;
+    this.acknowledgement = this.profile.acknowledgement;
+    this.acknowledgementNote = this.profile.acknowledgementNote;
+    if (client instanceof ClientKafka) this.publishBatch = (messages) => publishKafkaBatch(client, messages);
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
-    await lastValueFrom(this.client.emit(message.destination, this.recordFor(message)), { defaultValue: undefined });
+    await lastValueFrom(this.client.emit(message.destination, this.profile.toRecord(message)), { defaultValue: undefined });
   }
-
-  private recordFor(message: OutgoingMessage): unknown {
-    if (this.client instanceof ClientKafka) {
-      // The aggregate id as key keeps one aggregate's events in one partition, hence in order.
-      return { key: message.key, value: message.envelope, headers: message.headers };
-    }
-    return message.envelope;
-  }
-}
-
-function transportNameOf(client: ClientProxy): string {
-  if (client instanceof ClientKafka) return 'kafka';
-  if (client instanceof ClientTCP) return 'tcp';
-  if (client instanceof ClientRMQ) return 'rabbitmq';
-  if (client instanceof ClientNats) return 'nats';
-  if (client instanceof ClientRedis) return 'redis';
-  if (client instanceof ClientMqtt) return 'mqtt';
-  return client.constructor.name;
 }

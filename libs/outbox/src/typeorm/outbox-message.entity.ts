@@ -14,6 +14,7 @@ export interface OutboxMessageRow {
   eventVersion: number;
   aggregateType: string;
   aggregateId: string;
+  transport: string;
   destination: string;
   occurredAt: Date | string;
   correlationId: string | null;
@@ -52,6 +53,7 @@ export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): E
         eventVersion: { name: 'event_version', type: 'integer' },
         aggregateType: { name: 'aggregate_type', type: 'varchar', length: 255 },
         aggregateId: { name: 'aggregate_id', type: 'varchar', length: 255 },
+        transport: { type: 'varchar', length: 64 },
         destination: { type: 'varchar', length: 255 },
         occurredAt: { name: 'occurred_at', type: 'varchar' },
         correlationId: { name: 'correlation_id', type: 'varchar', length: 255, nullable: true },

@@ -47,6 +47,7 @@ function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
     version: Number(record.version),
     aggregateType: record.aggregateType,
     aggregateId: record.aggregateId,
+    transport: record.transport,
     destination: record.destination,
     occurredAt: record.occurredAt instanceof Date ? record.occurredAt.toISOString() : record.occurredAt,
     correlationId: record.correlationId ?? undefined,

@@ -50,7 +50,7 @@ export class TypeOrmOutboxWriter {
   /** Builds the rows (failing before any SQL if one cannot be built) and inserts them. */
   async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
-    const messages = drafts.map((draft) => this.factory.create(draft));
+    const messages = drafts.flatMap((draft) => this.factory.create(draft));
     const dialect = dialectFor(manager.connection.options.type, this.tableName);
     const insertAll = async () => {
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {

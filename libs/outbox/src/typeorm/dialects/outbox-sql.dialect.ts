@@ -30,6 +30,7 @@ export const INSERT_COLUMNS = [
   'event_version',
   'aggregate_type',
   'aggregate_id',
+  'transport',
   'destination',
   'occurred_at',
   'correlation_id',
@@ -43,7 +44,7 @@ export const INSERT_COLUMNS = [
 export function claimedColumns(alias?: string): string {
   const c = alias ? `${alias}.` : '';
   return `${c}position AS "position", ${c}id AS "id", ${c}event_type AS "type", ${c}event_version AS "version",
-    ${c}aggregate_type AS "aggregateType", ${c}aggregate_id AS "aggregateId", ${c}destination AS "destination",
+    ${c}aggregate_type AS "aggregateType", ${c}aggregate_id AS "aggregateId", ${c}transport AS "transport", ${c}destination AS "destination",
     ${c}occurred_at AS "occurredAt", ${c}correlation_id AS "correlationId", ${c}causation_id AS "causationId",
     ${c}tenant_id AS "tenantId", ${c}headers AS "headers", ${c}payload AS "payloadJson", ${c}attempts AS "attempt"`;
 }
@@ -55,6 +56,7 @@ export interface OutboxRowRecord {
   version: number;
   aggregateType: string;
   aggregateId: string;
+  transport: string;
   destination: string;
   occurredAt: string | Date;
   correlationId: string | null;
@@ -72,6 +74,7 @@ export function insertValues(message: NewOutboxMessage, occurredAt: unknown): un
     message.version,
     message.aggregateType,
     message.aggregateId,
+    message.transport,
     message.destination,
     occurredAt,
     message.correlationId ?? null,

@@ -20,6 +20,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
             AND NOT EXISTS (
               SELECT 1 FROM ${t} e
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
+                AND e.transport = m.transport AND e.destination = m.destination
                 AND e.position < m.position AND e.status <> 'published')
           ORDER BY m.position
           LIMIT $2
@@ -76,6 +77,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         event_version integer NOT NULL,
         aggregate_type varchar(255) NOT NULL,
         aggregate_id varchar(255) NOT NULL,
+        transport varchar(64) NOT NULL DEFAULT 'default',
         destination varchar(255) NOT NULL,
         occurred_at timestamptz NOT NULL,
         correlation_id varchar(255),
@@ -95,8 +97,8 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         CONSTRAINT "${t}_status_check" CHECK (status IN ('pending', 'published', 'dead')))`,
       // The claim scan reads pending rows only, in position order.
       `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
-      // The ordering rule looks up earlier unpublished rows of one aggregate.
-      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, position) WHERE status <> 'published'`,
+      // The ordering rule looks up earlier unpublished rows of one aggregate and destination.
+      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status <> 'published'`,
     ];
   }
 }

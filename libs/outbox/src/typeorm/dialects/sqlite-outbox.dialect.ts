@@ -26,6 +26,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
             AND NOT EXISTS (
               SELECT 1 FROM ${t} e
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
+                AND e.transport = m.transport AND e.destination = m.destination
                 AND e.position < m.position AND e.status <> 'published')
           ORDER BY m.position
           LIMIT ?)
@@ -78,6 +79,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         event_version integer NOT NULL,
         aggregate_type varchar(255) NOT NULL,
         aggregate_id varchar(255) NOT NULL,
+        transport varchar(64) NOT NULL DEFAULT 'default',
         destination varchar(255) NOT NULL,
         occurred_at varchar(30) NOT NULL,
         correlation_id varchar(255),
@@ -94,7 +96,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         created_at varchar(30) NOT NULL DEFAULT (${NOW}),
         published_at varchar(30))`,
       `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
-      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, position) WHERE status <> 'published'`,
+      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status <> 'published'`,
     ];
   }
 }

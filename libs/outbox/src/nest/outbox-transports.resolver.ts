@@ -1,0 +1,49 @@
+import type { ModuleRef } from '@nestjs/core';
+import { ClientProxy } from '@nestjs/microservices';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { missingTransport, notATransport, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
+import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
+import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
+import { ClientProxyTransport } from '../transports/client-proxy.transport';
+import type { OutboxModuleOptions, OutboxTransportOption } from './outbox-module.options';
+
+/** Turns the `transport` / `transports` options into transports by name, failing on what cannot work. */
+export function resolveTransports(options: OutboxModuleOptions, moduleRef: ModuleRef): Map<string, OutboxTransport> {
+  const transports = new Map<string, OutboxTransport>();
+  if (options.transport !== undefined && options.transport !== null) {
+    transports.set(DEFAULT_TRANSPORT, resolveTransport(options.transport, moduleRef, 'transport'));
+  }
+  for (const [name, option] of Object.entries(options.transports ?? {})) {
+    transports.set(name, resolveTransport(option, moduleRef, `transports.${name}`));
+  }
+  if (transports.size === 0) throw new OutboxConfigurationError(missingTransport());
+  return transports;
+}
+
+/** Routes must name a configured transport; checked even on instances that do not relay. */
+export function checkRouteTransports(options: OutboxModuleOptions): void {
+  const known = [...(options.transport !== undefined ? [DEFAULT_TRANSPORT] : []), ...Object.keys(options.transports ?? {})];
+  (options.routes ?? []).forEach((route: OutboxRoute, index) => {
+    if (!known.includes(route.transport)) throw new OutboxConfigurationError(unknownRouteTransport(index, route.transport, known));
+  });
+}
+
+function resolveTransport(option: OutboxTransportOption, moduleRef: ModuleRef, optionName: string): OutboxTransport {
+  if (typeof option === 'string' || typeof option === 'symbol' || typeof option === 'function') {
+    const label = typeof option === 'string' ? `"${option}"` : typeof option === 'symbol' ? option.toString() : option.name;
+    let provider: unknown;
+    try {
+      provider = moduleRef.get(option, { strict: false });
+    } catch {
+      throw new OutboxConfigurationError(unknownTransportToken(optionName, label));
+    }
+    return adapt(provider, label, optionName);
+  }
+  return adapt(option, 'given', optionName);
+}
+
+function adapt(value: unknown, label: string, optionName: string): OutboxTransport {
+  if (value instanceof ClientProxy) return new ClientProxyTransport(value);
+  if (isOutboxTransport(value)) return value;
+  throw new OutboxConfigurationError(notATransport(optionName, label, value));
+}

@@ -1,0 +1,70 @@
+import { ClientKafka, ClientMqtt, ClientNats, ClientProxy, ClientRedis, ClientRMQ, ClientTCP, MqttRecord, RmqRecord } from '@nestjs/microservices';
+import type { OutgoingMessage } from '../core/outbox-message';
+import type { Acknowledgement } from '../core/outbox-transport.port';
+import { natsRecordFor } from './nats-headers';
+
+/** How the outbox talks to one kind of Nest client: what it sends, and what "published" means there. */
+export interface ClientProfile {
+  name: string;
+  acknowledgement: Acknowledgement;
+  acknowledgementNote?: string;
+  toRecord(message: OutgoingMessage): unknown;
+}
+
+type ClientOptions = { send?: { acks?: number }; qos?: number };
+
+// Nest keeps a client's options protected; the outbox only reads them to report what an ack means.
+const optionsOf = (client: object): ClientOptions => (Reflect.get(client, 'options') as ClientOptions | undefined) ?? {};
+
+export function profileOf(client: ClientProxy): ClientProfile {
+  if (client instanceof ClientKafka) {
+    const acks = optionsOf(client).send?.acks ?? -1;
+    return {
+      name: 'kafka',
+      acknowledgement: acks === 0 ? 'none' : 'broker',
+      acknowledgementNote: acks === 0 ? 'the client sends with acks: 0' : undefined,
+      // The aggregate id as key keeps one aggregate's events in one partition, hence in order.
+      toRecord: (message) => ({ key: message.key, value: message.envelope, headers: message.headers }),
+    };
+  }
+  if (client instanceof ClientRMQ) {
+    return {
+      name: 'rabbitmq',
+      // Nest publishes over a confirm channel: the callback fires on the broker's publisher confirm.
+      acknowledgement: 'broker',
+      toRecord: (message) =>
+        new RmqRecord(message.envelope, {
+          messageId: message.envelope.id,
+          type: message.envelope.type,
+          timestamp: Date.parse(message.envelope.occurredAt),
+          contentType: 'application/json',
+          persistent: true,
+          headers: { ...message.headers, 'outbox-key': message.key },
+        }),
+    };
+  }
+  if (client instanceof ClientMqtt) {
+    return {
+      name: 'mqtt',
+      // QoS 1: the publish callback fires on the broker's PUBACK.
+      acknowledgement: 'broker',
+      toRecord: (message) =>
+        new MqttRecord(message.envelope, { qos: 1, properties: { userProperties: { ...message.headers, 'outbox-key': message.key } } }),
+    };
+  }
+  if (client instanceof ClientNats) {
+    return {
+      name: 'nats',
+      acknowledgement: 'none',
+      acknowledgementNote: 'core NATS publishes are fire-and-forget; use JetStreamTransport for acknowledged publishes',
+      toRecord: (message) => natsRecordFor(message),
+    };
+  }
+  if (client instanceof ClientRedis) {
+    return { name: 'redis', acknowledgement: 'none', acknowledgementNote: 'Redis pub/sub keeps nothing for absent subscribers', toRecord: (m) => m.envelope };
+  }
+  if (client instanceof ClientTCP) {
+    return { name: 'tcp', acknowledgement: 'none', acknowledgementNote: 'TCP events are only written to the socket', toRecord: (m) => m.envelope };
+  }
+  return { name: client.constructor.name, acknowledgement: 'broker', toRecord: (message) => message.envelope };
+}

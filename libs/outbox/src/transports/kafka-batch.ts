@@ -1,0 +1,42 @@
+import type { ClientKafka } from '@nestjs/microservices';
+import type { OutgoingMessage } from '../core/outbox-message';
+
+interface KafkaSendOptions {
+  acks?: number;
+  timeout?: number;
+  compression?: number;
+}
+
+/**
+ * Sends a claimed batch with one produce call per topic (kafkajs groups each call into one
+ * request per broker). Topics fail independently, so a partial failure marks only the
+ * messages of the topic that failed.
+ */
+export async function publishKafkaBatch(client: ClientKafka, messages: OutgoingMessage[]): Promise<Array<Error | undefined>> {
+  const producer = await client.connect();
+  const send = ((Reflect.get(client, 'options') as { send?: KafkaSendOptions } | undefined)?.send ?? {}) as KafkaSendOptions;
+  const byTopic = new Map<string, number[]>();
+  messages.forEach((message, index) => byTopic.set(message.destination, [...(byTopic.get(message.destination) ?? []), index]));
+  const outcomes = new Array<Error | undefined>(messages.length);
+  await Promise.all(
+    [...byTopic].map(async ([topic, indexes]) => {
+      try {
+        await producer.send({
+          topic,
+          acks: send.acks ?? -1,
+          timeout: send.timeout,
+          compression: send.compression,
+          messages: indexes.map((index) => ({
+            key: messages[index].key,
+            value: JSON.stringify(messages[index].envelope),
+            headers: messages[index].headers,
+          })),
+        });
+      } catch (error) {
+        const failure = error instanceof Error ? error : new Error(String(error));
+        indexes.forEach((index) => (outcomes[index] = failure));
+      }
+    }),
+  );
+  return outcomes;
+}
