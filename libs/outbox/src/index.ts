@@ -1,6 +1,6 @@
 // Module and injectables
 export { OutboxModule } from './nest/outbox.module';
-export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-module.options';
+export type { OutboxModuleOptions, OutboxModuleExtras, OutboxTransportOption } from './nest/outbox-module.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
 
@@ -12,9 +12,9 @@ export { OutboxAggregateRoot, WithOutboxEvents, recordEvent, getRecordedEvents, 
 // Messages, ports and settings
 export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus } from './core/outbox-message';
 export { ENVELOPE_HEADERS } from './core/envelope';
-export type { OutboxTransport } from './core/outbox-transport.port';
+export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
 export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';
-export { OUTBOX_DEFAULTS, type OutboxSettings, type EventDraft } from './core/outbox-options';
+export { OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type EventDraft } from './core/outbox-options';
 export { OutboxConfigurationError, OutboxWriteError } from './core/outbox.errors';
 export { InMemoryOutboxStore } from './core/in-memory-outbox.store';
 export { OutboxRelay, type BatchOutcome } from './core/outbox-relay';
@@ -28,3 +28,4 @@ export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
 
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';
+export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';

@@ -26,6 +26,8 @@ export interface OutboxTransport {
    * called with two messages of one aggregate and destination.
    */
   publishBatch?(messages: OutgoingMessage[]): Promise<Array<Error | undefined>>;
+  /** Optional: called once when the application shuts down, after the relay has stopped. */
+  close?(): Promise<void>;
 }
 
 export function isOutboxTransport(value: unknown): value is OutboxTransport {

@@ -30,6 +30,7 @@ export function defaultRelayId(): string {
 export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private relay: OutboxRelay | undefined;
+  private transports = new Map<string, OutboxTransport>();
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -59,6 +60,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     }
     const transports = resolveTransports(this.options, this.moduleRef);
     this.checkAcknowledgements(transports);
+    this.transports = transports;
     const { relayId, batchSize, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
     this.relay = new OutboxRelay({
       store,
@@ -83,6 +85,9 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     if (this.schedulerRegistry.doesExist('interval', this.intervalName)) this.schedulerRegistry.deleteInterval(this.intervalName);
     await this.relay.stop(this.settings.shutdownTimeoutMs);
     this.relay = undefined;
+    for (const transport of this.transports.values()) {
+      await transport.close?.().catch((error: unknown) => this.logger.warn(`Closing transport ${transport.name} failed: ${String(error)}`));
+    }
   }
 
   /** Publishes what is claimable now; resolves when nothing is left. No-op when the relay is off. */

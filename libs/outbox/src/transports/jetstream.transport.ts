@@ -1,0 +1,88 @@
+import type { OutgoingMessage } from '../core/outbox-message';
+import type { OutboxTransport } from '../core/outbox-transport.port';
+
+export interface JetStreamTransportOptions {
+  /** NATS server URL(s), e.g. `nats://127.0.0.1:4222`. */
+  servers: string | string[];
+  /** Create this stream at first use if it does not exist (a publish to a subject no stream captures fails). */
+  stream?: { name: string; subjects: string[] };
+  /** Name in logs. Default `'nats-jetstream'`. */
+  name?: string;
+}
+
+interface JetStreamClient {
+  publish(subject: string, payload: string, options: object): Promise<unknown>;
+}
+
+interface NatsModules {
+  connect(options: { servers: string | string[]; name?: string }): Promise<NatsConnection>;
+  headers(): { set(name: string, value: string): void };
+  jetstream(connection: NatsConnection): JetStreamClient;
+  jetstreamManager(connection: NatsConnection): Promise<{
+    streams: { info(name: string): Promise<unknown>; add(config: { name: string; subjects: string[] }): Promise<unknown> };
+  }>;
+}
+
+interface NatsConnection {
+  close(): Promise<void>;
+}
+
+/**
+ * Publishes to NATS JetStream and waits for the stream's publish acknowledgement. The message
+ * id doubles as JetStream's `Nats-Msg-Id`, so a retry inside the stream's duplicate window is
+ * stored once. Core-NATS subscribers (a Nest `@EventPattern` on the NATS transport) still
+ * receive the messages: the stream captures them, it does not hide them.
+ */
+export class JetStreamTransport implements OutboxTransport {
+  readonly name: string;
+  readonly acknowledgement = 'broker' as const;
+  private connecting: Promise<{ connection: NatsConnection; client: JetStreamClient }> | undefined;
+
+  constructor(private readonly options: JetStreamTransportOptions) {
+    this.name = options.name ?? 'nats-jetstream';
+  }
+
+  async publish(message: OutgoingMessage): Promise<void> {
+    const { client } = await this.connect();
+    const nats = natsModules();
+    const headers = nats.headers();
+    for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
+    headers.set('outbox-key', message.key);
+    await client.publish(message.destination, JSON.stringify(message.envelope), { msgID: message.envelope.id, headers });
+  }
+
+  /** Closes the connection; the outbox calls it on application shutdown. Safe to call twice. */
+  async close(): Promise<void> {
+    const connecting = this.connecting;
+    this.connecting = undefined;
+    if (connecting) await (await connecting.catch(() => undefined))?.connection.close();
+  }
+
+  private connect() {
+    this.connecting ??= this.open().catch((error: unknown) => {
+      // A failed connection is not cached: the next publish tries again.
+      this.connecting = undefined;
+      throw error;
+    });
+    return this.connecting;
+  }
+
+  private async open() {
+    const nats = natsModules();
+    const connection = await nats.connect({ servers: this.options.servers, name: this.name });
+    if (this.options.stream) {
+      const manager = await nats.jetstreamManager(connection);
+      const { name, subjects } = this.options.stream;
+      await manager.streams.info(name).catch(() => manager.streams.add({ name, subjects }));
+    }
+    return { connection, client: nats.jetstream(connection) };
+  }
+}
+
+let modules: NatsModules | undefined;
+
+// Loaded on first use, so that applications without NATS need neither package.
+function natsModules(): NatsModules {
+  modules ??= { ...require('@nats-io/transport-node'), ...require('@nats-io/jetstream') } as NatsModules;
+  return modules;
+}
