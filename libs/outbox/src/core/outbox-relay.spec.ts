@@ -149,6 +149,44 @@ describe('OutboxRelay', () => {
     expect(store.rows[0]).toMatchObject({ status: 'pending', leaseOwner: 'successor' });
   });
 
+  it('sends a batch through publishBatch and marks only the failed messages for retry', async () => {
+    const batches: string[][] = [];
+    const batching: OutboxTransport = {
+      name: 'batching',
+      publish: async () => {
+        throw new Error('publish() must not be used when publishBatch exists');
+      },
+      publishBatch: async (messages) => {
+        batches.push(messages.map((m) => m.key));
+        return messages.map((m) => (m.key === 'b' ? new Error('partition offline') : undefined));
+      },
+    };
+    store.add([message('a'), message('b'), message('c')]);
+    const outcome = await relay(store, batching).publishBatch();
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    expect(outcome).toEqual({ claimed: 3, published: 2, retried: 1, dead: 0 });
+    expect(store.rows.map((row) => [row.status, row.lastError])).toEqual([
+      ['published', undefined],
+      ['pending', 'partition offline'],
+      ['published', undefined],
+    ]);
+  });
+
+  it('publishes each row through the transport it names; one destination being down does not hold back another', async () => {
+    const partner = new RecordingTransport();
+    const internal = new RecordingTransport();
+    const toPartner = { ...message('a'), transport: 'partner', destination: 'partner.things' };
+    const laterInternal = message('a');
+    const laterPartner = { ...message('a'), transport: 'partner', destination: 'partner.things' };
+    store.add([message('a'), toPartner, laterInternal, laterPartner, { ...message('z'), transport: 'gone' }]);
+    internal.failNext.set(store.rows[0].message.id, 5);
+    const subject = relay(store, internal, { transports: new Map<string, OutboxTransport>([['default', internal], ['partner', partner]]) });
+    await subject.trigger();
+    expect(partner.delivered.map((m) => m.envelope.id)).toEqual([toPartner.id, laterPartner.id]);
+    expect(internal.delivered).toHaveLength(0);
+    expect(store.rows[4]).toMatchObject({ status: 'pending', lastError: expect.stringContaining('No transport named "gone"') });
+  });
+
   it('on stop, waits for the batch in flight and releases what it still holds', async () => {
     store.add([message('a'), message('b')]);
     const claimed = await store.claim({ owner: 'relay-a', limit: 1, leaseMs: 30_000 });
