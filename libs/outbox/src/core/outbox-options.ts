@@ -31,8 +31,14 @@ export interface OutboxRoute {
 export interface OutboxSettings {
   /** Whether this instance runs the relay. A web-only instance may write rows and leave relaying to others. Default `true`. */
   relay?: boolean;
-  /** Milliseconds between polls of the outbox table (the safety net behind the after-commit wake-up). Default `1000`. */
+  /** Milliseconds between polls of the outbox table (the safety net behind the after-commit wake-up and notifications). Default `1000`. */
   pollIntervalMs?: number;
+  /**
+   * PostgreSQL: writers send a NOTIFY inside their transaction and every instance's relay LISTENs,
+   * so a commit anywhere wakes all relays at once. Turn off behind a transaction-pooling proxy
+   * (PgBouncer in transaction mode), where LISTEN does not work. Ignored elsewhere. Default `true`.
+   */
+  notifications?: boolean;
   /** Rows claimed and published per round. Default `100`. */
   batchSize?: number;
   /** Milliseconds a claimed row stays reserved for this relay; a crashed relay's rows are reclaimed after it. Default `30000`. */
@@ -66,6 +72,7 @@ export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic
 
 export const OUTBOX_DEFAULTS = {
   relay: true,
+  notifications: true,
   pollIntervalMs: 1_000,
   batchSize: 100,
   leaseMs: 30_000,
@@ -84,6 +91,7 @@ export const DEFAULT_TRANSPORT = 'default';
 export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: () => string): ResolvedOutboxSettings {
   const resolved: ResolvedOutboxSettings = {
     relay: options.relay ?? OUTBOX_DEFAULTS.relay,
+    notifications: options.notifications ?? OUTBOX_DEFAULTS.notifications,
     pollIntervalMs: options.pollIntervalMs ?? OUTBOX_DEFAULTS.pollIntervalMs,
     batchSize: options.batchSize ?? OUTBOX_DEFAULTS.batchSize,
     leaseMs: options.leaseMs ?? OUTBOX_DEFAULTS.leaseMs,
@@ -105,6 +113,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
 
 function validate(settings: ResolvedOutboxSettings): void {
   if (typeof settings.relay !== 'boolean') fail('relay', 'true or false', settings.relay);
+  if (typeof settings.notifications !== 'boolean') fail('notifications', 'true or false', settings.notifications);
   positiveInteger('pollIntervalMs', settings.pollIntervalMs);
   positiveInteger('batchSize', settings.batchSize);
   positiveInteger('leaseMs', settings.leaseMs);

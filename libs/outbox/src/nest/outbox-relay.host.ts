@@ -11,6 +11,7 @@ import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
+import { notificationChannel, PostgresNotificationListener } from '../typeorm/postgres-notification.listener';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
@@ -30,6 +31,7 @@ export function defaultRelayId(): string {
 export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private relay: OutboxRelay | undefined;
+  private listener: PostgresNotificationListener | undefined;
   private transports = new Map<string, OutboxTransport>();
 
   constructor(
@@ -73,9 +75,10 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       logger: this.logger,
     });
     this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.relay?.trigger(), pollIntervalMs));
+    const wakeUps = await this.listenForCommits();
     this.logger.log(
       `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(transports)}: poll every ${pollIntervalMs} ms, ` +
-        `batches of ${batchSize}, lease ${leaseMs} ms, woken after each commit in this process.`,
+        `batches of ${batchSize}, lease ${leaseMs} ms; woken ${wakeUps}.`,
     );
     void this.relay.trigger();
   }
@@ -83,6 +86,8 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.relay) return;
     if (this.schedulerRegistry.doesExist('interval', this.intervalName)) this.schedulerRegistry.deleteInterval(this.intervalName);
+    await this.listener?.stop();
+    this.listener = undefined;
     await this.relay.stop(this.settings.shutdownTimeoutMs);
     this.relay = undefined;
     for (const transport of this.transports.values()) {
@@ -99,6 +104,19 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   publishBatch(): Promise<BatchOutcome> {
     if (!this.relay) return Promise.resolve({ claimed: 0, published: 0, retried: 0, dead: 0 });
     return this.relay.publishBatch();
+  }
+
+  /** Cross-instance wake-up where the database offers it; says what wakes the relay, for the startup log. */
+  private async listenForCommits(): Promise<string> {
+    const local = 'after each commit in this process';
+    if (this.dataSource.options.type !== 'postgres') {
+      return `${local}; no cross-instance notifications on ${this.dataSource.options.type}, other instances' rows are found by polling`;
+    }
+    if (!this.settings.notifications) return `${local}; notifications off (notifications: false), other instances' rows are found by polling`;
+    const channel = notificationChannel(this.extras.tableName);
+    this.listener = new PostgresNotificationListener(this.dataSource, channel, () => void this.relay?.trigger(), this.logger);
+    await this.listener.start();
+    return `${local} and by LISTEN "${channel}" for commits anywhere`;
   }
 
   private checkAcknowledgements(transports: Map<string, OutboxTransport>): void {

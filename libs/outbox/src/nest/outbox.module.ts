@@ -4,6 +4,7 @@ import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
+import { notificationChannel } from '../typeorm/postgres-notification.listener';
 import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
 import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
@@ -27,7 +28,12 @@ import { OutboxSubscriberRegistrar } from './outbox-subscriber.registrar';
       provide: OUTBOX_WRITER,
       inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS],
       useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker, extras: ResolvedOutboxExtras) =>
-        new TypeOrmOutboxWriter(new OutboxMessageFactory(settings), tracker, extras.tableName),
+        new TypeOrmOutboxWriter(
+          new OutboxMessageFactory(settings),
+          tracker,
+          extras.tableName,
+          settings.notifications ? notificationChannel(extras.tableName) : undefined,
+        ),
     },
     OutboxRelayHost,
     OutboxSubscriberRegistrar,

@@ -7,10 +7,11 @@ import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
 import { PooledSqlRunner, SharedConnectionSqlRunner, type SqlRunner } from './sql-runners';
 import { SqlOutboxStore } from './sql-outbox.store';
 
-export function dialectFor(driverType: string, tableName: string): OutboxSqlDialect {
+/** `notifyChannel`: PostgreSQL only; inserts also NOTIFY it (see PostgresNotificationListener). */
+export function dialectFor(driverType: string, tableName: string, notifyChannel?: string): OutboxSqlDialect {
   switch (driverType) {
     case 'postgres':
-      return new PostgresOutboxDialect(tableName);
+      return new PostgresOutboxDialect(tableName, notifyChannel);
     case 'better-sqlite3':
       return new SqliteOutboxDialect(tableName);
     default:

@@ -35,6 +35,8 @@ export class TypeOrmOutboxWriter {
     private readonly factory: OutboxMessageFactory,
     private readonly tracker: OutboxTransactionTracker,
     private readonly tableName: string,
+    /** PostgreSQL channel notified by each insert, or undefined for none. */
+    private readonly notifyChannel?: string,
   ) {}
 
   /** Explicit API: adds messages inside a transaction the caller already has. */
@@ -51,7 +53,7 @@ export class TypeOrmOutboxWriter {
   async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
-    const dialect = dialectFor(manager.connection.options.type, this.tableName);
+    const dialect = dialectFor(manager.connection.options.type, this.tableName, this.notifyChannel);
     const insertAll = async () => {
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
         const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));

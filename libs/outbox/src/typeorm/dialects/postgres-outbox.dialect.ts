@@ -7,7 +7,11 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
   readonly name = 'postgres';
   protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
 
-  constructor(table: string) {
+  /** `notifyChannel`: when set, every insert also notifies it, delivered by PostgreSQL at commit. */
+  constructor(
+    table: string,
+    private readonly notifyChannel?: string,
+  ) {
     super(table);
     const t = `"${table}"`;
     this.sql = {
@@ -49,9 +53,13 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
   insert(messages: NewOutboxMessage[]): SqlStatement {
     const width = INSERT_COLUMNS.length;
     const rows = messages.map((_, row) => `(${INSERT_COLUMNS.map((_, column) => `$${row * width + column + 1}`).join(', ')})`);
+    const insert = `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
+    const params = messages.flatMap((message) => insertValues(message, message.occurredAt));
+    if (!this.notifyChannel) return { sql: insert, params };
+    // One round trip: the notification rides on the insert and is only delivered if it commits.
     return {
-      sql: `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`,
-      params: messages.flatMap((message) => insertValues(message, message.occurredAt)),
+      sql: `WITH inserted AS (${insert} RETURNING position) SELECT pg_notify($${params.length + 1}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`,
+      params: [...params, this.notifyChannel],
     };
   }
 

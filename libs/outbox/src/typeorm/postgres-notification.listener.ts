@@ -1,0 +1,90 @@
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import type { RelayLogger } from '../core/outbox-relay';
+
+interface PgClient {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string }) => void): void;
+  on(event: 'error' | 'end', listener: (error?: Error) => void): void;
+  removeAllListeners(): void;
+}
+
+/** The notification channel of an outbox table (table names are plain identifiers, so this is one too). */
+export function notificationChannel(tableName: string): string {
+  return `outbox_${tableName}`.slice(0, 63);
+}
+
+/**
+ * Holds one pooled connection that LISTENs on the outbox channel, so that a commit in any
+ * instance wakes this instance's relay. When the connection breaks (a database restart), it is
+ * dropped and re-established with backoff, and the relay is woken once in case a notification
+ * was missed meanwhile.
+ */
+export class PostgresNotificationListener {
+  private client: PgClient | undefined;
+  private release: ((error?: Error | boolean) => void) | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private failures = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly channel: string,
+    private readonly onNotification: () => void,
+    private readonly logger: RelayLogger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  /** Safe to call twice. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    await this.drop(false);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const [client, release] = await (this.dataSource.driver as PostgresDriver).obtainMasterConnection();
+      this.client = client as PgClient;
+      this.release = release as (error?: Error | boolean) => void;
+      this.client.on('notification', (message) => {
+        if (message.channel === this.channel) this.onNotification();
+      });
+      this.client.on('error', (error) => void this.reconnect(error));
+      this.client.on('end', () => void this.reconnect(new Error('connection ended')));
+      await this.client.query(`LISTEN "${this.channel}"`);
+      if (this.failures > 0) this.logger.log(`Outbox: listening on "${this.channel}" again.`);
+      this.failures = 0;
+      this.onNotification();
+    } catch (error) {
+      await this.reconnect(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private async reconnect(error?: Error): Promise<void> {
+    if (this.stopped) return;
+    await this.drop(true);
+    this.failures += 1;
+    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.failures, 7));
+    if (this.failures === 1) {
+      this.logger.warn(`Outbox: LISTEN connection lost (${error?.message ?? 'unknown'}); polling covers until it is back, retrying in ${delay} ms.`);
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+  }
+
+  private async drop(broken: boolean): Promise<void> {
+    const [client, release] = [this.client, this.release];
+    this.client = this.release = undefined;
+    if (!client || !release) return;
+    client.removeAllListeners();
+    // A broken client must not go back into the pool: release(true) destroys it.
+    if (!broken) await client.query(`UNLISTEN "${this.channel}"`).catch(() => undefined);
+    release(broken ? true : undefined);
+  }
+}
