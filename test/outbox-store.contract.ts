@@ -194,6 +194,23 @@ export function describeOutboxContract(database: TestDatabase): void {
         expect(first).toMatchObject({ status: 'published', attempts: 3, lastError: `refused ${slowIds[0]}` });
       });
 
+      it('records every failure of a batch with its own error and retry time, and a dead row in the same batch', async () => {
+        const parcels = [Parcel.register('f1', 1), Parcel.register('f2', 2), Parcel.register('f3', 3)];
+        await harness.dataSource.getRepository(Parcel).save(parcels);
+        const rows = await harness.rows();
+        const transport = new RecordingTransport();
+        rows.forEach((row) => transport.failTimes(row.id, 1));
+        const attempt = await harness.relay('relay', transport, { maxAttempts: 5 }).publishBatch();
+        expect(attempt).toEqual({ claimed: 3, published: 0, retried: 3, dead: 0 });
+        const failed = await harness.rows();
+        expect(failed.map((row) => [row.status, row.attempts, row.lastError, row.leaseOwner])).toEqual(rows.map((row) => ['pending', 1, `refused ${row.id}`, null]));
+        expect(failed.every((row) => row.nextAttemptAt !== null)).toBe(true);
+
+        rows.forEach((row) => transport.failTimes(row.id, 1));
+        await waitFor('the retry time to come', async () => (await harness.relay('relay', transport, { maxAttempts: 2 }).publishBatch()).claimed === 3);
+        expect((await harness.rows()).map((row) => row.status)).toEqual(['dead', 'dead', 'dead']);
+      });
+
       it('turns a row dead after max attempts with the broker’s error, and holds that aggregate', async () => {
         const poison = Parcel.register('poison', 1);
         poison.relabel('behind the poison');

@@ -22,11 +22,8 @@ export class SqlOutboxStore implements OutboxStore {
   }
 
   async markFailed(owner: string, failures: FailedDelivery[]): Promise<number> {
-    let changed = 0;
-    for (const failure of failures) {
-      changed += (await this.runner.rows(this.dialect.markFailed(owner, failure))).length;
-    }
-    return changed;
+    if (failures.length === 0) return 0;
+    return (await this.runner.rows(this.dialect.markFailed(owner, failures))).length;
   }
 
   async release(owner: string): Promise<number> {

@@ -16,7 +16,7 @@ export interface OutboxSqlDialect {
   insert(messages: NewOutboxMessage[]): SqlStatement;
   claim(owner: string, limit: number, leaseMs: number): SqlStatement;
   markPublished(owner: string, positions: string[]): SqlStatement;
-  markFailed(owner: string, failure: FailedDelivery): SqlStatement;
+  markFailed(owner: string, failures: FailedDelivery[]): SqlStatement;
   release(owner: string): SqlStatement;
   /** A cheap statement that fails when the table is missing. */
   probe(): SqlStatement;

@@ -38,11 +38,12 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         WHERE position = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'
         RETURNING position`,
       markFailed: `
-        UPDATE ${t} SET last_error = $3, lease_owner = NULL, lease_expires_at = NULL,
-          status = CASE WHEN $4::bigint IS NULL THEN 'dead' ELSE 'pending' END,
-          next_attempt_at = CASE WHEN $4::bigint IS NULL THEN NULL ELSE now() + $4::bigint * interval '1 millisecond' END
-        WHERE position = $2 AND lease_owner = $1 AND status = 'pending'
-        RETURNING position`,
+        UPDATE ${t} AS m SET last_error = f.error, lease_owner = NULL, lease_expires_at = NULL,
+          status = CASE WHEN f.retry_ms IS NULL THEN 'dead' ELSE 'pending' END,
+          next_attempt_at = CASE WHEN f.retry_ms IS NULL THEN NULL ELSE now() + f.retry_ms * interval '1 millisecond' END
+        FROM unnest($2::bigint[], $3::text[], $4::bigint[]) AS f(position, error, retry_ms)
+        WHERE m.position = f.position AND m.lease_owner = $1 AND m.status = 'pending'
+        RETURNING m.position`,
       release: `
         UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
         WHERE lease_owner = $1 AND status = 'pending'
@@ -71,8 +72,11 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     return { sql: this.sql.markPublished, params: [owner, positions] };
   }
 
-  markFailed(owner: string, failure: FailedDelivery): SqlStatement {
-    return { sql: this.sql.markFailed, params: [owner, failure.position, failure.error, failure.retryInMs] };
+  markFailed(owner: string, failures: FailedDelivery[]): SqlStatement {
+    return {
+      sql: this.sql.markFailed,
+      params: [owner, failures.map((f) => f.position), failures.map((f) => f.error), failures.map((f) => f.retryInMs)],
+    };
   }
 
   createTable(): string[] {

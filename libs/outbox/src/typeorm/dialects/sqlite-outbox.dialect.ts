@@ -35,11 +35,17 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         UPDATE ${t} SET status = 'published', published_at = ${NOW}, lease_owner = NULL, lease_expires_at = NULL
         WHERE position IN (SELECT value FROM json_each(?)) AND lease_owner = ? AND status = 'pending'
         RETURNING position`,
+      // One statement for the whole batch: the failures come as a JSON array of [position, error, retryMs].
       markFailed: `
-        UPDATE ${t} SET last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
-          status = CASE WHEN ? IS NULL THEN 'dead' ELSE 'pending' END,
-          next_attempt_at = CASE WHEN ? IS NULL THEN NULL ELSE ${NOW_PLUS_MS} END
-        WHERE position = ? AND lease_owner = ? AND status = 'pending'
+        WITH f AS (
+          SELECT value ->> '$[0]' AS position, value ->> '$[1]' AS error, value ->> '$[2]' AS retry_ms FROM json_each(?))
+        UPDATE ${t} SET
+          last_error = (SELECT f.error FROM f WHERE f.position = ${t}.position),
+          lease_owner = NULL, lease_expires_at = NULL,
+          status = CASE WHEN (SELECT f.retry_ms FROM f WHERE f.position = ${t}.position) IS NULL THEN 'dead' ELSE 'pending' END,
+          next_attempt_at = (SELECT CASE WHEN f.retry_ms IS NULL THEN NULL
+            ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (f.retry_ms / 1000.0) || ' seconds') END FROM f WHERE f.position = ${t}.position)
+        WHERE position IN (SELECT position FROM f) AND lease_owner = ? AND status = 'pending'
         RETURNING position`,
       release: `
         UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
@@ -64,9 +70,9 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
     return { sql: this.sql.markPublished, params: [JSON.stringify(positions.map(Number)), owner] };
   }
 
-  markFailed(owner: string, failure: FailedDelivery): SqlStatement {
-    const retry = failure.retryInMs;
-    return { sql: this.sql.markFailed, params: [failure.error, retry, retry, retry, Number(failure.position), owner] };
+  markFailed(owner: string, failures: FailedDelivery[]): SqlStatement {
+    const rows = failures.map((f) => [Number(f.position), f.error, f.retryInMs]);
+    return { sql: this.sql.markFailed, params: [JSON.stringify(rows), owner] };
   }
 
   createTable(): string[] {
