@@ -1,5 +1,5 @@
 import type { OutboxRelay } from '@nest-outbox/outbox';
-import { getRecordedEvents, OutboxWriteError } from '@nest-outbox/outbox';
+import { createSqlOutboxStore, getRecordedEvents, OutboxWriteError } from '@nest-outbox/outbox';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { Parcel, ParcelRegistered, Shipment } from './support/parcel.fixtures';
 import { RecordingTransport } from './support/recording.transport';
@@ -163,7 +163,7 @@ export function describeOutboxContract(database: TestDatabase): void {
         await harness.dataSource.getRepository(Parcel).save(Parcel.register('lease', 1));
         const transport = new RecordingTransport();
         const crashed = harness.relay('crashed', transport, { leaseMs: 300, publishTimeoutMs: 100 });
-        const [claimed] = await (crashed as unknown as { config: { store: { claim: Function } } }).config.store.claim({ owner: 'crashed', limit: 10, leaseMs: 300 });
+        const [claimed] = await (crashed as unknown as { config: { store: { claim: Function } } }).config.store.claim({ owner: 'crashed', token: 'crashed-claim', limit: 10, leaseMs: 300 });
         expect(claimed).toBeDefined();
 
         const successor = harness.relay('successor', transport);
@@ -171,6 +171,22 @@ export function describeOutboxContract(database: TestDatabase): void {
         await waitFor('the expired lease to be reclaimed', async () => (await successor.publishBatch()).published === 1);
         const [row] = await harness.rows();
         expect(row).toMatchObject({ status: 'published', attempts: 2 });
+      });
+
+      it('fences a relay that stalled past its lease: its late outcome changes nothing, even under the same relay id', async () => {
+        await harness.dataSource.getRepository(Parcel).save(Parcel.register('fenced', 1));
+        const store = createSqlOutboxStore(harness.dataSource, 'outbox_messages');
+        const [stalled] = await store.claim({ owner: 'relay-1', token: 'first-claim', limit: 10, leaseMs: 200 });
+        expect(stalled).toBeDefined();
+        const [takenOver] = await waitFor('the lease to expire and the row to be claimed again', async () => {
+          const claimed = await store.claim({ owner: 'relay-1', token: 'second-claim', limit: 10, leaseMs: 30_000 });
+          return claimed.length > 0 && claimed;
+        });
+        expect(takenOver.position).toBe(stalled.position);
+        expect(await store.markFailed('first-claim', [{ position: stalled.position, error: 'late', retryInMs: null }])).toBe(0);
+        expect(await store.markPublished('first-claim', [stalled.position])).toBe(0);
+        expect((await harness.rows())[0]).toMatchObject({ status: 'pending', leaseToken: 'second-claim', lastError: null });
+        expect(await store.markPublished('second-claim', [stalled.position])).toBe(1);
       });
 
       it('keeps per-aggregate order when an early event fails and is retried, while other aggregates flow', async () => {

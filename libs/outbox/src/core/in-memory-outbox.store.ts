@@ -9,6 +9,7 @@ export interface InMemoryRow {
   lastError?: string;
   nextAttemptAt?: number;
   leaseOwner?: string;
+  leaseToken?: string;
   leaseExpiresAt?: number;
 }
 
@@ -28,33 +29,34 @@ export class InMemoryOutboxStore implements OutboxStore {
     }
   }
 
-  async claim({ owner, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
+  async claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
     const now = this.now();
     const claimable = this.rows.filter((row) => this.isClaimable(row, now)).slice(0, limit);
     for (const row of claimable) {
       row.leaseOwner = owner;
+      row.leaseToken = token;
       row.leaseExpiresAt = now + leaseMs;
       row.attempts += 1;
     }
     return claimable.map(toClaimed);
   }
 
-  async markPublished(owner: string, positions: string[]): Promise<number> {
-    const rows = this.leasedBy(owner, positions);
+  async markPublished(token: string, positions: string[]): Promise<number> {
+    const rows = this.holding(token, positions);
     for (const row of rows) {
       row.status = 'published';
-      row.leaseOwner = row.leaseExpiresAt = undefined;
+      row.leaseOwner = row.leaseToken = row.leaseExpiresAt = undefined;
     }
     return rows.length;
   }
 
-  async markFailed(owner: string, failures: FailedDelivery[]): Promise<number> {
+  async markFailed(token: string, failures: FailedDelivery[]): Promise<number> {
     let changed = 0;
     for (const failure of failures) {
-      const [row] = this.leasedBy(owner, [failure.position]);
+      const [row] = this.holding(token, [failure.position]);
       if (!row) continue;
       row.lastError = failure.error;
-      row.leaseOwner = row.leaseExpiresAt = undefined;
+      row.leaseOwner = row.leaseToken = row.leaseExpiresAt = undefined;
       if (failure.retryInMs === null) row.status = 'dead';
       else row.nextAttemptAt = this.now() + failure.retryInMs;
       changed++;
@@ -65,7 +67,7 @@ export class InMemoryOutboxStore implements OutboxStore {
   async release(owner: string): Promise<number> {
     const rows = this.rows.filter((row) => row.leaseOwner === owner && row.status === 'pending');
     for (const row of rows) {
-      row.leaseOwner = row.leaseExpiresAt = undefined;
+      row.leaseOwner = row.leaseToken = row.leaseExpiresAt = undefined;
       row.attempts -= 1;
     }
     return rows.length;
@@ -88,9 +90,9 @@ export class InMemoryOutboxStore implements OutboxStore {
     );
   }
 
-  private leasedBy(owner: string, positions: string[]): InMemoryRow[] {
+  private holding(token: string, positions: string[]): InMemoryRow[] {
     const wanted = new Set(positions);
-    return this.rows.filter((row) => wanted.has(String(row.position)) && row.leaseOwner === owner && row.status === 'pending');
+    return this.rows.filter((row) => wanted.has(String(row.position)) && row.leaseToken === token && row.status === 'pending');
   }
 }
 

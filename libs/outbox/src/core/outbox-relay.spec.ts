@@ -80,7 +80,7 @@ describe('OutboxRelay', () => {
 
   it('claims at most one row per aggregate per batch, oldest first', async () => {
     store.add([message('a'), message('a'), message('b'), message('a')]);
-    const claimed = await store.claim({ owner: 'x', limit: 10, leaseMs: 1_000 });
+    const claimed = await store.claim({ owner: 'x', token: 'x-claim', limit: 10, leaseMs: 1_000 });
     expect(claimed.map((row) => [row.aggregateId, row.position])).toEqual([['a', '1'], ['b', '3']]);
   });
 
@@ -125,7 +125,7 @@ describe('OutboxRelay', () => {
 
   it('reclaims a row whose lease expired (a crashed relay)', async () => {
     store.add([message('a')]);
-    await store.claim({ owner: 'crashed', limit: 10, leaseMs: 30_000 });
+    await store.claim({ owner: 'crashed', token: 'crashed-claim', limit: 10, leaseMs: 30_000 });
     const subject = relay(store, transport);
     expect((await subject.publishBatch()).claimed).toBe(0);
     now += 30_000;
@@ -140,13 +140,15 @@ describe('OutboxRelay', () => {
     expect(store.rows[0].lastError).toMatch(/no acknowledgement within publishTimeoutMs \(20 ms\)/);
   });
 
-  it('does not let a relay whose lease was taken over overwrite the new owner', async () => {
+  it('does not let a relay whose lease was taken over overwrite the new holder, even with the same relay id', async () => {
     store.add([message('a')]);
-    await store.claim({ owner: 'stalled', limit: 10, leaseMs: 1_000 });
+    await store.claim({ owner: 'relay-1', token: 'stalled-claim', limit: 10, leaseMs: 1_000 });
     now += 1_000;
-    await store.claim({ owner: 'successor', limit: 10, leaseMs: 30_000 });
-    expect(await store.markFailed('stalled', [{ position: '1', error: 'late', retryInMs: null }])).toBe(0);
-    expect(store.rows[0]).toMatchObject({ status: 'pending', leaseOwner: 'successor' });
+    await store.claim({ owner: 'relay-1', token: 'successor-claim', limit: 10, leaseMs: 30_000 });
+    expect(await store.markFailed('stalled-claim', [{ position: '1', error: 'late', retryInMs: null }])).toBe(0);
+    expect(await store.markPublished('stalled-claim', ['1'])).toBe(0);
+    expect(store.rows[0]).toMatchObject({ status: 'pending', leaseToken: 'successor-claim' });
+    expect(await store.markPublished('successor-claim', ['1'])).toBe(1);
   });
 
   it('sends a batch through publishBatch and marks only the failed messages for retry', async () => {
@@ -189,7 +191,7 @@ describe('OutboxRelay', () => {
 
   it('on stop, waits for the batch in flight and releases what it still holds', async () => {
     store.add([message('a'), message('b')]);
-    const claimed = await store.claim({ owner: 'relay-a', limit: 1, leaseMs: 30_000 });
+    const claimed = await store.claim({ owner: 'relay-a', token: 'relay-a-claim', limit: 1, leaseMs: 30_000 });
     expect(claimed).toHaveLength(1);
     await relay(store, transport).stop(100);
     expect(store.rows[0]).toMatchObject({ leaseOwner: undefined, attempts: 0 });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { toOutgoingMessage } from './envelope';
 import { noTransportForRow } from './outbox.messages';
 import type { ClaimedMessage } from './outbox-message';
@@ -66,8 +67,9 @@ export class OutboxRelay {
   async publishBatch(): Promise<BatchOutcome> {
     const { store, owner, batchSize, leaseMs } = this.config;
     let messages: ClaimedMessage[];
+    const token = randomUUID();
     try {
-      messages = await store.claim({ owner, limit: batchSize, leaseMs });
+      messages = await store.claim({ owner, token, limit: batchSize, leaseMs });
     } catch (error) {
       this.config.logger.error(`Outbox claim failed; will retry at the next poll: ${errorText(error)}`, stackOf(error));
       return NOTHING;
@@ -84,7 +86,7 @@ export class OutboxRelay {
       if (error === undefined) published.push(message.position);
       else failed.push({ position: message.position, error, retryInMs: this.config.retryPolicy.delayAfter(message.attempt) });
     });
-    await this.settle(published, failed);
+    await this.settle(token, published, failed);
     const dead = failed.filter((failure) => failure.retryInMs === null).length;
     return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
   }
@@ -178,11 +180,11 @@ export class OutboxRelay {
     }
   }
 
-  private async settle(published: string[], failed: FailedDelivery[]): Promise<void> {
+  private async settle(token: string, published: string[], failed: FailedDelivery[]): Promise<void> {
     const { store, owner, logger } = this.config;
     try {
       if (published.length > 0) {
-        const marked = await store.markPublished(owner, published);
+        const marked = await store.markPublished(token, published);
         if (marked < published.length) {
           logger.warn(
             `Outbox relay ${owner}: ${published.length - marked} published row(s) had been taken over after the lease expired; ` +
@@ -191,7 +193,7 @@ export class OutboxRelay {
         }
       }
       if (failed.length > 0) {
-        await store.markFailed(owner, failed);
+        await store.markFailed(token, failed);
         for (const failure of failed) {
           const next = failure.retryInMs === null ? 'now dead' : `retry in ${failure.retryInMs} ms`;
           logger.warn(`Outbox row ${failure.position}: publish failed (${next}): ${failure.error}`);

@@ -1,8 +1,10 @@
 import type { ClaimedMessage, NewOutboxMessage } from './outbox-message';
 
 export interface ClaimRequest {
-  /** Identifies the relay; only the lease owner may change a claimed row. */
+  /** Identifies the relay, for `release` and for people reading the table. */
   owner: string;
+  /** New for every claim. Only a holder of the current token may settle a row (fencing). */
+  token: string;
   limit: number;
   leaseMs: number;
 }
@@ -18,14 +20,15 @@ export interface FailedDelivery {
  * Where rows live. Implementations must keep these promises:
  * - `claim` leases at most `limit` pending rows whose retry time has come and whose lease is
  *   free or expired, computing expiry with the database's clock, and never a row while an
- *   earlier row of the same aggregate is not yet published (this is the ordering rule).
- * - `markPublished`, `markFailed` and `release` only touch rows still leased by `owner`, so a
- *   relay whose lease expired cannot overwrite the work of the relay that took over.
+ *   earlier row of the same aggregate and destination is not yet published (the ordering rule).
+ * - `markPublished` and `markFailed` only touch pending rows still holding `token`: a relay that
+ *   stalled past its lease cannot overwrite what the relay that took over did, even if both were
+ *   configured with the same relay id. `release` hands back the pending rows `owner` holds.
  */
 export interface OutboxStore {
   claim(request: ClaimRequest): Promise<ClaimedMessage[]>;
-  markPublished(owner: string, positions: string[]): Promise<number>;
-  markFailed(owner: string, failures: FailedDelivery[]): Promise<number>;
+  markPublished(token: string, positions: string[]): Promise<number>;
+  markFailed(token: string, failures: FailedDelivery[]): Promise<number>;
   release(owner: string): Promise<number>;
 }
 

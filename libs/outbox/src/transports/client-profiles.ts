@@ -36,7 +36,8 @@ export function profileOf(client: ClientProxy): ClientProfile {
         new RmqRecord(message.envelope, {
           messageId: message.envelope.id,
           type: message.envelope.type,
-          timestamp: Date.parse(message.envelope.occurredAt),
+          // AMQP 0-9-1 timestamps are POSIX seconds (spec 4.2.5.4); milliseconds read as year ~57000 elsewhere.
+          timestamp: Math.floor(Date.parse(message.envelope.occurredAt) / 1000),
           contentType: 'application/json',
           persistent: true,
           headers: { ...message.headers, 'outbox-key': message.key },

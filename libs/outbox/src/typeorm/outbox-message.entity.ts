@@ -27,6 +27,7 @@ export interface OutboxMessageRow {
   lastError: string | null;
   nextAttemptAt: Date | string | null;
   leaseOwner: string | null;
+  leaseToken: string | null;
   leaseExpiresAt: Date | string | null;
   createdAt: Date | string;
   publishedAt: Date | string | null;
@@ -66,6 +67,7 @@ export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): E
         lastError: { name: 'last_error', type: 'text', nullable: true },
         nextAttemptAt: { name: 'next_attempt_at', type: 'varchar', nullable: true },
         leaseOwner: { name: 'lease_owner', type: 'varchar', length: 64, nullable: true },
+        leaseToken: { name: 'lease_token', type: 'varchar', length: 36, nullable: true },
         leaseExpiresAt: { name: 'lease_expires_at', type: 'varchar', nullable: true },
         createdAt: { name: 'created_at', type: 'varchar' },
         publishedAt: { name: 'published_at', type: 'varchar', nullable: true },

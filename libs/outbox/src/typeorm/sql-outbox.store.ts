@@ -3,27 +3,27 @@ import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-s
 import type { OutboxRowRecord, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
 import type { SqlRunner } from './sql-runners';
 
-/** The outbox store over SQL: one statement per claim, per batch of successes and per failure. */
+/** The outbox store over SQL: one statement per claim, per batch of successes, per batch of failures. */
 export class SqlOutboxStore implements OutboxStore {
   constructor(
     private readonly dialect: OutboxSqlDialect,
     private readonly runner: SqlRunner,
   ) {}
 
-  async claim({ owner, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
-    const records = (await this.runner.rows(this.dialect.claim(owner, limit, leaseMs))) as unknown as OutboxRowRecord[];
+  async claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
+    const records = (await this.runner.rows(this.dialect.claim(owner, token, limit, leaseMs))) as unknown as OutboxRowRecord[];
     // RETURNING gives no order guarantee; relays and tests reason in position order.
     return records.map(toClaimedMessage).sort((a, b) => comparePositions(a.position, b.position));
   }
 
-  async markPublished(owner: string, positions: string[]): Promise<number> {
+  async markPublished(token: string, positions: string[]): Promise<number> {
     if (positions.length === 0) return 0;
-    return (await this.runner.rows(this.dialect.markPublished(owner, positions))).length;
+    return (await this.runner.rows(this.dialect.markPublished(token, positions))).length;
   }
 
-  async markFailed(owner: string, failures: FailedDelivery[]): Promise<number> {
+  async markFailed(token: string, failures: FailedDelivery[]): Promise<number> {
     if (failures.length === 0) return 0;
-    return (await this.runner.rows(this.dialect.markFailed(owner, failures))).length;
+    return (await this.runner.rows(this.dialect.markFailed(token, failures))).length;
   }
 
   async release(owner: string): Promise<number> {

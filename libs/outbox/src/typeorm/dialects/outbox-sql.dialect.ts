@@ -14,9 +14,9 @@ export interface SqlStatement {
 export interface OutboxSqlDialect {
   readonly name: string;
   insert(messages: NewOutboxMessage[]): SqlStatement;
-  claim(owner: string, limit: number, leaseMs: number): SqlStatement;
-  markPublished(owner: string, positions: string[]): SqlStatement;
-  markFailed(owner: string, failures: FailedDelivery[]): SqlStatement;
+  claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
+  markPublished(token: string, positions: string[]): SqlStatement;
+  markFailed(token: string, failures: FailedDelivery[]): SqlStatement;
   release(owner: string): SqlStatement;
   /** A cheap statement that fails when the table is missing. */
   probe(): SqlStatement;

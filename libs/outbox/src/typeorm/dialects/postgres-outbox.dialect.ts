@@ -30,22 +30,22 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
           LIMIT $2
           FOR UPDATE SKIP LOCKED)
         UPDATE ${t} AS m
-        SET lease_owner = $1, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
+        SET lease_owner = $1, lease_token = $4, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
         FROM next WHERE m.position = next.position
         RETURNING ${claimedColumns('m')}`,
       markPublished: `
-        UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_expires_at = NULL
-        WHERE position = ANY($2::bigint[]) AND lease_owner = $1 AND status = 'pending'
+        UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+        WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND status = 'pending'
         RETURNING position`,
       markFailed: `
-        UPDATE ${t} AS m SET last_error = f.error, lease_owner = NULL, lease_expires_at = NULL,
+        UPDATE ${t} AS m SET last_error = f.error, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
           status = CASE WHEN f.retry_ms IS NULL THEN 'dead' ELSE 'pending' END,
           next_attempt_at = CASE WHEN f.retry_ms IS NULL THEN NULL ELSE now() + f.retry_ms * interval '1 millisecond' END
         FROM unnest($2::bigint[], $3::text[], $4::bigint[]) AS f(position, error, retry_ms)
-        WHERE m.position = f.position AND m.lease_owner = $1 AND m.status = 'pending'
+        WHERE m.position = f.position AND m.lease_token = $1 AND m.status = 'pending'
         RETURNING m.position`,
       release: `
-        UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
+        UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
         WHERE lease_owner = $1 AND status = 'pending'
         RETURNING position`,
     };
@@ -64,18 +64,18 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     };
   }
 
-  claim(owner: string, limit: number, leaseMs: number): SqlStatement {
-    return { sql: this.sql.claim, params: [owner, limit, leaseMs] };
+  claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement {
+    return { sql: this.sql.claim, params: [owner, limit, leaseMs, token] };
   }
 
-  markPublished(owner: string, positions: string[]): SqlStatement {
-    return { sql: this.sql.markPublished, params: [owner, positions] };
+  markPublished(token: string, positions: string[]): SqlStatement {
+    return { sql: this.sql.markPublished, params: [token, positions] };
   }
 
-  markFailed(owner: string, failures: FailedDelivery[]): SqlStatement {
+  markFailed(token: string, failures: FailedDelivery[]): SqlStatement {
     return {
       sql: this.sql.markFailed,
-      params: [owner, failures.map((f) => f.position), failures.map((f) => f.error), failures.map((f) => f.retryInMs)],
+      params: [token, failures.map((f) => f.position), failures.map((f) => f.error), failures.map((f) => f.retryInMs)],
     };
   }
 
@@ -102,6 +102,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         last_error text,
         next_attempt_at timestamptz,
         lease_owner varchar(64),
+        lease_token varchar(36),
         lease_expires_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         published_at timestamptz,

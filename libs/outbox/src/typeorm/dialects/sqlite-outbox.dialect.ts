@@ -17,7 +17,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
     this.sql = {
       claim: `
         UPDATE ${t}
-        SET lease_owner = ?, lease_expires_at = ${NOW_PLUS_MS}, attempts = attempts + 1
+        SET lease_owner = ?, lease_token = ?, lease_expires_at = ${NOW_PLUS_MS}, attempts = attempts + 1
         WHERE position IN (
           SELECT m.position FROM ${t} m
           WHERE m.status = 'pending'
@@ -32,8 +32,8 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
           LIMIT ?)
         RETURNING ${claimedColumns()}`,
       markPublished: `
-        UPDATE ${t} SET status = 'published', published_at = ${NOW}, lease_owner = NULL, lease_expires_at = NULL
-        WHERE position IN (SELECT value FROM json_each(?)) AND lease_owner = ? AND status = 'pending'
+        UPDATE ${t} SET status = 'published', published_at = ${NOW}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+        WHERE position IN (SELECT value FROM json_each(?)) AND lease_token = ? AND status = 'pending'
         RETURNING position`,
       // One statement for the whole batch: the failures come as a JSON array of [position, error, retryMs].
       markFailed: `
@@ -41,14 +41,14 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
           SELECT value ->> '$[0]' AS position, value ->> '$[1]' AS error, value ->> '$[2]' AS retry_ms FROM json_each(?))
         UPDATE ${t} SET
           last_error = (SELECT f.error FROM f WHERE f.position = ${t}.position),
-          lease_owner = NULL, lease_expires_at = NULL,
+          lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
           status = CASE WHEN (SELECT f.retry_ms FROM f WHERE f.position = ${t}.position) IS NULL THEN 'dead' ELSE 'pending' END,
           next_attempt_at = (SELECT CASE WHEN f.retry_ms IS NULL THEN NULL
             ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (f.retry_ms / 1000.0) || ' seconds') END FROM f WHERE f.position = ${t}.position)
-        WHERE position IN (SELECT position FROM f) AND lease_owner = ? AND status = 'pending'
+        WHERE position IN (SELECT position FROM f) AND lease_token = ? AND status = 'pending'
         RETURNING position`,
       release: `
-        UPDATE ${t} SET lease_owner = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
+        UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
         WHERE lease_owner = ? AND status = 'pending'
         RETURNING position`,
     };
@@ -62,17 +62,17 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
     };
   }
 
-  claim(owner: string, limit: number, leaseMs: number): SqlStatement {
-    return { sql: this.sql.claim, params: [owner, leaseMs, limit] };
+  claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement {
+    return { sql: this.sql.claim, params: [owner, token, leaseMs, limit] };
   }
 
-  markPublished(owner: string, positions: string[]): SqlStatement {
-    return { sql: this.sql.markPublished, params: [JSON.stringify(positions.map(Number)), owner] };
+  markPublished(token: string, positions: string[]): SqlStatement {
+    return { sql: this.sql.markPublished, params: [JSON.stringify(positions.map(Number)), token] };
   }
 
-  markFailed(owner: string, failures: FailedDelivery[]): SqlStatement {
+  markFailed(token: string, failures: FailedDelivery[]): SqlStatement {
     const rows = failures.map((f) => [Number(f.position), f.error, f.retryInMs]);
-    return { sql: this.sql.markFailed, params: [JSON.stringify(rows), owner] };
+    return { sql: this.sql.markFailed, params: [JSON.stringify(rows), token] };
   }
 
   createTable(): string[] {
@@ -98,6 +98,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         last_error text,
         next_attempt_at varchar(30),
         lease_owner varchar(64),
+        lease_token varchar(36),
         lease_expires_at varchar(30),
         created_at varchar(30) NOT NULL DEFAULT (${NOW}),
         published_at varchar(30))`,
