@@ -44,6 +44,11 @@ export class TypeOrmOutboxWriter {
     const queryRunner = manager.queryRunner;
     if (!queryRunner?.isTransactionActive) throw new OutboxWriteError(addOutsideTransaction());
     const drafts = (Array.isArray(input) ? input : [input]).map(toDraft);
+    // Saved aggregates are serialized by their own row locks; explicit writers of one aggregate
+    // are not, so they queue here: a later writer gets its positions only after the earlier commits.
+    const keys = [...new Set(drafts.map((draft) => `${draft.aggregateType}\u001f${draft.aggregateId}`))];
+    const lock = dialectFor(manager.connection.options.type, this.tableName).lockAggregates(keys);
+    if (lock) await manager.query(lock.sql, lock.params);
     const ids = await this.write(manager, drafts);
     this.tracker.wrote(queryRunner);
     return ids;

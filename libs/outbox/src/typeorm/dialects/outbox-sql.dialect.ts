@@ -14,6 +14,11 @@ export interface SqlStatement {
 export interface OutboxSqlDialect {
   readonly name: string;
   insert(messages: NewOutboxMessage[]): SqlStatement;
+  /**
+   * Serializes writers of the same aggregates until their transactions end, so that positions of
+   * one aggregate are handed out in commit order. `undefined` where writers are serialized anyway.
+   */
+  lockAggregates(keys: string[]): SqlStatement | undefined;
   claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
   markPublished(token: string, positions: string[]): SqlStatement;
   markFailed(token: string, failures: FailedDelivery[]): SqlStatement;

@@ -64,6 +64,11 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     };
   }
 
+  lockAggregates(keys: string[]): SqlStatement {
+    // Transaction-scoped advisory locks, taken in a fixed order so that two writers never deadlock.
+    return { sql: `SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k ORDER BY k`, params: [keys] };
+  }
+
   claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement {
     return { sql: this.sql.claim, params: [owner, limit, leaseMs, token] };
   }

@@ -62,6 +62,11 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
     };
   }
 
+  lockAggregates(): undefined {
+    // SQLite has one writer at a time: a transaction that wrote holds the database until it ends.
+    return undefined;
+  }
+
   claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement {
     return { sql: this.sql.claim, params: [owner, token, leaseMs, limit] };
   }
