@@ -1,10 +1,12 @@
 import type { EntityManager } from 'typeorm';
+import { describeDeadLettersAndCleanup } from './dead-letters.contract';
 import { describeOutboxContract } from './outbox-store.contract';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
 import { waitFor } from './support/wait-for';
 
 describeOutboxContract('postgres');
+describeDeadLettersAndCleanup('postgres');
 
 describe('commit order on postgres', () => {
   let harness: OutboxHarness;

@@ -35,6 +35,7 @@ export interface OutboxHarness {
 }
 
 interface RelayOverrides {
+  deadLetterPolicy: 'hold' | 'skip';
   batchSize: number;
   leaseMs: number;
   publishTimeoutMs: number;
@@ -69,7 +70,7 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
     rows: () => dataSource.getRepository(outboxMessageEntity()).find({ order: { position: 'ASC' } }),
     relay: (owner, transport, overrides = {}) =>
       new OutboxRelay({
-        store: createSqlOutboxStore(dataSource, 'outbox_messages'),
+        store: createSqlOutboxStore(dataSource, 'outbox_messages', { deadLetterPolicy: overrides.deadLetterPolicy }),
         transports: new Map([['default', transport]]),
         owner,
         retryPolicy: new RetryPolicy(overrides.maxAttempts ?? 5, { initialMs: 50, maxMs: 200, jitter: 0 }),

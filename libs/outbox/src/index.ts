@@ -3,6 +3,9 @@ export { OutboxModule } from './nest/outbox.module';
 export type { OutboxModuleOptions, OutboxModuleExtras, OutboxTransportOption } from './nest/outbox-module.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
+export { OutboxAdmin } from './nest/outbox.admin';
+export { OutboxCleanupHost } from './nest/outbox-cleanup.host';
+export type { DeadMessage } from './core/outbox-maintenance.port';
 
 // Aggregates and events
 export { PublishesEvents, type PublishesEventsOptions } from './decorators/publishes-events.decorator';
@@ -14,8 +17,8 @@ export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageSta
 export { ENVELOPE_HEADERS } from './core/envelope';
 export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
 export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';
-export { OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type EventDraft } from './core/outbox-options';
-export { OutboxConfigurationError, OutboxWriteError } from './core/outbox.errors';
+export { OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
+export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError } from './core/outbox.errors';
 export { InMemoryOutboxStore } from './core/in-memory-outbox.store';
 export { OutboxRelay, type BatchOutcome } from './core/outbox-relay';
 export { RetryPolicy, type BackoffOptions } from './core/retry-policy';
@@ -25,6 +28,8 @@ export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from
 export { CreateOutboxTable, createOutboxTableMigration } from './typeorm/create-outbox-table.migration';
 export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
 export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
+export { createSqlOutboxMaintenanceStore } from './typeorm/sql-outbox-maintenance.store';
+export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core/outbox-cleaner';
 
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';

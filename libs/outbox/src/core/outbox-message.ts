@@ -1,10 +1,11 @@
 /**
  * The life of an outbox row. A row is `pending` until the broker has acknowledged it
- * (`published`) or it has used up its attempts (`dead`). Whether a pending row is being
+ * (`published`) or it has used up its attempts (`dead`); a dead row is requeued (`pending`
+ * again) or `discarded` by an operator. Whether a pending row is being
  * worked on is not a status: it is a lease (owner + expiry) so that a crashed relay's
  * rows become claimable again by themselves.
  */
-export type OutboxMessageStatus = 'pending' | 'published' | 'dead';
+export type OutboxMessageStatus = 'pending' | 'published' | 'dead' | 'discarded';
 
 /** Who caused a message and on whose behalf: copied onto the row and every published copy. */
 export interface MessageMetadata {

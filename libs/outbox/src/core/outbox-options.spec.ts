@@ -30,6 +30,10 @@ describe('resolveOutboxSettings', () => {
     [{ relayId: '' }, 'relayId'],
     [{ defaultTopic: '' }, 'defaultTopic'],
     [{ resolveTopic: 'orders' as never }, 'resolveTopic'],
+    [{ deadLetterPolicy: 'drop' as never }, 'deadLetterPolicy'],
+    [{ cleanup: { batchSize: 0 } }, 'cleanup.batchSize'],
+    [{ maxPayloadBytes: 0 }, 'maxPayloadBytes'],
+    [{ routes: [{ transport: 'partner', topic: '' }] }, 'routes[0].topic'],
   ])('rejects %j naming the option', (options, option) => {
     expect(() => resolveOutboxSettings(options, relayId)).toThrow(OutboxConfigurationError);
     expect(() => resolveOutboxSettings(options, relayId)).toThrow(`"${option}"`);
@@ -38,6 +42,14 @@ describe('resolveOutboxSettings', () => {
   it('rejects a publish timeout that outlives the lease, naming both options', () => {
     const attempt = () => resolveOutboxSettings({ leaseMs: 5_000, publishTimeoutMs: 5_000 }, relayId);
     expect(attempt).toThrow(/"publishTimeoutMs" and "leaseMs"/);
+  });
+
+  it('rejects a retention shorter than the lease, naming both options', () => {
+    expect(() => resolveOutboxSettings({ leaseMs: 60_000, cleanup: { publishedRetentionMs: 1_000 } }, relayId)).toThrow(
+      /"cleanup.publishedRetentionMs" and "leaseMs"/,
+    );
+    expect(() => resolveOutboxSettings({ leaseMs: 60_000, cleanup: { deadRetentionMs: 5_000 } }, relayId)).toThrow(/"cleanup.deadRetentionMs" and "leaseMs"/);
+    expect(resolveOutboxSettings({ leaseMs: 60_000, cleanup: { deleteOnPublish: true, publishedRetentionMs: 1 } }, relayId).cleanup.deleteOnPublish).toBe(true);
   });
 
   it('rejects a backoff cap below the first delay', () => {

@@ -27,6 +27,19 @@ export interface OutboxRoute {
   topic: string;
 }
 
+export interface CleanupOptions {
+  /** Published rows are deleted this long after publishing. Default `604800000` (7 days). */
+  publishedRetentionMs?: number;
+  /** Delete rows as soon as they are published (no history). Default `false`. */
+  deleteOnPublish?: boolean;
+  /** Dead and discarded rows are deleted this long after they died; `null` keeps them. Default `null`. */
+  deadRetentionMs?: number | null;
+  /** Milliseconds between cleanup runs. Default `60000`. */
+  intervalMs?: number;
+  /** Rows deleted per statement. Default `500`. */
+  batchSize?: number;
+}
+
 /** Relay and writer settings that do not depend on Nest or TypeORM. */
 export interface OutboxSettings {
   /** Whether this instance runs the relay. A web-only instance may write rows and leave relaying to others. Default `true`. */
@@ -53,6 +66,13 @@ export interface OutboxSettings {
   defaultTopic?: string;
   /** Picks the destination of an event; return `undefined` to fall back to the decorators and `defaultTopic`. */
   resolveTopic?: (draft: EventDraft) => string | undefined;
+  /**
+   * What a dead row does to later rows of its aggregate and destination: `hold` them (order is
+   * never broken; they resume once it is requeued or discarded) or `skip` it. Default `'hold'`.
+   */
+  deadLetterPolicy?: 'hold' | 'skip';
+  /** Deleting settled rows. Runs on instances that relay. */
+  cleanup?: CleanupOptions;
   /** Extra destinations for some events, each on a named transport. Default: none. */
   routes?: OutboxRoute[];
   /** Largest serialized payload accepted at save time, in bytes. Default `1048576` (1 MiB). */
@@ -67,8 +87,8 @@ export interface OutboxSettings {
   relayId?: string;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff'>> &
-  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> & { backoff: BackoffOptions };
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup'>> &
+  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions> };
 
 export const OUTBOX_DEFAULTS = {
   relay: true,
@@ -82,6 +102,8 @@ export const OUTBOX_DEFAULTS = {
   shutdownTimeoutMs: 10_000,
   maxPayloadBytes: 1_048_576,
   requireAcknowledgement: false,
+  deadLetterPolicy: 'hold',
+  cleanup: { publishedRetentionMs: 604_800_000, deleteOnPublish: false, deadRetentionMs: null, intervalMs: 60_000, batchSize: 500 },
 } as const;
 
 /** The name of the transport given as `transport`; routes name the others. */
@@ -102,6 +124,8 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     routes: options.routes ?? [],
     maxPayloadBytes: options.maxPayloadBytes ?? OUTBOX_DEFAULTS.maxPayloadBytes,
     requireAcknowledgement: options.requireAcknowledgement ?? OUTBOX_DEFAULTS.requireAcknowledgement,
+    deadLetterPolicy: options.deadLetterPolicy ?? OUTBOX_DEFAULTS.deadLetterPolicy,
+    cleanup: { ...OUTBOX_DEFAULTS.cleanup, ...options.cleanup },
     relayId: options.relayId ?? defaultRelayId(),
     defaultTopic: options.defaultTopic,
     resolveTopic: options.resolveTopic,
@@ -125,6 +149,8 @@ function validate(settings: ResolvedOutboxSettings): void {
   positiveInteger('maxPayloadBytes', settings.maxPayloadBytes);
   if (typeof settings.requireAcknowledgement !== 'boolean') fail('requireAcknowledgement', 'true or false', settings.requireAcknowledgement);
   validateRoutes(settings.routes);
+  if (settings.deadLetterPolicy !== 'hold' && settings.deadLetterPolicy !== 'skip') fail('deadLetterPolicy', `'hold' or 'skip'`, settings.deadLetterPolicy);
+  validateCleanup(settings);
   const { jitter } = settings.backoff;
   if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) fail('backoff.jitter', 'a number from 0 to 1', jitter);
   if (settings.backoff.maxMs < settings.backoff.initialMs) {
@@ -149,6 +175,23 @@ function validate(settings: ResolvedOutboxSettings): void {
   }
   for (const hook of ['resolveTopic', 'enrich'] as const) {
     if (settings[hook] !== undefined && typeof settings[hook] !== 'function') fail(hook, 'a function', settings[hook]);
+  }
+}
+
+function validateCleanup({ cleanup, leaseMs }: ResolvedOutboxSettings): void {
+  positiveInteger('cleanup.publishedRetentionMs', cleanup.publishedRetentionMs);
+  positiveInteger('cleanup.intervalMs', cleanup.intervalMs);
+  positiveInteger('cleanup.batchSize', cleanup.batchSize);
+  if (typeof cleanup.deleteOnPublish !== 'boolean') fail('cleanup.deleteOnPublish', 'true or false', cleanup.deleteOnPublish);
+  if (cleanup.deadRetentionMs !== null) positiveInteger('cleanup.deadRetentionMs', cleanup.deadRetentionMs);
+  // A row must outlive any lease on it, or a slow relay's late outcome would meet a missing row.
+  for (const option of ['publishedRetentionMs', 'deadRetentionMs'] as const) {
+    const retention = cleanup[option];
+    if (retention !== null && retention < leaseMs && !(option === 'publishedRetentionMs' && cleanup.deleteOnPublish)) {
+      throw new OutboxConfigurationError(
+        conflictingOptions(`cleanup.${option}`, 'leaseMs', `rows would be deleted after ${retention} ms, sooner than a lease of ${leaseMs} ms ends`),
+      );
+    }
   }
 }
 

@@ -66,6 +66,13 @@ export const unacknowledgedTransport = (name: string, why: string, refused: bool
 export const noTransportForRow = (transport: string) =>
   `No transport named "${transport}" is configured on this relay; the row waits for one (retried with backoff).`;
 
+export const notAMessageId = (id: unknown) => `${describe(id)} is not an outbox message id (a UUID). Nothing was changed.`;
+
+export const noSuchMessage = (id: string, table: string) => `Outbox message ${id} does not exist in "${table}". Nothing was changed.`;
+
+export const notDead = (action: string, id: string, status: string) =>
+  `Outbox message ${id} is ${status}, not dead: only dead messages can be ${action}. Nothing was changed.`;
+
 export const invalidHeader = (name: string, got: unknown) =>
   `Outbox header "${name}" must be a string, got ${describe(got)}. Convert it before returning it from "enrich".`;
 

@@ -48,7 +48,10 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const store = createSqlOutboxStore(this.dataSource, this.extras.tableName);
+    const store = createSqlOutboxStore(this.dataSource, this.extras.tableName, {
+      deadLetterPolicy: this.settings.deadLetterPolicy,
+      deleteOnPublish: this.settings.cleanup.deleteOnPublish,
+    });
     await store.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(
         `Outbox table "${this.extras.tableName}" cannot be read (${error instanceof Error ? error.message : String(error)}). ` +

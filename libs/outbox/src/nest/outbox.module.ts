@@ -11,6 +11,8 @@ import type { OutboxModuleOptions } from './outbox-module.options';
 import { OutboxPublisher } from './outbox.publisher';
 import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
 import { OutboxSubscriberRegistrar } from './outbox-subscriber.registrar';
+import { OutboxAdmin } from './outbox.admin';
+import { OutboxCleanupHost } from './outbox-cleanup.host';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -36,9 +38,11 @@ import { OutboxSubscriberRegistrar } from './outbox-subscriber.registrar';
         ),
     },
     OutboxRelayHost,
+    OutboxCleanupHost,
     OutboxSubscriberRegistrar,
     OutboxPublisher,
+    OutboxAdmin,
   ],
-  exports: [OutboxPublisher, OutboxRelayHost],
+  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}

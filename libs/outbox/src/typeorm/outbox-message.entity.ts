@@ -25,12 +25,15 @@ export interface OutboxMessageRow {
   status: OutboxMessageStatus;
   attempts: number;
   lastError: string | null;
+  /** JSON array of `{ at, error }`, one entry per failed attempt. */
+  errorHistory: string | null;
   nextAttemptAt: Date | string | null;
   leaseOwner: string | null;
   leaseToken: string | null;
   leaseExpiresAt: Date | string | null;
   createdAt: Date | string;
   publishedAt: Date | string | null;
+  deadAt: Date | string | null;
 }
 
 const schemas = new Map<string, EntitySchema<OutboxMessageRow>>();
@@ -65,12 +68,14 @@ export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): E
         status: { type: 'varchar', length: 16 },
         attempts: { type: 'integer' },
         lastError: { name: 'last_error', type: 'text', nullable: true },
+        errorHistory: { name: 'error_history', type: 'text', nullable: true },
         nextAttemptAt: { name: 'next_attempt_at', type: 'varchar', nullable: true },
         leaseOwner: { name: 'lease_owner', type: 'varchar', length: 64, nullable: true },
         leaseToken: { name: 'lease_token', type: 'varchar', length: 36, nullable: true },
         leaseExpiresAt: { name: 'lease_expires_at', type: 'varchar', nullable: true },
         createdAt: { name: 'created_at', type: 'varchar' },
         publishedAt: { name: 'published_at', type: 'varchar', nullable: true },
+        deadAt: { name: 'dead_at', type: 'varchar', nullable: true },
       },
     });
     schemas.set(tableName, schema);

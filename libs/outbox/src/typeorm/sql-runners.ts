@@ -57,3 +57,11 @@ export class SharedConnectionSqlRunner implements SqlRunner {
     return statement.all(...params);
   }
 }
+
+/** The way to run statements outside application transactions on this data source. */
+export function runnerFor(dataSource: DataSource): SqlRunner {
+  if (dataSource.options.type === 'better-sqlite3') {
+    return new SharedConnectionSqlRunner(() => (dataSource.driver as unknown as { databaseConnection: BetterSqliteDatabase }).databaseConnection);
+  }
+  return new PooledSqlRunner(dataSource);
+}

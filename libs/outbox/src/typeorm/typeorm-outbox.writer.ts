@@ -58,7 +58,7 @@ export class TypeOrmOutboxWriter {
   async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
-    const dialect = dialectFor(manager.connection.options.type, this.tableName, this.notifyChannel);
+    const dialect = dialectFor(manager.connection.options.type, this.tableName, { notifyChannel: this.notifyChannel });
     const insertAll = async () => {
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
         const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));

@@ -1,6 +1,21 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 
+/** Choices that change the relay's SQL. */
+export interface DialectOptions {
+  /** PostgreSQL channel notified by each insert. */
+  notifyChannel?: string;
+  /** `hold`: a dead row blocks later rows of its aggregate and destination; `skip`: it does not. */
+  deadLetterPolicy?: 'hold' | 'skip';
+  /** Delete rows once published instead of keeping them. */
+  deleteOnPublish?: boolean;
+}
+
+/** Statuses an earlier row may have without holding back a later one of the same aggregate and destination. */
+export function settledStatuses(policy: DialectOptions['deadLetterPolicy']): string {
+  return policy === 'skip' ? `'published', 'discarded', 'dead'` : `'published', 'discarded'`;
+}
+
 export interface SqlStatement {
   sql: string;
   params: unknown[];

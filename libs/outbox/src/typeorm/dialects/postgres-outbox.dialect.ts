@@ -1,18 +1,27 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
+import {
+  BaseOutboxDialect,
+  claimedColumns,
+  INSERT_COLUMNS,
+  insertValues,
+  settledStatuses,
+  type DialectOptions,
+  type OutboxSqlDialect,
+  type SqlStatement,
+} from './outbox-sql.dialect';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'postgres';
   protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
 
+  private readonly notifyChannel?: string;
+
   /** `notifyChannel`: when set, every insert also notifies it, delivered by PostgreSQL at commit. */
-  constructor(
-    table: string,
-    private readonly notifyChannel?: string,
-  ) {
+  constructor(table: string, options: DialectOptions = {}) {
     super(table);
+    this.notifyChannel = options.notifyChannel;
     const t = `"${table}"`;
     this.sql = {
       claim: `
@@ -25,7 +34,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
               SELECT 1 FROM ${t} e
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                 AND e.transport = m.transport AND e.destination = m.destination
-                AND e.position < m.position AND e.status <> 'published')
+                AND e.position < m.position AND e.status NOT IN (${settledStatuses(options.deadLetterPolicy)}))
           ORDER BY m.position
           LIMIT $2
           FOR UPDATE SKIP LOCKED)
@@ -33,13 +42,16 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         SET lease_owner = $1, lease_token = $4, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
         FROM next WHERE m.position = next.position
         RETURNING ${claimedColumns('m')}`,
-      markPublished: `
-        UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-        WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND status = 'pending'
-        RETURNING position`,
+      markPublished: options.deleteOnPublish
+        ? `DELETE FROM ${t} WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND status = 'pending' RETURNING position`
+        : `UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+           WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND status = 'pending'
+           RETURNING position`,
       markFailed: `
         UPDATE ${t} AS m SET last_error = f.error, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+          error_history = (COALESCE(m.error_history, '[]')::jsonb || jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error)))::text,
           status = CASE WHEN f.retry_ms IS NULL THEN 'dead' ELSE 'pending' END,
+          dead_at = CASE WHEN f.retry_ms IS NULL THEN now() ELSE NULL END,
           next_attempt_at = CASE WHEN f.retry_ms IS NULL THEN NULL ELSE now() + f.retry_ms * interval '1 millisecond' END
         FROM unnest($2::bigint[], $3::text[], $4::bigint[]) AS f(position, error, retry_ms)
         WHERE m.position = f.position AND m.lease_token = $1 AND m.status = 'pending'
@@ -105,18 +117,23 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         status varchar(16) NOT NULL DEFAULT 'pending',
         attempts integer NOT NULL DEFAULT 0,
         last_error text,
+        error_history text,
         next_attempt_at timestamptz,
         lease_owner varchar(64),
         lease_token varchar(36),
         lease_expires_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         published_at timestamptz,
+        dead_at timestamptz,
         CONSTRAINT "${t}_id_key" UNIQUE (id),
-        CONSTRAINT "${t}_status_check" CHECK (status IN ('pending', 'published', 'dead')))`,
+        CONSTRAINT "${t}_status_check" CHECK (status IN ('pending', 'published', 'dead', 'discarded')))`,
       // The claim scan reads pending rows only, in position order.
       `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
       // The ordering rule looks up earlier unpublished rows of one aggregate and destination.
-      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status <> 'published'`,
+      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
+      // Cleanup deletes the oldest settled rows in small batches.
+      `CREATE INDEX "${t}_published_idx" ON "${t}" (published_at) WHERE status = 'published'`,
+      `CREATE INDEX "${t}_dead_idx" ON "${t}" (dead_at) WHERE status IN ('dead', 'discarded')`,
     ];
   }
 }

@@ -1,6 +1,15 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, type OutboxSqlDialect, type SqlStatement } from './outbox-sql.dialect';
+import {
+  BaseOutboxDialect,
+  claimedColumns,
+  INSERT_COLUMNS,
+  insertValues,
+  settledStatuses,
+  type DialectOptions,
+  type OutboxSqlDialect,
+  type SqlStatement,
+} from './outbox-sql.dialect';
 
 // Times are UTC text with milliseconds, which compares correctly as text.
 const NOW = `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
@@ -11,7 +20,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
   readonly name = 'sqlite';
   protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
 
-  constructor(table: string) {
+  constructor(table: string, options: DialectOptions = {}) {
     super(table);
     const t = `"${table}"`;
     this.sql = {
@@ -27,14 +36,15 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
               SELECT 1 FROM ${t} e
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                 AND e.transport = m.transport AND e.destination = m.destination
-                AND e.position < m.position AND e.status <> 'published')
+                AND e.position < m.position AND e.status NOT IN (${settledStatuses(options.deadLetterPolicy)}))
           ORDER BY m.position
           LIMIT ?)
         RETURNING ${claimedColumns()}`,
-      markPublished: `
-        UPDATE ${t} SET status = 'published', published_at = ${NOW}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
-        WHERE position IN (SELECT value FROM json_each(?)) AND lease_token = ? AND status = 'pending'
-        RETURNING position`,
+      markPublished: options.deleteOnPublish
+        ? `DELETE FROM ${t} WHERE position IN (SELECT value FROM json_each(?)) AND lease_token = ? AND status = 'pending' RETURNING position`
+        : `UPDATE ${t} SET status = 'published', published_at = ${NOW}, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+           WHERE position IN (SELECT value FROM json_each(?)) AND lease_token = ? AND status = 'pending'
+           RETURNING position`,
       // One statement for the whole batch: the failures come as a JSON array of [position, error, retryMs].
       markFailed: `
         WITH f AS (
@@ -42,7 +52,10 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         UPDATE ${t} SET
           last_error = (SELECT f.error FROM f WHERE f.position = ${t}.position),
           lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+          error_history = json_insert(COALESCE(error_history, '[]'), '$[#]',
+            json_object('at', ${NOW}, 'error', (SELECT f.error FROM f WHERE f.position = ${t}.position))),
           status = CASE WHEN (SELECT f.retry_ms FROM f WHERE f.position = ${t}.position) IS NULL THEN 'dead' ELSE 'pending' END,
+          dead_at = CASE WHEN (SELECT f.retry_ms FROM f WHERE f.position = ${t}.position) IS NULL THEN ${NOW} ELSE NULL END,
           next_attempt_at = (SELECT CASE WHEN f.retry_ms IS NULL THEN NULL
             ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (f.retry_ms / 1000.0) || ' seconds') END FROM f WHERE f.position = ${t}.position)
         WHERE position IN (SELECT position FROM f) AND lease_token = ? AND status = 'pending'
@@ -98,17 +111,21 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         tenant_id varchar(255),
         headers text NOT NULL DEFAULT '{}',
         payload text NOT NULL,
-        status varchar(16) NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'published', 'dead')),
+        status varchar(16) NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'published', 'dead', 'discarded')),
         attempts integer NOT NULL DEFAULT 0,
         last_error text,
+        error_history text,
         next_attempt_at varchar(30),
         lease_owner varchar(64),
         lease_token varchar(36),
         lease_expires_at varchar(30),
         created_at varchar(30) NOT NULL DEFAULT (${NOW}),
-        published_at varchar(30))`,
+        published_at varchar(30),
+        dead_at varchar(30))`,
       `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
-      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status <> 'published'`,
+      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
+      `CREATE INDEX "${t}_published_idx" ON "${t}" (published_at) WHERE status = 'published'`,
+      `CREATE INDEX "${t}_dead_idx" ON "${t}" (dead_at) WHERE status IN ('dead', 'discarded')`,
     ];
   }
 }

@@ -1,0 +1,54 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import type { DataSource } from 'typeorm';
+import { OutboxCleaner, type CleanupOutcome } from '../core/outbox-cleaner';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import { createSqlOutboxMaintenanceStore } from '../typeorm/sql-outbox-maintenance.store';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import type { ResolvedOutboxExtras } from './outbox.module-definition';
+
+/** Deletes settled rows on a schedule, on instances that relay. */
+@Injectable()
+export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Outbox');
+  private cleaner: OutboxCleaner | undefined;
+
+  constructor(
+    @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
+    @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
+    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly schedulerRegistry: SchedulerRegistry,
+  ) {}
+
+  private get intervalName(): string {
+    return `outbox-cleanup:${this.extras.dataSource ?? 'default'}:${this.extras.tableName}`;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.settings.relay) return;
+    const { cleanup } = this.settings;
+    this.cleaner = new OutboxCleaner(
+      createSqlOutboxMaintenanceStore(this.dataSource, this.extras.tableName),
+      {
+        // With deleteOnPublish nothing published stays; the statement then finds nothing, cheaply.
+        publishedRetentionMs: cleanup.publishedRetentionMs,
+        deadRetentionMs: cleanup.deadRetentionMs,
+        batchSize: cleanup.batchSize,
+        maxBatchesPerRun: 100,
+      },
+      this.logger,
+    );
+    this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.cleaner?.run(), cleanup.intervalMs));
+  }
+
+  /** One cleanup run now; for tests and tools. */
+  runNow(): Promise<CleanupOutcome> {
+    return this.cleaner?.run() ?? Promise.resolve({ published: 0, dead: 0 });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) this.schedulerRegistry.deleteInterval(this.intervalName);
+    await this.cleaner?.run().catch(() => undefined);
+    this.cleaner = undefined;
+  }
+}

@@ -1,0 +1,53 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { OutboxAdminError } from '../core/outbox.errors';
+import { noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
+import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
+import { createSqlOutboxMaintenanceStore } from '../typeorm/sql-outbox-maintenance.store';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
+import type { ResolvedOutboxExtras } from './outbox.module-definition';
+import { OutboxRelayHost } from './outbox-relay.host';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Dead letters for operators: list them, send them again, or give them up. */
+@Injectable()
+export class OutboxAdmin {
+  private readonly store: OutboxMaintenanceStore;
+
+  constructor(
+    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
+    @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
+    private readonly relayHost: OutboxRelayHost,
+  ) {
+    this.store = createSqlOutboxMaintenanceStore(dataSource, extras.tableName);
+  }
+
+  /** Dead messages, oldest first, with every failed attempt; page with the last `position` seen. */
+  listDead(options: { after?: string; limit?: number } = {}): Promise<DeadMessage[]> {
+    return this.store.listDead(options.after ?? '0', Math.min(Math.max(options.limit ?? 100, 1), 1_000));
+  }
+
+  /** Makes a dead message pending again with fresh attempts; the relay is woken to send it. */
+  async requeue(id: string): Promise<void> {
+    this.check('requeued', id, await this.store.requeue(this.validId(id)));
+    void this.relayHost.drain();
+  }
+
+  /** Gives a dead message up for good; later messages of its aggregate are released. */
+  async discard(id: string): Promise<void> {
+    this.check('discarded', id, await this.store.discard(this.validId(id)));
+    void this.relayHost.drain();
+  }
+
+  private validId(id: string): string {
+    if (typeof id !== 'string' || !UUID.test(id)) throw new OutboxAdminError(notAMessageId(id), 'invalid');
+    return id;
+  }
+
+  private check(action: string, id: string, outcome: DeadLetterOutcome): void {
+    if (outcome === 'done') return;
+    if (outcome === 'missing') throw new OutboxAdminError(noSuchMessage(id, this.extras.tableName), 'not-found');
+    throw new OutboxAdminError(notDead(action, id, outcome), 'conflict');
+  }
+}

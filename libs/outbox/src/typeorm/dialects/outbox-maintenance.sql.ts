@@ -1,0 +1,110 @@
+import type { SqlStatement } from './outbox-sql.dialect';
+
+/** Statements for operators and cleanup, apart from the relay's hot path. */
+export interface OutboxMaintenanceSql {
+  /** Dead rows after `afterPosition`, oldest first. */
+  listDead(afterPosition: string, limit: number): SqlStatement;
+  /** Dead → pending with fresh attempts; returns the row when it was dead. */
+  requeue(id: string): SqlStatement;
+  /** Dead → discarded; returns the row when it was dead. */
+  discard(id: string): SqlStatement;
+  statusOf(id: string): SqlStatement;
+  /** Deletes up to `limit` rows settled before `olderThanMs` ago, oldest first. */
+  deletePublished(olderThanMs: number, limit: number): SqlStatement;
+  deleteDead(olderThanMs: number, limit: number): SqlStatement;
+}
+
+const DEAD_COLUMNS = `position AS "position", id AS "id", event_type AS "type", event_version AS "version",
+  aggregate_type AS "aggregateType", aggregate_id AS "aggregateId", transport AS "transport", destination AS "destination",
+  attempts AS "attempts", last_error AS "lastError", error_history AS "errorHistory", occurred_at AS "occurredAt", dead_at AS "deadAt"`;
+
+export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
+  constructor(private readonly table: string) {}
+
+  listDead(afterPosition: string, limit: number): SqlStatement {
+    return {
+      sql: `SELECT ${DEAD_COLUMNS} FROM "${this.table}" WHERE status = 'dead' AND position > $1 ORDER BY position LIMIT $2`,
+      params: [afterPosition, limit],
+    };
+  }
+
+  requeue(id: string): SqlStatement {
+    return {
+      sql: `UPDATE "${this.table}" SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
+            WHERE id = $1::uuid AND status = 'dead' RETURNING position`,
+      params: [id],
+    };
+  }
+
+  discard(id: string): SqlStatement {
+    return { sql: `UPDATE "${this.table}" SET status = 'discarded' WHERE id = $1::uuid AND status = 'dead' RETURNING position`, params: [id] };
+  }
+
+  statusOf(id: string): SqlStatement {
+    return { sql: `SELECT status FROM "${this.table}" WHERE id = $1::uuid`, params: [id] };
+  }
+
+  deletePublished(olderThanMs: number, limit: number): SqlStatement {
+    return this.deleteSettled(`status = 'published' AND published_at < now() - $1 * interval '1 millisecond'`, olderThanMs, limit);
+  }
+
+  deleteDead(olderThanMs: number, limit: number): SqlStatement {
+    return this.deleteSettled(`status IN ('dead', 'discarded') AND dead_at < now() - $1 * interval '1 millisecond'`, olderThanMs, limit);
+  }
+
+  // SKIP LOCKED and a small LIMIT: cleanup never waits on, or long blocks, the relay and writers.
+  private deleteSettled(condition: string, olderThanMs: number, limit: number): SqlStatement {
+    return {
+      sql: `DELETE FROM "${this.table}" WHERE position IN (
+              SELECT position FROM "${this.table}" WHERE ${condition} ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
+            RETURNING position`,
+      params: [olderThanMs, limit],
+    };
+  }
+}
+
+const SQLITE_AGO = `strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || (? / 1000.0) || ' seconds')`;
+
+export class SqliteMaintenanceSql implements OutboxMaintenanceSql {
+  constructor(private readonly table: string) {}
+
+  listDead(afterPosition: string, limit: number): SqlStatement {
+    return {
+      sql: `SELECT ${DEAD_COLUMNS} FROM "${this.table}" WHERE status = 'dead' AND position > ? ORDER BY position LIMIT ?`,
+      params: [Number(afterPosition), limit],
+    };
+  }
+
+  requeue(id: string): SqlStatement {
+    return {
+      sql: `UPDATE "${this.table}" SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
+            WHERE id = ? AND status = 'dead' RETURNING position`,
+      params: [id],
+    };
+  }
+
+  discard(id: string): SqlStatement {
+    return { sql: `UPDATE "${this.table}" SET status = 'discarded' WHERE id = ? AND status = 'dead' RETURNING position`, params: [id] };
+  }
+
+  statusOf(id: string): SqlStatement {
+    return { sql: `SELECT status FROM "${this.table}" WHERE id = ?`, params: [id] };
+  }
+
+  deletePublished(olderThanMs: number, limit: number): SqlStatement {
+    return this.deleteSettled(`status = 'published' AND published_at < ${SQLITE_AGO}`, olderThanMs, limit);
+  }
+
+  deleteDead(olderThanMs: number, limit: number): SqlStatement {
+    return this.deleteSettled(`status IN ('dead', 'discarded') AND dead_at < ${SQLITE_AGO}`, olderThanMs, limit);
+  }
+
+  private deleteSettled(condition: string, olderThanMs: number, limit: number): SqlStatement {
+    return {
+      sql: `DELETE FROM "${this.table}" WHERE position IN (
+              SELECT position FROM "${this.table}" WHERE ${condition} ORDER BY position LIMIT ?)
+            RETURNING position`,
+      params: [olderThanMs, limit],
+    };
+  }
+}
