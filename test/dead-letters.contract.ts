@@ -86,6 +86,22 @@ export function describeDeadLettersAndCleanup(database: TestDatabase): void {
       expect(await harness.rows()).toEqual([expect.objectContaining({ id: pending.id, status: 'pending', attempts: 0 })]);
     });
 
+    it('deletes rows as they are published in delete-on-publish mode, keeping order and failures', async () => {
+      const parcel = Parcel.register('ephemeral', 1);
+      parcel.relabel('ephemeral-2');
+      await harness.dataSource.getRepository(Parcel).save(parcel);
+      const [first] = await harness.rows();
+      const transport = new RecordingTransport();
+      transport.failTimes(first.id, 1);
+      const relay = harness.relay('relay', transport, { deleteOnPublish: true });
+      await waitFor('both events', async () => {
+        await relay.trigger();
+        return transport.delivered.length === 2;
+      });
+      expect(transport.delivered.map((m) => m.envelope.type)).toEqual(['parcels.parcel-registered', 'parcels.parcel-relabelled']);
+      expect(await harness.rows()).toEqual([]);
+    });
+
     it('cleans a large backlog of old rows in small batches while new events keep flowing', async () => {
       const backlog = 3_000;
       await harness.dataSource.transaction((manager) =>

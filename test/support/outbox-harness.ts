@@ -36,6 +36,7 @@ export interface OutboxHarness {
 
 interface RelayOverrides {
   deadLetterPolicy: 'hold' | 'skip';
+  deleteOnPublish: boolean;
   batchSize: number;
   leaseMs: number;
   publishTimeoutMs: number;
@@ -70,7 +71,7 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
     rows: () => dataSource.getRepository(outboxMessageEntity()).find({ order: { position: 'ASC' } }),
     relay: (owner, transport, overrides = {}) =>
       new OutboxRelay({
-        store: createSqlOutboxStore(dataSource, 'outbox_messages', { deadLetterPolicy: overrides.deadLetterPolicy }),
+        store: createSqlOutboxStore(dataSource, 'outbox_messages', { deadLetterPolicy: overrides.deadLetterPolicy, deleteOnPublish: overrides.deleteOnPublish }),
         transports: new Map([['default', transport]]),
         owner,
         retryPolicy: new RetryPolicy(overrides.maxAttempts ?? 5, { initialMs: 50, maxMs: 200, jitter: 0 }),
