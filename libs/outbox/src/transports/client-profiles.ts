@@ -1,4 +1,4 @@
-import { ClientKafka, ClientMqtt, ClientNats, ClientProxy, ClientRedis, ClientRMQ, ClientTCP, MqttRecord, RmqRecord } from '@nestjs/microservices';
+import { ClientKafka, ClientMqtt, ClientNats, ClientRedis, ClientRMQ, ClientTCP, MqttRecord, RmqRecord } from '@nestjs/microservices';
 import type { OutgoingMessage } from '../core/outbox-message';
 import type { Acknowledgement } from '../core/outbox-transport.port';
 import { natsRecordFor } from './nats-headers';
@@ -16,7 +16,7 @@ type ClientOptions = { send?: { acks?: number }; qos?: number };
 // Nest keeps a client's options protected; the outbox only reads them to report what an ack means.
 const optionsOf = (client: object): ClientOptions => (Reflect.get(client, 'options') as ClientOptions | undefined) ?? {};
 
-export function profileOf(client: ClientProxy): ClientProfile {
+export function profileOf(client: object): ClientProfile {
   if (client instanceof ClientKafka) {
     const acks = optionsOf(client).send?.acks ?? -1;
     return {

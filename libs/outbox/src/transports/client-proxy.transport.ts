@@ -1,5 +1,9 @@
 import { lastValueFrom } from 'rxjs';
 import { ClientKafka, type ClientProxy } from '@nestjs/microservices';
+
+/** Any Nest client: each one narrows ClientProxy's event and status types differently. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyClientProxy = ClientProxy<any, any>;
 import type { OutgoingMessage } from '../core/outbox-message';
 import type { Acknowledgement, OutboxTransport } from '../core/outbox-transport.port';
 import { profileOf, type ClientProfile } from './client-profiles';
@@ -18,7 +22,7 @@ export class ClientProxyTransport implements OutboxTransport {
   private readonly profile: ClientProfile;
 
   constructor(
-    private readonly client: ClientProxy,
+    private readonly client: AnyClientProxy,
     name?: string,
   ) {
     this.profile = profileOf(client);
