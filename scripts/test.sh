@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 npm run --silent typecheck
 
-services=(postgres kafka rabbitmq nats redis mqtt)
+services=(postgres mariadb kafka rabbitmq nats redis mqtt)
 bash scripts/services.sh up "${services[@]}"
 trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true' EXIT
 

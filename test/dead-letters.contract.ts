@@ -110,7 +110,11 @@ export function describeDeadLettersAndCleanup(database: TestDatabase): void {
           Array.from({ length: backlog }, (_, i) => ({ type: 'old.event', aggregateType: 'old', aggregateId: `old-${i}`, payload: { i }, topic: 'old' })),
         ),
       );
-      const past = database === 'postgres' ? `now() - interval '30 days'` : `strftime('%Y-%m-%d %H:%M:%f', 'now', '-30 days')`;
+      const past = {
+        postgres: `now() - interval '30 days'`,
+        mariadb: `NOW(3) - INTERVAL 30 DAY`,
+        sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now', '-30 days')`,
+      }[database];
       await harness.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = ${past}`);
 
       const cleaner = new OutboxCleaner(

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
+import { createConnection } from 'mysql2/promise';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { createOrderServiceApp } from '../../apps/order-service/src/bootstrap';
@@ -19,7 +20,7 @@ export interface RunningOrderService {
 }
 
 /** Starts the demo on a private database (temp SQLite file or fresh PostgreSQL schema) and a private topic. */
-export async function startOrderService(database: 'sqlite' | 'postgres', broker: 'tcp' | 'kafka'): Promise<RunningOrderService> {
+export async function startOrderService(database: 'sqlite' | 'postgres' | 'mariadb', broker: 'tcp' | 'kafka'): Promise<RunningOrderService> {
   const suffix = randomBytes(5).toString('hex');
   const db = await privateDatabase(database, suffix);
   const brokerConfig: BrokerConfig =
@@ -51,7 +52,23 @@ export async function startOrderService(database: 'sqlite' | 'postgres', broker:
   };
 }
 
-async function privateDatabase(database: 'sqlite' | 'postgres', suffix: string): Promise<{ config: DatabaseConfig; drop(): Promise<void> }> {
+async function privateDatabase(database: 'sqlite' | 'postgres' | 'mariadb', suffix: string): Promise<{ config: DatabaseConfig; drop(): Promise<void> }> {
+  if (database === 'mariadb') {
+    const server = requireService('mariadb');
+    const name = `orders_${suffix}`;
+    const admin = async (sql: string) => {
+      const connection = await createConnection(server);
+      try {
+        await connection.query(sql);
+      } finally {
+        await connection.end();
+      }
+    };
+    await admin(`CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    return { config: { type: 'mariadb', url: url.toString() }, drop: () => admin(`DROP DATABASE ${name}`) };
+  }
   if (database === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'order-service-'));
     return { config: { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { createConnection } from 'mysql2/promise';
 import { Client } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import {
@@ -21,7 +22,7 @@ import {
 import { PARCEL_ENTITIES } from './parcel.fixtures';
 import { requireService } from './services';
 
-export type TestDatabase = 'sqlite' | 'postgres';
+export type TestDatabase = 'sqlite' | 'postgres' | 'mariadb';
 
 /** A private database (a temp SQLite file or a fresh PostgreSQL schema) with the outbox module on it. */
 export interface OutboxHarness {
@@ -94,6 +95,22 @@ async function isolatedDatabase(database: TestDatabase): Promise<{ options: Part
       options: { type: 'better-sqlite3', database: join(dir, 'outbox.sqlite') },
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
+  }
+  if (database === 'mariadb') {
+    const server = requireService('mariadb');
+    const name = `t_${randomBytes(6).toString('hex')}`;
+    const admin = async (sql: string) => {
+      const connection = await createConnection(server);
+      try {
+        await connection.query(sql);
+      } finally {
+        await connection.end();
+      }
+    };
+    await admin(`CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    return { options: { type: 'mariadb', url: url.toString() }, drop: () => admin(`DROP DATABASE ${name}`) };
   }
   const url = requireService('postgres');
   const schema = `t_${randomBytes(6).toString('hex')}`;

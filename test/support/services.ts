@@ -1,11 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type ServiceName = 'postgres' | 'kafka';
+export type ServiceName = 'postgres' | 'mariadb' | 'kafka' | 'rabbitmq' | 'nats' | 'redis' | 'mqtt';
 
 const ENV_KEYS: Record<ServiceName, string> = {
   postgres: 'OUTBOX_TEST_POSTGRES_URL',
+  mariadb: 'OUTBOX_TEST_MARIADB_URL',
   kafka: 'OUTBOX_TEST_KAFKA_BROKERS',
+  rabbitmq: 'OUTBOX_TEST_RABBITMQ_URL',
+  nats: 'OUTBOX_TEST_NATS_URL',
+  redis: 'OUTBOX_TEST_REDIS_URL',
+  mqtt: 'OUTBOX_TEST_MQTT_URL',
 };
 
 /** Connection settings written by `scripts/services.sh up`, with the process environment taking precedence. */

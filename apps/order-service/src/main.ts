@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   const app = await createOrderServiceApp(config);
   await app.startAllMicroservices();
   await app.listen(config.httpPort, '127.0.0.1');
-  const where = config.database.type === 'postgres' ? 'PostgreSQL' : `SQLite (${config.database.database})`;
+  const where = config.database.type === 'better-sqlite3' ? `SQLite (${config.database.database})` : config.database.type === 'postgres' ? 'PostgreSQL' : 'MariaDB';
   new Logger('OrderService').log(
     `Listening on http://127.0.0.1:${config.httpPort} — database ${where}, events to "${config.ordersTopic}" over ${config.broker.transport}`,
   );

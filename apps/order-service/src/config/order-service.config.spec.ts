@@ -14,6 +14,10 @@ describe('loadOrderServiceConfig', () => {
     expect(config.broker).toMatchObject({ transport: 'kafka', brokers: ['k1:9092', 'k2:9092'], groupId: 'order-service-consumer' });
   });
 
+  it('switches to MariaDB by configuration', () => {
+    expect(loadOrderServiceConfig({ DATABASE_URL: 'mariadb://app:secret@db:3306/orders' }).database).toEqual({ type: 'mariadb', url: 'mysql://app:secret@db:3306/orders' });
+  });
+
   it.each([
     [{ DATABASE_URL: 'mongodb://x' }, /DATABASE_URL "mongodb:\/\/x" is not supported/],
     [{ BROKER: 'carrier-pigeon' }, /BROKER "carrier-pigeon"/],

@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 
-export type DatabaseConfig = { type: 'better-sqlite3'; database: string } | { type: 'postgres'; url: string; schema?: string };
+export type DatabaseConfig =
+  | { type: 'better-sqlite3'; database: string }
+  | { type: 'postgres'; url: string; schema?: string }
+  | { type: 'mariadb'; url: string };
 
 export type BrokerConfig =
   | { transport: 'tcp'; host: string; port: number }
@@ -48,7 +51,8 @@ function database(url: string): DatabaseConfig {
     return { type: 'better-sqlite3', database: file === ':memory:' ? file : resolve(file) };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { type: 'postgres', url };
-  throw new ConfigError(`DATABASE_URL "${url}" is not supported: use sqlite:<file> or postgres://user@host:port/db.`);
+  if (url.startsWith('mysql://') || url.startsWith('mariadb://')) return { type: 'mariadb', url: url.replace(/^mariadb:/, 'mysql:') };
+  throw new ConfigError(`DATABASE_URL "${url}" is not supported: use sqlite:<file>, postgres://user@host:port/db or mysql://user:password@host:port/db.`);
 }
 
 function broker(env: NodeJS.ProcessEnv): BrokerConfig {

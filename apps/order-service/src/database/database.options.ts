@@ -21,6 +21,7 @@ export function databaseOptions(config: DatabaseConfig): TypeOrmModuleOptions {
       ...(config.schema ? { schema: config.schema, extra: { options: `-c search_path=${config.schema}` } } : {}),
     };
   }
+  if (config.type === 'mariadb') return { ...common, type: 'mariadb', url: config.url };
   if (config.database !== ':memory:') mkdirSync(dirname(config.database), { recursive: true });
   return { ...common, type: 'better-sqlite3', database: config.database, enableWAL: true };
 }

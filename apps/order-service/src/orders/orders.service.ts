@@ -40,8 +40,9 @@ export class OrdersService {
   }
 
   private async load(manager: EntityManager, id: string, forUpdate = false): Promise<Order> {
-    // Row lock on PostgreSQL so two concurrent changes of one order apply one after the other.
-    const lock = forUpdate && manager.connection.options.type === 'postgres' ? { mode: 'pessimistic_write' as const, tables: ['orders'] } : undefined;
+    // Row lock (PostgreSQL, MariaDB) so two concurrent changes of one order apply one after the other.
+    const lockable = manager.connection.options.type !== 'better-sqlite3';
+    const lock = forUpdate && lockable ? { mode: 'pessimistic_write' as const, tables: ['orders'] } : undefined;
     const order = await manager.findOne(Order, { where: { id }, lock });
     if (!order) throw new NotFoundException(`Order ${id} does not exist.`);
     return order;

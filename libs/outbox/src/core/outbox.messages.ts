@@ -46,7 +46,7 @@ export const missingAggregateId = (aggregateType: string) =>
   `Aggregate "${aggregateType}" has events but no id once saved; the id is the message key.`;
 
 export const unsupportedDatabase = (type: string) =>
-  `The outbox does not support the TypeORM driver "${type}" yet. Supported: postgres, better-sqlite3.`;
+  `The outbox does not support the TypeORM driver "${type}" yet. Supported: postgres, better-sqlite3, mariadb, mysql.`;
 
 export const payloadTooLarge = (eventType: string, bytes: number, limit: number) =>
   `Event "${eventType}" cannot be written to the outbox: its payload is ${bytes} bytes, over the limit of ${limit} bytes ` +

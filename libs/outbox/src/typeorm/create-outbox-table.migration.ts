@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { validateTableName } from '../core/outbox-options';
-import { dialectFor } from './outbox-sql.factory';
+import { tableDialectFor } from './outbox-sql.factory';
 import { DEFAULT_OUTBOX_TABLE } from './outbox-message.entity';
 
 const MIGRATION_TIMESTAMP = 1767225600000;
@@ -19,11 +19,11 @@ export function createOutboxTableMigration(tableName: string = DEFAULT_OUTBOX_TA
     readonly name = migrationName;
 
     async up(queryRunner: QueryRunner): Promise<void> {
-      for (const sql of dialectFor(queryRunner.connection.options.type, table).createTable()) await queryRunner.query(sql);
+      for (const sql of tableDialectFor(queryRunner.connection.options.type, table).createTable()) await queryRunner.query(sql);
     }
 
     async down(queryRunner: QueryRunner): Promise<void> {
-      for (const sql of dialectFor(queryRunner.connection.options.type, table).dropTable()) await queryRunner.query(sql);
+      for (const sql of tableDialectFor(queryRunner.connection.options.type, table).dropTable()) await queryRunner.query(sql);
     }
   };
 }

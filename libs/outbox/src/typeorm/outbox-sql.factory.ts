@@ -1,11 +1,20 @@
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { unsupportedDatabase } from '../core/outbox.messages';
-import type { DialectOptions, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
+import type { DialectOptions, OutboxSqlDialect, OutboxTableDialect } from './dialects/outbox-sql.dialect';
+import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
+import { MariaDbOutboxStore } from './mariadb-outbox.store';
+import type { OutboxStore } from '../core/outbox-store.port';
 import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
 import { runnerFor } from './sql-runners';
 import { SqlOutboxStore } from './sql-outbox.store';
+
+/** What writers and migrations use: inserts, locks and DDL of the database family. */
+export function tableDialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxTableDialect {
+  if (driverType === 'mariadb' || driverType === 'mysql') return new MariaDbOutboxDialect(tableName, options);
+  return dialectFor(driverType, tableName, options);
+}
 
 export function dialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxSqlDialect {
   switch (driverType) {
@@ -19,6 +28,8 @@ export function dialectFor(driverType: string, tableName: string, options: Diale
 }
 
 /** The store for a data source: its dialect, and a way to run statements outside application transactions. */
-export function createSqlOutboxStore(dataSource: DataSource, tableName: string, options: DialectOptions = {}): SqlOutboxStore {
+export function createSqlOutboxStore(dataSource: DataSource, tableName: string, options: DialectOptions = {}): OutboxStore & { probe(): Promise<void> } {
+  const type = dataSource.options.type;
+  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName, options));
   return new SqlOutboxStore(dialectFor(dataSource.options.type, tableName, options), runnerFor(dataSource));
 }

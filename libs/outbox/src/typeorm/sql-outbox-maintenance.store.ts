@@ -3,6 +3,8 @@ import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../
 import type { OutboxMessageStatus } from '../core/outbox-message';
 import { PostgresMaintenanceSql, SqliteMaintenanceSql, type OutboxMaintenanceSql } from './dialects/outbox-maintenance.sql';
 import { runnerFor, type SqlRunner } from './sql-runners';
+import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
+import { MariaDbOutboxStore } from './mariadb-outbox.store';
 
 export class SqlOutboxMaintenanceStore implements OutboxMaintenanceStore {
   constructor(
@@ -52,7 +54,9 @@ export class SqlOutboxMaintenanceStore implements OutboxMaintenanceStore {
   }
 }
 
-export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableName: string): SqlOutboxMaintenanceStore {
+export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableName: string): OutboxMaintenanceStore {
+  const type = dataSource.options.type;
+  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName));
   const sql = dataSource.options.type === 'postgres' ? new PostgresMaintenanceSql(tableName) : new SqliteMaintenanceSql(tableName);
   return new SqlOutboxMaintenanceStore(sql, runnerFor(dataSource));
 }

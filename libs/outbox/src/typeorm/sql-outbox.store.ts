@@ -36,7 +36,7 @@ export class SqlOutboxStore implements OutboxStore {
   }
 }
 
-function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
+export function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
   return {
     position: String(record.position),
     id: record.id,

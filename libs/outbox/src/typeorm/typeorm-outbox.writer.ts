@@ -3,7 +3,7 @@ import { OutboxWriteError } from '../core/outbox.errors';
 import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { MessageMetadata } from '../core/outbox-message';
-import { dialectFor } from './outbox-sql.factory';
+import { tableDialectFor } from './outbox-sql.factory';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
 /** A message added through the explicit API, for code that does not go through an aggregate. */
@@ -47,7 +47,7 @@ export class TypeOrmOutboxWriter {
     // Saved aggregates are serialized by their own row locks; explicit writers of one aggregate
     // are not, so they queue here: a later writer gets its positions only after the earlier commits.
     const keys = [...new Set(drafts.map((draft) => `${draft.aggregateType}\u001f${draft.aggregateId}`))];
-    const lock = dialectFor(manager.connection.options.type, this.tableName).lockAggregates(keys);
+    const lock = tableDialectFor(manager.connection.options.type, this.tableName).lockAggregates(keys);
     if (lock) await manager.query(lock.sql, lock.params);
     const ids = await this.write(manager, drafts);
     this.tracker.wrote(queryRunner);
@@ -58,7 +58,7 @@ export class TypeOrmOutboxWriter {
   async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
-    const dialect = dialectFor(manager.connection.options.type, this.tableName, { notifyChannel: this.notifyChannel });
+    const dialect = tableDialectFor(manager.connection.options.type, this.tableName, { notifyChannel: this.notifyChannel });
     const insertAll = async () => {
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
         const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));

@@ -21,12 +21,8 @@ export interface SqlStatement {
   params: unknown[];
 }
 
-/**
- * The SQL of one database family. Every statement that changes rows ends in RETURNING so
- * that the store learns what it changed the same way on every database. Claimed rows come
- * back under camelCase aliases matching `OutboxRowRecord`.
- */
-export interface OutboxSqlDialect {
+/** What writers and migrations need of a database family. */
+export interface OutboxTableDialect {
   readonly name: string;
   insert(messages: NewOutboxMessage[]): SqlStatement;
   /**
@@ -34,14 +30,22 @@ export interface OutboxSqlDialect {
    * one aggregate are handed out in commit order. `undefined` where writers are serialized anyway.
    */
   lockAggregates(keys: string[]): SqlStatement | undefined;
-  claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
-  markPublished(token: string, positions: string[]): SqlStatement;
-  markFailed(token: string, failures: FailedDelivery[]): SqlStatement;
-  release(owner: string): SqlStatement;
   /** A cheap statement that fails when the table is missing. */
   probe(): SqlStatement;
   createTable(): string[];
   dropTable(): string[];
+}
+
+/**
+ * The relay's SQL on databases with UPDATE … RETURNING (PostgreSQL, SQLite): every statement that
+ * changes rows returns them, so one statement claims and one settles. Claimed rows come back under
+ * camelCase aliases matching `OutboxRowRecord`.
+ */
+export interface OutboxSqlDialect extends OutboxTableDialect {
+  claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
+  markPublished(token: string, positions: string[]): SqlStatement;
+  markFailed(token: string, failures: FailedDelivery[]): SqlStatement;
+  release(owner: string): SqlStatement;
 }
 
 export const INSERT_COLUMNS = [

@@ -2,11 +2,14 @@ import request from 'supertest';
 import { startOrderService, type RunningOrderService } from './support/order-service.harness';
 import { waitFor } from './support/wait-for';
 
-describe('order-service on its embedded default (SQLite + TCP)', () => {
+describe.each([
+  ['its embedded default (SQLite + TCP)', 'sqlite'],
+  ['MariaDB + TCP', 'mariadb'],
+] as const)('order-service on %s', (_, database) => {
   let service: RunningOrderService;
 
   beforeEach(async () => {
-    service = await startOrderService('sqlite', 'tcp');
+    service = await startOrderService(database, 'tcp');
   });
 
   afterEach(async () => {

@@ -1,0 +1,181 @@
+import type { NewOutboxMessage } from '../../core/outbox-message';
+import type { FailedDelivery } from '../../core/outbox-store.port';
+import { claimedColumns, INSERT_COLUMNS, insertValues, settledStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+
+const list = (count: number) => Array(count).fill('?').join(', ');
+const AFTER_MS = (param = '?') => `NOW(3) + INTERVAL (${param} * 1000) MICROSECOND`;
+const BEFORE_MS = `NOW(3) - INTERVAL (? * 1000) MICROSECOND`;
+
+/**
+ * MariaDB / MySQL. Without UPDATE … RETURNING, a claim is a short transaction: pick candidates
+ * with a plain read, lock those still free with FOR UPDATE SKIP LOCKED, lease them, read them
+ * back. The ordering rule is evaluated by the plain read on purpose: a locking read would skip
+ * an earlier row another relay has locked, and so let a later row of its aggregate through.
+ */
+export class MariaDbOutboxDialect implements OutboxTableDialect {
+  readonly name = 'mariadb';
+  private readonly t: string;
+
+  constructor(
+    private readonly table: string,
+    private readonly options: DialectOptions = {},
+  ) {
+    this.t = `\`${table}\``;
+  }
+
+  insert(messages: NewOutboxMessage[]): SqlStatement {
+    const row = `(${list(INSERT_COLUMNS.length)})`;
+    return {
+      sql: `INSERT INTO ${this.t} (${INSERT_COLUMNS.join(', ')}) VALUES ${messages.map(() => row).join(', ')}`,
+      params: messages.flatMap((message) => insertValues(message, message.occurredAt.toISOString())),
+    };
+  }
+
+  lockAggregates(): undefined {
+    // Not on MariaDB yet: explicit-API writers of one aggregate should hold a row lock of their own.
+    return undefined;
+  }
+
+  candidates(limit: number): SqlStatement {
+    return {
+      sql: `SELECT m.position FROM ${this.t} m
+            WHERE m.status = 'pending'
+              AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= NOW(3))
+              AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= NOW(3))
+              AND NOT EXISTS (
+                SELECT 1 FROM ${this.t} e
+                WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
+                  AND e.transport = m.transport AND e.destination = m.destination
+                  AND e.position < m.position AND e.status NOT IN (${settledStatuses(this.options.deadLetterPolicy)}))
+            ORDER BY m.position LIMIT ?`,
+      params: [limit],
+    };
+  }
+
+  lockFree(positions: string[]): SqlStatement {
+    return {
+      sql: `SELECT position FROM ${this.t}
+            WHERE position IN (${list(positions.length)}) AND status = 'pending'
+              AND (lease_expires_at IS NULL OR lease_expires_at <= NOW(3))
+            FOR UPDATE SKIP LOCKED`,
+      params: positions,
+    };
+  }
+
+  lease(owner: string, token: string, leaseMs: number, positions: string[]): SqlStatement {
+    return {
+      sql: `UPDATE ${this.t} SET lease_owner = ?, lease_token = ?, lease_expires_at = ${AFTER_MS()}, attempts = attempts + 1
+            WHERE position IN (${list(positions.length)})`,
+      params: [owner, token, leaseMs, ...positions],
+    };
+  }
+
+  fetch(positions: string[]): SqlStatement {
+    return { sql: `SELECT ${claimedColumns()} FROM ${this.t} WHERE position IN (${list(positions.length)}) ORDER BY position`, params: positions };
+  }
+
+  markPublished(token: string, positions: string[]): SqlStatement {
+    const where = `position IN (${list(positions.length)}) AND lease_token = ? AND status = 'pending'`;
+    return this.options.deleteOnPublish
+      ? { sql: `DELETE FROM ${this.t} WHERE ${where}`, params: [...positions, token] }
+      : {
+          sql: `UPDATE ${this.t} SET status = 'published', published_at = NOW(3), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+                WHERE ${where}`,
+          params: [...positions, token],
+        };
+  }
+
+  markFailed(token: string, failure: FailedDelivery): SqlStatement {
+    const dead = failure.retryInMs === null;
+    return {
+      sql: `UPDATE ${this.t} SET last_error = ?, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+              error_history = JSON_ARRAY_APPEND(COALESCE(error_history, '[]'), '$', JSON_OBJECT('at', DATE_FORMAT(NOW(3), '%Y-%m-%dT%H:%i:%s.%fZ'), 'error', ?)),
+              status = ?, dead_at = ${dead ? 'NOW(3)' : 'NULL'}, next_attempt_at = ${dead ? 'NULL' : AFTER_MS()}
+            WHERE position = ? AND lease_token = ? AND status = 'pending'`,
+      params: [failure.error, failure.error, dead ? 'dead' : 'pending', ...(dead ? [] : [failure.retryInMs]), failure.position, token],
+    };
+  }
+
+  release(owner: string): SqlStatement {
+    return {
+      sql: `UPDATE ${this.t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
+            WHERE lease_owner = ? AND status = 'pending'`,
+      params: [owner],
+    };
+  }
+
+  listDead(after: string, limit: number): SqlStatement {
+    return {
+      sql: `SELECT position AS position, id AS id, event_type AS type, event_version AS version, aggregate_type AS aggregateType,
+              aggregate_id AS aggregateId, transport AS transport, destination AS destination, attempts AS attempts,
+              last_error AS lastError, error_history AS errorHistory, occurred_at AS occurredAt, dead_at AS deadAt
+            FROM ${this.t} WHERE status = 'dead' AND position > ? ORDER BY position LIMIT ?`,
+      params: [after, limit],
+    };
+  }
+
+  setDeadStatus(id: string, requeue: boolean): SqlStatement {
+    return {
+      sql: requeue
+        ? `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL WHERE id = ? AND status = 'dead'`
+        : `UPDATE ${this.t} SET status = 'discarded' WHERE id = ? AND status = 'dead'`,
+      params: [id],
+    };
+  }
+
+  statusOf(id: string): SqlStatement {
+    return { sql: `SELECT status FROM ${this.t} WHERE id = ?`, params: [id] };
+  }
+
+  deleteSettled(kind: 'published' | 'dead', olderThanMs: number, limit: number): SqlStatement {
+    const condition = kind === 'published' ? `status = 'published' AND published_at < ${BEFORE_MS}` : `status IN ('dead', 'discarded') AND dead_at < ${BEFORE_MS}`;
+    return { sql: `DELETE FROM ${this.t} WHERE ${condition} ORDER BY position LIMIT ?`, params: [olderThanMs, limit] };
+  }
+
+  probe(): SqlStatement {
+    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0`, params: [] };
+  }
+
+  createTable(): string[] {
+    const t = this.table;
+    return [
+      `CREATE TABLE \`${t}\` (
+        position bigint NOT NULL AUTO_INCREMENT PRIMARY KEY,
+        id char(36) NOT NULL,
+        event_type varchar(255) NOT NULL,
+        event_version int NOT NULL,
+        aggregate_type varchar(255) NOT NULL,
+        aggregate_id varchar(255) NOT NULL,
+        transport varchar(64) NOT NULL DEFAULT 'default',
+        destination varchar(255) NOT NULL,
+        occurred_at varchar(30) NOT NULL,
+        correlation_id varchar(255) NULL,
+        causation_id varchar(255) NULL,
+        tenant_id varchar(255) NULL,
+        headers longtext NOT NULL,
+        payload longtext NOT NULL,
+        status varchar(16) NOT NULL DEFAULT 'pending',
+        attempts int NOT NULL DEFAULT 0,
+        last_error text NULL,
+        error_history longtext NULL,
+        next_attempt_at datetime(3) NULL,
+        lease_owner varchar(64) NULL,
+        lease_token varchar(36) NULL,
+        lease_expires_at datetime(3) NULL,
+        created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+        published_at datetime(3) NULL,
+        dead_at datetime(3) NULL,
+        UNIQUE KEY \`${t}_id_key\` (id),
+        KEY \`${t}_status_idx\` (status, position),
+        KEY \`${t}_aggregate_idx\` (aggregate_type(100), aggregate_id(150), transport, destination(100), position),
+        KEY \`${t}_published_idx\` (status, published_at),
+        KEY \`${t}_dead_idx\` (status, dead_at),
+        CONSTRAINT \`${t}_status_check\` CHECK (status IN ('pending', 'published', 'dead', 'discarded'))
+      ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+    ];
+  }
+
+  dropTable(): string[] {
+    return [`DROP TABLE IF EXISTS \`${this.table}\``];
+  }
+}

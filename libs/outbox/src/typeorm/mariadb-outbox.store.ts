@@ -1,0 +1,127 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
+import type { ClaimedMessage, OutboxMessageStatus } from '../core/outbox-message';
+import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
+import type { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
+import type { OutboxRowRecord, SqlStatement } from './dialects/outbox-sql.dialect';
+import { toClaimedMessage } from './sql-outbox.store';
+
+interface Result {
+  records: Record<string, unknown>[];
+  affected: number;
+}
+
+/** The outbox store on MariaDB / MySQL, where changes report affected rows instead of returning them. */
+export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly dialect: MariaDbOutboxDialect,
+  ) {}
+
+  claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
+    return this.inTransaction(async (run) => {
+      const candidates = (await run(this.dialect.candidates(limit))).records.map((row) => String(row.position));
+      if (candidates.length === 0) return [];
+      const free = (await run(this.dialect.lockFree(candidates))).records.map((row) => String(row.position));
+      if (free.length === 0) return [];
+      await run(this.dialect.lease(owner, token, leaseMs, free));
+      const records = (await run(this.dialect.fetch(free))).records as unknown as OutboxRowRecord[];
+      return records.map(toClaimedMessage);
+    });
+  }
+
+  async markPublished(token: string, positions: string[]): Promise<number> {
+    if (positions.length === 0) return 0;
+    return (await this.execute(this.dialect.markPublished(token, positions))).affected;
+  }
+
+  async markFailed(token: string, failures: FailedDelivery[]): Promise<number> {
+    if (failures.length === 0) return 0;
+    return this.inTransaction(async (run) => {
+      let changed = 0;
+      for (const failure of failures) changed += (await run(this.dialect.markFailed(token, failure))).affected;
+      return changed;
+    });
+  }
+
+  async release(owner: string): Promise<number> {
+    return (await this.execute(this.dialect.release(owner))).affected;
+  }
+
+  async probe(): Promise<void> {
+    await this.execute(this.dialect.probe());
+  }
+
+  async listDead(after: string, limit: number): Promise<DeadMessage[]> {
+    const { records } = await this.execute(this.dialect.listDead(after, limit));
+    return records.map((row) => ({
+      position: String(row.position),
+      id: String(row.id),
+      type: String(row.type),
+      version: Number(row.version),
+      aggregateType: String(row.aggregateType),
+      aggregateId: String(row.aggregateId),
+      transport: String(row.transport),
+      destination: String(row.destination),
+      attempts: Number(row.attempts),
+      lastError: (row.lastError as string | null) ?? null,
+      errors: JSON.parse((row.errorHistory as string | null) ?? '[]'),
+      occurredAt: String(row.occurredAt),
+      deadAt: row.deadAt instanceof Date ? row.deadAt.toISOString() : ((row.deadAt as string | null) ?? null),
+    }));
+  }
+
+  requeue(id: string): Promise<DeadLetterOutcome> {
+    return this.changeDead(id, true);
+  }
+
+  discard(id: string): Promise<DeadLetterOutcome> {
+    return this.changeDead(id, false);
+  }
+
+  async deletePublished(olderThanMs: number, limit: number): Promise<number> {
+    return (await this.execute(this.dialect.deleteSettled('published', olderThanMs, limit))).affected;
+  }
+
+  async deleteDead(olderThanMs: number, limit: number): Promise<number> {
+    return (await this.execute(this.dialect.deleteSettled('dead', olderThanMs, limit))).affected;
+  }
+
+  private async changeDead(id: string, requeue: boolean): Promise<DeadLetterOutcome> {
+    if ((await this.execute(this.dialect.setDeadStatus(id, requeue))).affected > 0) return 'done';
+    const [row] = (await this.execute(this.dialect.statusOf(id))).records;
+    return row ? (row.status as Exclude<OutboxMessageStatus, 'dead'>) : 'missing';
+  }
+
+  private execute(statement: SqlStatement): Promise<Result> {
+    return this.withQueryRunner((queryRunner) => query(queryRunner, statement));
+  }
+
+  private inTransaction<T>(work: (run: (statement: SqlStatement) => Promise<Result>) => Promise<T>): Promise<T> {
+    return this.withQueryRunner(async (queryRunner) => {
+      await queryRunner.startTransaction('READ COMMITTED');
+      try {
+        const result = await work((statement) => query(queryRunner, statement));
+        await queryRunner.commitTransaction();
+        return result;
+      } catch (error) {
+        await queryRunner.rollbackTransaction().catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  private async withQueryRunner<T>(work: (queryRunner: QueryRunner) => Promise<T>): Promise<T> {
+    const queryRunner = this.dataSource.createQueryRunner();
+    try {
+      return await work(queryRunner);
+    } finally {
+      await queryRunner.release();
+    }
+  }
+}
+
+async function query(queryRunner: QueryRunner, { sql, params }: SqlStatement): Promise<Result> {
+  const result = await queryRunner.query(sql, params, true);
+  return { records: result.records ?? [], affected: result.affected ?? 0 };
+}

@@ -1,0 +1,5 @@
+import { describeDeadLettersAndCleanup } from './dead-letters.contract';
+import { describeOutboxContract } from './outbox-store.contract';
+
+describeOutboxContract('mariadb');
+describeDeadLettersAndCleanup('mariadb');
