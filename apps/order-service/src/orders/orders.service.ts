@@ -41,8 +41,9 @@ export class OrdersService {
 
   private async load(manager: EntityManager, id: string, forUpdate = false): Promise<Order> {
     // Row lock (PostgreSQL, MariaDB) so two concurrent changes of one order apply one after the other.
-    const lockable = manager.connection.options.type !== 'better-sqlite3';
-    const lock = forUpdate && lockable ? { mode: 'pessimistic_write' as const, tables: ['orders'] } : undefined;
+    // PostgreSQL refuses FOR UPDATE on the outer join of the eager lines, hence `tables`; MariaDB has no FOR UPDATE OF.
+    const type = manager.connection.options.type;
+    const lock = !forUpdate || type === 'better-sqlite3' ? undefined : type === 'postgres' ? { mode: 'pessimistic_write' as const, tables: ['orders'] } : { mode: 'pessimistic_write' as const };
     const order = await manager.findOne(Order, { where: { id }, lock });
     if (!order) throw new NotFoundException(`Order ${id} does not exist.`);
     return order;
