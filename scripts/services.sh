@@ -5,6 +5,8 @@
 #   scripts/services.sh up [SERVICE...]    (default: postgres kafka)
 #   scripts/services.sh down [SERVICE...]  (default: everything that is running)
 #   scripts/services.sh status
+#   scripts/services.sh stop SERVICE...    (outage: stop, keep data and port)
+#   scripts/services.sh resume SERVICE...  (start again on its data and port)
 #   scripts/services.sh kafka-down | kafka-up   (broker outage simulation)
 #
 # SERVICE: postgres mariadb kafka rabbitmq nats redis mqtt
@@ -84,7 +86,7 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 usage() {
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -344,14 +346,25 @@ up_postgres() {
   (cd / && pg_as "$bin/initdb" -D "$PG_DIR/data" --no-sync -A trust -U postgres \
     -E UTF8 --locale=C.UTF-8 >"$PG_DIR/initdb.log" 2>&1) ||
     { tail -n 20 "$PG_DIR/initdb.log" >&2; die "postgres: initdb failed - see $PG_DIR/initdb.log"; }
+  start_postgres
+  "$bin/psql" -q -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres \
+    -c "CREATE DATABASE $PG_DB" >/dev/null || die "postgres: CREATE DATABASE failed"
+}
+
+postgres_has_data() { [[ -f "$PG_DIR/data/PG_VERSION" ]]; }
+
+# starts the server on the data dir as it is (used by `up` after initdb, and by `resume`)
+start_postgres() {
+  local bin
+  bin="$(pg_bindir)"
+  check_traversable postgres postgres
+  ensure_port_free "$PG_PORT" postgres
   # durability settings are left at their defaults (fsync=on, synchronous_commit=on)
   (cd / && pg_as "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t "$TIMEOUT" \
     -o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" \
     start >/dev/null 9>&-) || { tail -n 20 "$PG_DIR/postgres.log" >&2; die "postgres did not start - see $PG_DIR/postgres.log"; }
   wait_until postgres "$PG_DIR/postgres.log" "$TIMEOUT" \
     "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -d postgres -U postgres
-  "$bin/psql" -q -X -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres \
-    -c "CREATE DATABASE $PG_DB" >/dev/null || die "postgres: CREATE DATABASE failed"
 }
 
 down_postgres() {
@@ -385,13 +398,7 @@ up_mariadb() {
     --auth-root-authentication-method=socket --skip-test-db --skip-name-resolve \
     >"$MARIADB_DIR/install-db.log" 2>&1) ||
     { tail -n 20 "$MARIADB_DIR/install-db.log" >&2; die "mariadb: mariadb-install-db failed - see $MARIADB_DIR/install-db.log"; }
-  local mariadbd
-  mariadbd="$(command -v mariadbd || echo /usr/sbin/mariadbd)"
-  spawn "$MARIADB_DIR/startup.log" "$mariadbd" --no-defaults --user=mysql \
-    --datadir="$MARIADB_DIR/data" --socket="$MARIADB_SOCK" --port="$MARIADB_PORT" \
-    --bind-address=127.0.0.1 --pid-file="$MARIADB_DIR/mariadb.pid" \
-    --log-error="$MARIADB_DIR/mariadb.log" --skip-name-resolve --max-connections=200
-  wait_until mariadb "$MARIADB_DIR/mariadb.log" "$TIMEOUT" mariadb_ping
+  start_mariadb
   mariadb --no-defaults -uroot -S "$MARIADB_SOCK" -e "
     CREATE DATABASE \`$MARIADB_DB\`;
     CREATE USER 'outbox'@'%' IDENTIFIED BY 'outbox';
@@ -401,6 +408,20 @@ up_mariadb() {
     FLUSH PRIVILEGES;" || die "mariadb: creating database/user failed"
   mariadb --no-defaults -uoutbox -poutbox -h127.0.0.1 -P"$MARIADB_PORT" -e 'SELECT 1' "$MARIADB_DB" >/dev/null ||
     die "mariadb: user outbox cannot connect over 127.0.0.1:$MARIADB_PORT"
+}
+
+mariadb_has_data() { [[ -d "$MARIADB_DIR/data/mysql" ]]; }
+
+start_mariadb() {
+  check_traversable mysql mariadb
+  ensure_port_free "$MARIADB_PORT" mariadb
+  local mariadbd
+  mariadbd="$(command -v mariadbd || echo /usr/sbin/mariadbd)"
+  spawn "$MARIADB_DIR/startup.log" "$mariadbd" --no-defaults --user=mysql \
+    --datadir="$MARIADB_DIR/data" --socket="$MARIADB_SOCK" --port="$MARIADB_PORT" \
+    --bind-address=127.0.0.1 --pid-file="$MARIADB_DIR/mariadb.pid" \
+    --log-error="$MARIADB_DIR/mariadb.log" --skip-name-resolve --max-connections=200
+  wait_until mariadb "$MARIADB_DIR/mariadb.log" "$TIMEOUT" mariadb_ping
 }
 
 down_mariadb() {
@@ -513,6 +534,18 @@ up_rabbitmq() {
   printf '[].\n' >"$RABBITMQ_DIR/advanced.config"
   chown -R rabbitmq:rabbitmq "$RABBITMQ_DIR"
   chmod 755 "$RABBITMQ_DIR"
+  start_rabbitmq
+}
+
+rabbitmq_has_data() { [[ -d "$RABBITMQ_DIR/mnesia" && -f "$RABBITMQ_DIR/rabbitmq.conf" ]]; }
+
+# epmd + node on the existing mnesia dir (durable queues and persistent messages survive)
+start_rabbitmq() {
+  check_traversable rabbitmq rabbitmq
+  ensure_port_free "$RABBITMQ_PORT" rabbitmq
+  ensure_port_free "$RABBITMQ_DIST" "rabbitmq (distribution port)"
+  stop_epmd
+  ensure_port_free "$EPMD_PORT" "rabbitmq (epmd)"
   rabbitmq_env
 
   local epmd
@@ -577,6 +610,15 @@ up_nats() {
   ensure_port_free "$NATS_MONITOR_PORT" "nats (monitor)"
   safe_rm_dir "$NATS_DIR"
   mkdir -p "$NATS_DIR/jetstream"
+  start_nats
+}
+
+nats_has_data() { [[ -d "$NATS_DIR/jetstream" ]]; }
+
+# JetStream keeps its streams in $NATS_DIR/jetstream across a stop/resume
+start_nats() {
+  ensure_port_free "$NATS_PORT" nats
+  ensure_port_free "$NATS_MONITOR_PORT" "nats (monitor)"
   spawn "$NATS_DIR/nats.log" nats-server -a 127.0.0.1 -p "$NATS_PORT" \
     -m "$NATS_MONITOR_PORT" -js -sd "$NATS_DIR/jetstream" -P "$NATS_DIR/nats.pid"
   wait_until nats "$NATS_DIR/nats.log" "$TIMEOUT" http_ok "$NATS_MONITOR_PORT" /healthz
@@ -600,6 +642,14 @@ up_redis() {
   ensure_port_free "$REDIS_PORT" redis
   safe_rm_dir "$REDIS_DIR"
   mkdir -p "$REDIS_DIR"
+  start_redis
+}
+
+redis_has_data() { [[ -d "$REDIS_DIR" ]]; }
+
+# no persistence: a resumed Redis starts empty (pub/sub keeps nothing anyway)
+start_redis() {
+  ensure_port_free "$REDIS_PORT" redis
   (cd "$REDIS_DIR" && redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes \
     --save '' --appendonly no --dir "$REDIS_DIR" --pidfile "$REDIS_DIR/redis.pid" \
     --logfile "$REDIS_DIR/redis.log" </dev/null >/dev/null 2>&1 9>&-) ||
@@ -639,7 +689,10 @@ up_mqtt() {
 # written by scripts/services.sh
 listener $MQTT_PORT 127.0.0.1
 allow_anonymous true
-persistence false
+# saved on shutdown and loaded on start: persistent sessions (clean start off, session
+# expiry set), their subscriptions and queued QoS>0 messages survive stop/resume
+persistence true
+persistence_location $MQTT_DIR/
 pid_file $MQTT_DIR/mosquitto.pid
 log_dest file $MQTT_DIR/mosquitto.log
 log_type error
@@ -649,6 +702,14 @@ log_type information
 EOF
   chown -R mosquitto: "$MQTT_DIR"
   chmod 755 "$MQTT_DIR"
+  start_mqtt
+}
+
+mqtt_has_data() { [[ -f "$MQTT_DIR/mosquitto.conf" ]]; }
+
+start_mqtt() {
+  check_traversable mosquitto mqtt
+  ensure_port_free "$MQTT_PORT" mqtt
   mosquitto -c "$MQTT_DIR/mosquitto.conf" -d </dev/null >/dev/null 2>&1 9>&- ||
     die "mosquitto failed to start - see $MQTT_DIR/mosquitto.log"
   wait_until mqtt "$MQTT_DIR/mosquitto.log" "$TIMEOUT" mqtt_ping
@@ -798,6 +859,42 @@ cmd_down() {
   write_env
 }
 
+# stop SERVICE...: an outage that keeps the data dir and the saved ports
+cmd_stop() {
+  (($#)) || die "stop needs the services to stop (one or more of: ${ALL_SERVICES[*]})"
+  local s
+  for s in "$@"; do
+    valid_service "$s" || die "unknown service '$s' (one of: ${ALL_SERVICES[*]})"
+    [[ "$s" != kafka ]] || die "kafka: the mock keeps its data in memory only; use kafka-down / kafka-up for an outage"
+  done
+  cmd_down "$@"
+}
+
+# resume SERVICE...: start stopped services again on their data dir and saved ports
+cmd_resume() {
+  (($#)) || die "resume needs the services to start (one or more of: ${ALL_SERVICES[*]})"
+  local s t0
+  for s in "$@"; do
+    valid_service "$s" || die "unknown service '$s' (one of: ${ALL_SERVICES[*]})"
+    [[ "$s" != kafka ]] || die "kafka: the mock keeps its data in memory only; use kafka-down / kafka-up for an outage"
+    if [[ ! -f "$RUN_DIR/$s.settings" ]] || ! "${s}_has_data"; then
+      die "$s: nothing to resume in $RUN_DIR (never started there, or wiped); use: up $s"
+    fi
+  done
+  lock_run_dir
+  for s in "$@"; do
+    if "${s}_running"; then
+      log "$s is already running on $(svc_addr "$s")"
+      continue
+    fi
+    t0="$(now)"
+    "start_$s"
+    log "$s resumed on $(svc_addr "$s") with its data in $(elapsed "$t0")s (log: $(svc_log "$s"))"
+    write_env
+  done
+  write_env
+}
+
 cmd_status() {
   local s state any=1
   for s in "${ALL_SERVICES[@]}"; do
@@ -820,6 +917,8 @@ main() {
   case "$cmd" in
     up) cmd_up "$@" ;;
     down) cmd_down "$@" ;;
+    stop) cmd_stop "$@" ;;
+    resume) cmd_resume "$@" ;;
     status) cmd_status || true ;;
     kafka-down) kafka_signal USR1 down ;;
     kafka-up) kafka_signal USR2 up ;;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { types } from 'node:util';
 import { toOutgoingMessage } from './envelope';
 import { noTransportForRow } from './outbox.messages';
 import type { ClaimedMessage } from './outbox-message';
@@ -207,7 +208,8 @@ export class OutboxRelay {
 }
 
 export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
+  // isNativeError also recognizes errors made in another realm (vm contexts, test sandboxes).
+  if (error instanceof Error || types.isNativeError(error)) return (error as Error).message || (error as Error).name;
   if (typeof error === 'string') return error;
   try {
     return JSON.stringify(error);

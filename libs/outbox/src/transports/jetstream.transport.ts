@@ -8,6 +8,8 @@ export interface JetStreamTransportOptions {
   stream?: { name: string; subjects: string[] };
   /** Name in logs. Default `'nats-jetstream'`. */
   name?: string;
+  /** More NATS connection options. Default `{ maxReconnectAttempts: -1 }`: a long-lived transport never gives up. */
+  connectionOptions?: Record<string, unknown>;
 }
 
 interface JetStreamClient {
@@ -15,7 +17,7 @@ interface JetStreamClient {
 }
 
 interface NatsModules {
-  connect(options: { servers: string | string[]; name?: string }): Promise<NatsConnection>;
+  connect(options: Record<string, unknown>): Promise<NatsConnection>;
   headers(): { set(name: string, value: string): void };
   jetstream(connection: NatsConnection): JetStreamClient;
   jetstreamManager(connection: NatsConnection): Promise<{
@@ -25,6 +27,7 @@ interface NatsModules {
 
 interface NatsConnection {
   close(): Promise<void>;
+  isClosed(): boolean;
 }
 
 /**
@@ -59,6 +62,10 @@ export class JetStreamTransport implements OutboxTransport {
   }
 
   private connect() {
+    void this.connecting?.then((current) => {
+      // A connection that gave up reconnecting is replaced on the next publish.
+      if (current.connection.isClosed()) this.connecting = undefined;
+    });
     this.connecting ??= this.open().catch((error: unknown) => {
       // A failed connection is not cached: the next publish tries again.
       this.connecting = undefined;
@@ -69,7 +76,7 @@ export class JetStreamTransport implements OutboxTransport {
 
   private async open() {
     const nats = natsModules();
-    const connection = await nats.connect({ servers: this.options.servers, name: this.name });
+    const connection = await nats.connect({ maxReconnectAttempts: -1, ...this.options.connectionOptions, servers: this.options.servers, name: this.name });
     if (this.options.stream) {
       const manager = await nats.jetstreamManager(connection);
       const { name, subjects } = this.options.stream;
