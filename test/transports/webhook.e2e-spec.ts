@@ -71,7 +71,11 @@ describe('a custom transport (the README’s webhook example) on a real HTTP ser
     expect(delivery.path).toBe('/events/parcels');
     expect(delivery.headers['outbox-event-type']).toBe('parcels.parcel-registered');
     expect(delivery.envelope).toMatchObject({ aggregateId: parcel.id, payload: { weightGrams: 7 } });
-    const [row] = await module.get(DataSource).query(`SELECT status, attempts, last_error FROM outbox_messages`);
-    expect(row).toMatchObject({ status: 'published', attempts: 2, last_error: 'webhook answered 503: try later' });
+    // The relay settles the row right after the endpoint answered.
+    const row = await waitFor('the row to be settled', async () => {
+      const [current] = await module.get(DataSource).query(`SELECT status, attempts, last_error FROM outbox_messages`);
+      return current.status === 'published' && current;
+    });
+    expect(row).toMatchObject({ attempts: 2, last_error: 'webhook answered 503: try later' });
   });
 });

@@ -28,7 +28,7 @@ export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from
 export { CreateOutboxTable, createOutboxTableMigration } from './typeorm/create-outbox-table.migration';
 export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
 export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
-export { createSqlOutboxMaintenanceStore } from './typeorm/sql-outbox-maintenance.store';
+export { createSqlOutboxMaintenanceStore } from './typeorm/outbox-sql.factory';
 export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core/outbox-cleaner';
 
 // Transports

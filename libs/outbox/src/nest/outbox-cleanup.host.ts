@@ -3,7 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
 import { OutboxCleaner, type CleanupOutcome } from '../core/outbox-cleaner';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
-import { createSqlOutboxMaintenanceStore } from '../typeorm/sql-outbox-maintenance.store';
+import { createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 

@@ -5,6 +5,7 @@ import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-s
 import type { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
 import type { OutboxRowRecord, SqlStatement } from './dialects/outbox-sql.dialect';
 import { toClaimedMessage } from './sql-outbox.store';
+import { toDeadMessage } from './sql-outbox-maintenance.store';
 
 interface Result {
   records: Record<string, unknown>[];
@@ -53,22 +54,7 @@ export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
   }
 
   async listDead(after: string, limit: number): Promise<DeadMessage[]> {
-    const { records } = await this.execute(this.dialect.listDead(after, limit));
-    return records.map((row) => ({
-      position: String(row.position),
-      id: String(row.id),
-      type: String(row.type),
-      version: Number(row.version),
-      aggregateType: String(row.aggregateType),
-      aggregateId: String(row.aggregateId),
-      transport: String(row.transport),
-      destination: String(row.destination),
-      attempts: Number(row.attempts),
-      lastError: (row.lastError as string | null) ?? null,
-      errors: JSON.parse((row.errorHistory as string | null) ?? '[]'),
-      occurredAt: String(row.occurredAt),
-      deadAt: row.deadAt instanceof Date ? row.deadAt.toISOString() : ((row.deadAt as string | null) ?? null),
-    }));
+    return (await this.execute(this.dialect.listDead(after, limit))).records.map(toDeadMessage);
   }
 
   requeue(id: string): Promise<DeadLetterOutcome> {

@@ -5,6 +5,9 @@ import type { DialectOptions, OutboxSqlDialect, OutboxTableDialect } from './dia
 import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
 import { MariaDbOutboxStore } from './mariadb-outbox.store';
 import type { OutboxStore } from '../core/outbox-store.port';
+import type { OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
+import { PostgresMaintenanceSql, SqliteMaintenanceSql } from './dialects/outbox-maintenance.sql';
+import { SqlOutboxMaintenanceStore } from './sql-outbox-maintenance.store';
 import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
 import { runnerFor } from './sql-runners';
@@ -32,4 +35,12 @@ export function createSqlOutboxStore(dataSource: DataSource, tableName: string, 
   const type = dataSource.options.type;
   if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName, options));
   return new SqlOutboxStore(dialectFor(dataSource.options.type, tableName, options), runnerFor(dataSource));
+}
+
+/** Operator and cleanup access to the outbox table of a data source. */
+export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableName: string): OutboxMaintenanceStore {
+  const type = dataSource.options.type;
+  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName));
+  const sql = dataSource.options.type === 'postgres' ? new PostgresMaintenanceSql(tableName) : new SqliteMaintenanceSql(tableName);
+  return new SqlOutboxMaintenanceStore(sql, runnerFor(dataSource));
 }

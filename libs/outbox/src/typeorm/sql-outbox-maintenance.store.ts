@@ -1,10 +1,7 @@
-import type { DataSource } from 'typeorm';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import type { OutboxMessageStatus } from '../core/outbox-message';
-import { PostgresMaintenanceSql, SqliteMaintenanceSql, type OutboxMaintenanceSql } from './dialects/outbox-maintenance.sql';
-import { runnerFor, type SqlRunner } from './sql-runners';
-import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
-import { MariaDbOutboxStore } from './mariadb-outbox.store';
+import type { OutboxMaintenanceSql } from './dialects/outbox-maintenance.sql';
+import type { SqlRunner } from './sql-runners';
 
 export class SqlOutboxMaintenanceStore implements OutboxMaintenanceStore {
   constructor(
@@ -13,22 +10,7 @@ export class SqlOutboxMaintenanceStore implements OutboxMaintenanceStore {
   ) {}
 
   async listDead(after: string, limit: number): Promise<DeadMessage[]> {
-    const rows = await this.runner.rows(this.sql.listDead(after, limit));
-    return rows.map((row) => ({
-      position: String(row.position),
-      id: String(row.id),
-      type: String(row.type),
-      version: Number(row.version),
-      aggregateType: String(row.aggregateType),
-      aggregateId: String(row.aggregateId),
-      transport: String(row.transport),
-      destination: String(row.destination),
-      attempts: Number(row.attempts),
-      lastError: (row.lastError as string | null) ?? null,
-      errors: JSON.parse((row.errorHistory as string | null) ?? '[]'),
-      occurredAt: row.occurredAt instanceof Date ? row.occurredAt.toISOString() : String(row.occurredAt),
-      deadAt: row.deadAt instanceof Date ? row.deadAt.toISOString() : ((row.deadAt as string | null) ?? null),
-    }));
+    return (await this.runner.rows(this.sql.listDead(after, limit))).map(toDeadMessage);
   }
 
   requeue(id: string): Promise<DeadLetterOutcome> {
@@ -54,9 +36,23 @@ export class SqlOutboxMaintenanceStore implements OutboxMaintenanceStore {
   }
 }
 
-export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableName: string): OutboxMaintenanceStore {
-  const type = dataSource.options.type;
-  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName));
-  const sql = dataSource.options.type === 'postgres' ? new PostgresMaintenanceSql(tableName) : new SqliteMaintenanceSql(tableName);
-  return new SqlOutboxMaintenanceStore(sql, runnerFor(dataSource));
+
+/** A dead row as read by any dialect's `listDead` (columns under camelCase aliases). */
+export function toDeadMessage(row: Record<string, unknown>): DeadMessage {
+  const time = (value: unknown) => (value instanceof Date ? value.toISOString() : value === null || value === undefined ? null : String(value));
+  return {
+    position: String(row.position),
+    id: String(row.id),
+    type: String(row.type),
+    version: Number(row.version),
+    aggregateType: String(row.aggregateType),
+    aggregateId: String(row.aggregateId),
+    transport: String(row.transport),
+    destination: String(row.destination),
+    attempts: Number(row.attempts),
+    lastError: (row.lastError as string | null) ?? null,
+    errors: JSON.parse((row.errorHistory as string | null) ?? '[]'),
+    occurredAt: time(row.occurredAt) ?? '',
+    deadAt: time(row.deadAt),
+  };
 }
