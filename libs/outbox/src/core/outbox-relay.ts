@@ -194,10 +194,19 @@ export class OutboxRelay {
         }
       }
       if (failed.length > 0) {
-        await store.markFailed(token, failed);
-        for (const failure of failed) {
-          const next = failure.retryInMs === null ? 'now dead' : `retry in ${failure.retryInMs} ms`;
-          logger.warn(`Outbox row ${failure.position}: publish failed (${next}): ${failure.error}`);
+        const recorded = await store.markFailed(token, failed);
+        if (recorded < failed.length) {
+          // The lease expired meanwhile and another relay holds these rows: nothing was scheduled here.
+          logger.warn(
+            `Outbox relay ${owner}: ${failed.length - recorded} failed row(s) had been taken over after the lease expired; ` +
+              `their outcome is the new holder's. A late acknowledgement may still publish them twice (at-least-once).`,
+          );
+        }
+        if (recorded > 0) {
+          for (const failure of failed) {
+            const next = failure.retryInMs === null ? 'now dead' : `retry in ${failure.retryInMs} ms`;
+            logger.warn(`Outbox row ${failure.position}: publish failed (${next}): ${failure.error}`);
+          }
         }
       }
     } catch (error) {
