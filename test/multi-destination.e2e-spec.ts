@@ -3,12 +3,12 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { connect, type ChannelModel } from 'amqplib';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule } from '@nest-outbox/outbox';
 import { KafkaBrokerControl } from './support/kafka-broker.control';
 import { KafkaTopicReader } from './support/kafka-topic.reader';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
 
@@ -126,13 +126,3 @@ describe('an event routed to Kafka and to RabbitMQ', () => {
     expect((await rows()).every((row) => row.status === 'published')).toBe(true);
   });
 });
-
-async function admin(url: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}

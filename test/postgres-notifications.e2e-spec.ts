@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, type OutboxModuleOptions, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
 
@@ -92,14 +92,3 @@ describe('cross-instance wake-up through PostgreSQL LISTEN/NOTIFY', () => {
     expect(transport.delivered.some((d) => d.message.key === parcel.id)).toBe(false);
   });
 });
-
-/** Runs one statement on a connection of its own; returns the number of rows. */
-async function admin(url: string, sql: string): Promise<number> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rowCount ?? 0;
-  } finally {
-    await client.end();
-  }
-}

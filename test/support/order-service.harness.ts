@@ -4,11 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { createConnection } from 'mysql2/promise';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { createOrderServiceApp } from '../../apps/order-service/src/bootstrap';
 import type { BrokerConfig, DatabaseConfig, OrderServiceConfig } from '../../apps/order-service/src/config/order-service.config';
+import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
 import { requireService } from './services';
 
 export interface RunningOrderService {
@@ -22,7 +21,7 @@ export interface RunningOrderService {
 /** Starts the demo on a private database (temp SQLite file or fresh PostgreSQL schema) and a private topic. */
 export async function startOrderService(database: 'sqlite' | 'postgres' | 'mariadb', broker: 'tcp' | 'kafka'): Promise<RunningOrderService> {
   const suffix = randomBytes(5).toString('hex');
-  const db = await privateDatabase(database, suffix);
+  const db = await privateDatabase(database);
   const brokerConfig: BrokerConfig =
     broker === 'kafka'
       ? { transport: 'kafka', brokers: requireService('kafka').split(','), clientId: `order-service-${suffix}`, groupId: `order-consumer-${suffix}` }
@@ -52,40 +51,17 @@ export async function startOrderService(database: 'sqlite' | 'postgres' | 'maria
   };
 }
 
-async function privateDatabase(database: 'sqlite' | 'postgres' | 'mariadb', suffix: string): Promise<{ config: DatabaseConfig; drop(): Promise<void> }> {
+async function privateDatabase(database: 'sqlite' | 'postgres' | 'mariadb'): Promise<{ config: DatabaseConfig; drop(): Promise<void> }> {
   if (database === 'mariadb') {
-    const server = requireService('mariadb');
-    const name = `orders_${suffix}`;
-    const admin = async (sql: string) => {
-      const connection = await createConnection(server);
-      try {
-        await connection.query(sql);
-      } finally {
-        await connection.end();
-      }
-    };
-    await admin(`CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    return { config: { type: 'mariadb', url: url.toString() }, drop: () => admin(`DROP DATABASE ${name}`) };
+    const { url, drop } = await privateMariaDbDatabase('orders');
+    return { config: { type: 'mariadb', url }, drop };
   }
-  if (database === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'order-service-'));
-    return { config: { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  if (database === 'postgres') {
+    const { url, schema, drop } = await privatePostgresSchema('orders');
+    return { config: { type: 'postgres', url, schema }, drop };
   }
-  const url = requireService('postgres');
-  const schema = `orders_${suffix}`;
-  const admin = async (sql: string) => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE SCHEMA ${schema}`);
-  return { config: { type: 'postgres', url, schema }, drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
+  const dir = mkdtempSync(join(tmpdir(), 'order-service-'));
+  return { config: { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 function freePort(): Promise<number> {

@@ -1,11 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { createConnection } from 'mysql2/promise';
-import { Client } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import {
   CreateOutboxTable,
@@ -20,7 +17,7 @@ import {
   type OutboxTransport,
 } from '@nest-outbox/outbox';
 import { PARCEL_ENTITIES } from './parcel.fixtures';
-import { requireService } from './services';
+import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
 
 export type TestDatabase = 'sqlite' | 'postgres' | 'mariadb';
 
@@ -97,36 +94,9 @@ async function isolatedDatabase(database: TestDatabase): Promise<{ options: Part
     };
   }
   if (database === 'mariadb') {
-    const server = requireService('mariadb');
-    const name = `t_${randomBytes(6).toString('hex')}`;
-    const admin = async (sql: string) => {
-      const connection = await createConnection(server);
-      try {
-        await connection.query(sql);
-      } finally {
-        await connection.end();
-      }
-    };
-    await admin(`CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    return { options: { type: 'mariadb', url: url.toString() }, drop: () => admin(`DROP DATABASE ${name}`) };
+    const { url, drop } = await privateMariaDbDatabase('t');
+    return { options: { type: 'mariadb', url }, drop };
   }
-  const url = requireService('postgres');
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  await withClient(url, (client) => client.query(`CREATE SCHEMA ${schema}`));
-  return {
-    options: { type: 'postgres', url, schema, extra: { options: `-c search_path=${schema}`, max: 20 } },
-    drop: () => withClient(url, (client) => client.query(`DROP SCHEMA ${schema} CASCADE`)),
-  };
-}
-
-async function withClient(url: string, work: (client: Client) => Promise<unknown>): Promise<void> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await work(client);
-  } finally {
-    await client.end();
-  }
+  const { url, schema, drop } = await privatePostgresSchema('t');
+  return { options: { type: 'postgres', url, schema, extra: { options: `-c search_path=${schema}`, max: 20 } }, drop };
 }

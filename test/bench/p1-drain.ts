@@ -1,0 +1,361 @@
+import { Client } from 'pg';
+import type { Producer } from 'kafkajs';
+import {
+  DatabaseSetup,
+  initializePollingMessageListener,
+  type GeneralMessageHandler,
+  type PollingListenerConfig,
+  type TransactionalLogger,
+  type TransactionalMessage,
+} from 'pg-transactional-outbox';
+import { connectedProducer, privateSchema, sleep, suffix, warmTopic } from './support/env';
+import { createOurRelay } from './support/our-relay';
+import { claimOrderIndex, explainClaim } from './support/explain';
+import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
+import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
+import { type Backlog, recordOfRow, seedOutboxTable, seedPgTransactionalOutbox } from './support/seed';
+import { fmt, fmtRatio, median, ratio } from './support/stats';
+
+const EVENTS_PER_AGGREGATE = 4;
+
+interface Contender {
+  name: string;
+  /** Messages acknowledged by the broker and recorded as such, per second. */
+  perSecond: number;
+  runs: number[];
+  drained: number;
+  seconds: number;
+  capped: boolean;
+  note?: string;
+}
+
+/**
+ * P1: how fast a backlog of N pending rows is drained to the Kafka test broker, ours against
+ * raw kafkajs (the ceiling), a naive one-row-at-a-time relay and pg-transactional-outbox.
+ */
+export async function p1Drain(context: BenchContext): Promise<Section> {
+  const { services, sizes } = context;
+  const backlog: Backlog = { count: sizes.drainRows, eventsPerAggregate: EVENTS_PER_AGGREGATE };
+  const { schema, drop } = await privateSchema(services.postgresUrl, 'bench_p1');
+  const admin = new Client({ connectionString: services.postgresUrl });
+  await admin.connect();
+  await admin.query(`SET search_path TO ${schema}`);
+  const run = suffix();
+  const contenders: Contender[] = [];
+  const diagnostics: string[] = [];
+  const phaseLines: string[] = [];
+  let tableNo = 0;
+  const freshTable = async (): Promise<string> => {
+    const name = `outbox_${++tableNo}`;
+    for (const sql of new PostgresOutboxDialect(name).createTable()) await admin.query(sql);
+    return name;
+  };
+
+  try {
+    // Raw kafkajs: the same records, already in memory, sent in batches of the relay's size, one batch in flight.
+    const rawRuns: number[] = [];
+    for (let round = 1; round <= sizes.rounds; round++) {
+      const rawTable = await freshTable();
+      const topic = `bench-p1-raw-${run}-${round}`;
+      await seedOutboxTable(admin, schema, rawTable, topic, backlog);
+      const rows = (await admin.query(`SELECT * FROM "${rawTable}" ORDER BY position`)).rows;
+      const records = rows.map(recordOfRow);
+      const producer = await connectedProducer(services.kafkaBrokers, `bench-p1-raw-${run}`);
+      try {
+        await warmTopic(producer, topic);
+        const started = performance.now();
+        for (let from = 0; from < records.length; from += OUTBOX_DEFAULTS.batchSize) {
+          await producer.send({ topic, acks: -1, messages: records.slice(from, from + OUTBOX_DEFAULTS.batchSize) });
+        }
+        rawRuns.push(records.length / ((performance.now() - started) / 1000));
+      } finally {
+        await producer.disconnect();
+        await admin.query(`DROP TABLE "${rawTable}"`);
+      }
+      context.log(`P1 raw kafkajs round ${round}: ${fmt(rawRuns.at(-1))} msg/s`);
+    }
+    contenders.push(fastContender('raw kafkajs `producer.send`, batches of 100, 1 in flight (ceiling)', rawRuns, backlog.count));
+
+    // Ours as shipped (defaults), then two references: a larger batch (an option), and the
+    // shipped table plus one index whose predicate matches the claim's ordering subquery (a
+    // user-side migration, to show what the claim statement costs; library code is unchanged).
+    const claimOrderPredicate = /WHERE status (.*)$/.exec((await claimOrderIndex('t')) ?? '')?.[1];
+    const variants = [
+      { key: 'ours', batchSize: OUTBOX_DEFAULTS.batchSize, extraIndex: false, label: '**ours**: `OutboxRelay` + `createSqlOutboxStore` + `ClientProxyTransport`(`ClientKafka`), defaults (batchSize 100)' },
+      { key: 'b500', batchSize: 500, extraIndex: false, label: 'ours with `batchSize: 500` (an option; reference)' },
+      ...(claimOrderPredicate
+        ? [{ key: 'idx', batchSize: OUTBOX_DEFAULTS.batchSize, extraIndex: true, label: `ours, defaults, + an index \`WHERE status ${claimOrderPredicate}\` matching the claim’s subquery (reference)` }]
+        : []),
+    ];
+    for (const variant of variants) {
+      const runs: number[] = [];
+      for (let round = 1; round <= sizes.rounds; round++) {
+        const ourTable = `ours_${variant.key}_${round}`;
+        const topic = `bench-p1-${variant.key}-${run}-${round}`;
+        const ours = await createOurRelay({
+          postgresUrl: services.postgresUrl,
+          schema,
+          table: ourTable,
+          brokers: services.kafkaBrokers,
+          owner: `p1-${run}-${variant.key}-${round}`,
+          batchSize: variant.batchSize,
+          createTable: true,
+        });
+        const first = round === 1 && variant.key !== 'b500';
+        try {
+          if (variant.extraIndex) {
+            await admin.query((await claimOrderIndex(ourTable))!);
+          }
+          await seedOutboxTable(admin, schema, ourTable, topic, backlog);
+          await warmTopic(await ours.client.connect(), topic);
+          if (first) diagnostics.push(...(await explainClaim(admin, ourTable, `${variant.key}: before the drain (${fmt(backlog.count, 0)} pending)`)));
+          const started = performance.now();
+          await ours.relay.trigger();
+          const seconds = (performance.now() - started) / 1000;
+          const published = Number((await admin.query(`SELECT count(*) AS n FROM "${ourTable}" WHERE status = 'published'`)).rows[0].n);
+          if (published !== backlog.count || ours.logger.errors + ours.logger.warnings > 0) {
+            throw new Error(`our relay published ${published} of ${backlog.count} rows (${ours.logger.first.join('; ')})`);
+          }
+          runs.push(published / seconds);
+          const { claim, publish, settle } = ours.phases;
+          const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+          phaseLines.push(
+            `| ${variant.key} | ${round} | ${claim.length} | ${fmt(median(claim), 2)} / ${fmt(sum(claim) / claim.length, 2)} | ${fmt(median(publish), 2)} / ${fmt(sum(publish) / Math.max(1, publish.length), 2)} | ` +
+              `${fmt(median(settle), 2)} / ${fmt(sum(settle) / Math.max(1, settle.length), 2)} | ${fmt((100 * (sum(claim) + sum(publish) + sum(settle))) / (seconds * 1000), 0)} % |`,
+          );
+          if (first) diagnostics.push(...(await explainClaim(admin, ourTable, `${variant.key}: after the drain (0 pending, ${fmt(backlog.count, 0)} published)`, false)));
+        } finally {
+          await ours.close();
+          await admin.query(`DROP TABLE "${ourTable}"`);
+        }
+        context.log(`P1 ${variant.key} round ${round}: ${fmt(runs.at(-1))} msg/s`);
+      }
+      contenders.push(fastContender(variant.label, runs, backlog.count));
+    }
+
+    contenders.push(await naiveRelay(context, admin, schema, await freshTable(), `bench-p1-naive-${run}`, backlog));
+    // As its README's producer example configures it, then with a larger batch for reference.
+    contenders.push(await pgTransactionalOutbox(context, admin, schema, `bench-p1-pgto-${run}`, backlog, { batchSize: 5, pollMs: 250, table: 'pgto_outbox_5' }));
+    contenders.push(await pgTransactionalOutbox(context, admin, schema, `bench-p1-pgto100-${run}`, backlog, { batchSize: 100, pollMs: 250, table: 'pgto_outbox_100' }));
+  } finally {
+    await admin.end();
+    await drop();
+  }
+
+  const ours = contenders.find((c) => c.name.startsWith('**ours**'))!;
+  const raw = contenders[0];
+  const naive = contenders.find((c) => c.name.startsWith('naive'))!;
+  const pgtoVariants = contenders.filter((c) => c.name.startsWith('pg-transactional-outbox'));
+  const pgto = pgtoVariants[0];
+  const rows = contenders.map((c) => [
+    c.name,
+    `${fmt(c.drained, 0)}${c.capped ? ` (capped at ${fmt(c.seconds)} s)` : ''}`,
+    c.runs.length > 1 ? `${fmt(c.perSecond)} (runs: ${c.runs.map((r) => fmt(r)).join(', ')})` : fmt(c.perSecond),
+    fmtRatio(ratio(c.perSecond, ours.perSecond)),
+  ]);
+  const summary: SummaryRow[] = [
+    { bench: 'P1', figure: 'ours, drain msg/s', value: fmt(ours.perSecond) },
+    { bench: 'P1', figure: 'ours / raw kafkajs', value: fmtRatio(ratio(ours.perSecond, raw.perSecond)), aim: '≥ 0.5×', met: ours.perSecond >= raw.perSecond / 2 },
+    { bench: 'P1', figure: 'ours / naive relay', value: fmtRatio(ratio(ours.perSecond, naive.perSecond)), aim: '≥ 10×', met: ours.perSecond >= naive.perSecond * 10 },
+    {
+      bench: 'P1',
+      figure: 'ours / pg-transactional-outbox',
+      value: pgto.perSecond > 0 ? fmtRatio(ratio(ours.perSecond, pgto.perSecond)) : 'n/a',
+      aim: '> 1×',
+      met: pgto.perSecond > 0 ? ours.perSecond > pgto.perSecond : undefined,
+    },
+  ];
+  return {
+    id: 'P1',
+    title: `P1 — relay drain of ${fmt(backlog.count, 0)} pending rows (${EVENTS_PER_AGGREGATE} events per aggregate, interleaved)`,
+    body: [
+      ...table(['contender', 'messages', 'msg/s', 'ratio to ours'], rows),
+      '',
+      `Every contender drains its own copy of the same backlog into a topic of its own with \`acks: -1\`; "msg/s" counts rows the broker acknowledged and the contender recorded as sent. ` +
+        `Fast contenders ran ${sizes.rounds} times (median shown); capped ones ran once for at most ${fmt(sizes.slowContenderCapMs / 1000)} s.`,
+      '',
+      'pg-transactional-outbox runs its polling listener: its replication listener needs `wal_level=logical`, a replication role and a slot, and this server runs the default `wal_level=replica` (see BENCHMARKS.md).',
+      ...pgtoVariants.map((variant) => `- ${variant.note}`),
+      '',
+      'Where our relay’s time goes (measured around the store’s `claim`/`markPublished` and the transport’s `publishBatch`; median / mean ms per batch; the last column is the share of the drain’s wall time they cover):',
+      '',
+      '| variant | round | batches | claim ms | publish ms (Kafka send, acks −1) | settle ms (`markPublished`) | covered |',
+      '|---|---|---|---|---|---|---|',
+      ...phaseLines,
+      '',
+      'EXPLAIN (ANALYZE, BUFFERS) of the claim statement as the library’s store issues it (run in a transaction that is rolled back):',
+      '',
+      ...diagnostics,
+    ],
+    summary,
+  };
+}
+
+function fastContender(name: string, runs: number[], count: number): Contender {
+  const perSecond = median(runs);
+  return { name, perSecond, runs, drained: count, seconds: count / perSecond, capped: false };
+}
+
+/** The tutorial design: one transaction per row — claim it with SKIP LOCKED, send it, mark it, commit. */
+async function naiveRelay(context: BenchContext, admin: Client, schema: string, naiveTable: string, topic: string, backlog: Backlog): Promise<Contender> {
+  const { services, sizes } = context;
+  await seedOutboxTable(admin, schema, naiveTable, topic, backlog);
+  const client = new Client({ connectionString: services.postgresUrl, options: `-c search_path=${schema}` });
+  await client.connect();
+  const producer = await connectedProducer(services.kafkaBrokers, `bench-p1-naive`);
+  let drained = 0;
+  let seconds = 0;
+  try {
+    await warmTopic(producer, topic);
+    const started = performance.now();
+    const deadline = started + sizes.slowContenderCapMs;
+    while (performance.now() < deadline) {
+      await client.query('BEGIN');
+      const { rows } = await client.query(`SELECT * FROM "${naiveTable}" WHERE status = 'pending' ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED`);
+      if (rows.length === 0) {
+        await client.query('COMMIT');
+        break;
+      }
+      await producer.send({ topic: rows[0].destination, acks: -1, messages: [recordOfRow(rows[0])] });
+      await client.query(`UPDATE "${naiveTable}" SET status = 'published', published_at = now() WHERE position = $1`, [rows[0].position]);
+      await client.query('COMMIT');
+      drained++;
+    }
+    seconds = (performance.now() - started) / 1000;
+  } finally {
+    await producer.disconnect();
+    await client.end();
+    await admin.query(`DROP TABLE "${naiveTable}"`);
+  }
+  context.log(`P1 naive relay: ${drained} rows in ${fmt(seconds)} s`);
+  return { name: 'naive relay: 1 row per transaction (`SELECT … FOR UPDATE SKIP LOCKED LIMIT 1`, send, mark, commit)', perSecond: drained / seconds, runs: [drained / seconds], drained, seconds, capped: drained < backlog.count };
+}
+
+/**
+ * pg-transactional-outbox 0.5.7 with its polling listener configured like the producer example
+ * of its README (batch 5, poll every 250 ms, attempt/poison protection off for the outbox), its
+ * own table, indexes and `next_outbox_messages` function from `DatabaseSetup`; `segment` =
+ * aggregate id so that it keeps the same per-aggregate order as ours. The message handler sends
+ * each message with kafkajs (`acks: -1`), as its README's publisher does with RabbitMQ.
+ */
+async function pgTransactionalOutbox(
+  context: BenchContext,
+  admin: Client,
+  schema: string,
+  topic: string,
+  backlog: Backlog,
+  variant: { batchSize: number; pollMs: number; table: string },
+): Promise<Contender> {
+  const { services, sizes } = context;
+  const name =
+    variant.batchSize === 5
+      ? 'pg-transactional-outbox 0.5.7, polling listener as in its README (batch 5, poll 250 ms)'
+      : `pg-transactional-outbox 0.5.7 with \`nextMessagesBatchSize: ${variant.batchSize}\` (for reference)`;
+  const pgtoTable = variant.table;
+  const functionName = `next_${variant.table}`;
+  const setup = { outboxOrInbox: 'outbox' as const, database: new URL(services.postgresUrl).pathname.slice(1), schema, table: pgtoTable, listenerRole: 'postgres' };
+  await admin.query(DatabaseSetup.dropAndCreateTable(setup));
+  await admin.query(DatabaseSetup.createPollingFunction({ ...setup, nextMessagesSchema: schema, nextMessagesName: functionName }));
+  await admin.query(DatabaseSetup.setupPollingIndexes({ ...setup, nextMessagesName: functionName }));
+  await seedPgTransactionalOutbox(admin, schema, pgtoTable, backlog);
+  // What one call of its next-messages function costs with the whole backlog pending (rolled back).
+  await admin.query('BEGIN');
+  const callStarted = performance.now();
+  await admin.query(`SELECT count(*) FROM "${schema}"."${functionName}"(1, 5000)`);
+  const callMs = performance.now() - callStarted;
+  await admin.query('ROLLBACK');
+
+  const producer: Producer = await connectedProducer(services.kafkaBrokers, 'bench-p1-pgto');
+  await warmTopic(producer, topic);
+  const publisher: GeneralMessageHandler = {
+    handle: async (message: TransactionalMessage) => {
+      await producer.send({
+        topic,
+        acks: -1,
+        messages: [
+          {
+            key: message.aggregateId,
+            value: JSON.stringify({
+              id: message.id,
+              type: message.messageType,
+              version: 1,
+              aggregateType: message.aggregateType,
+              aggregateId: message.aggregateId,
+              occurredAt: message.createdAt,
+              headers: {},
+              payload: message.payload,
+            }),
+            headers: {
+              'outbox-message-id': message.id,
+              'outbox-event-type': message.messageType,
+              'outbox-event-version': '1',
+              'outbox-aggregate-type': message.aggregateType,
+              'outbox-aggregate-id': message.aggregateId,
+              'outbox-occurred-at': message.createdAt,
+            },
+          },
+        ],
+      });
+    },
+  };
+  const logger = new QuietPinoLikeLogger();
+  const config: PollingListenerConfig = {
+    outboxOrInbox: 'outbox',
+    dbListenerConfig: { connectionString: services.postgresUrl },
+    settings: {
+      dbSchema: schema,
+      dbTable: pgtoTable,
+      enableMaxAttemptsProtection: false,
+      enablePoisonousMessageProtection: false,
+      nextMessagesBatchSize: variant.batchSize,
+      nextMessagesFunctionSchema: schema,
+      nextMessagesFunctionName: functionName,
+      nextMessagesPollingIntervalInMs: variant.pollMs,
+    },
+  };
+  const started = performance.now();
+  const deadline = started + sizes.slowContenderCapMs;
+  const [shutdown] = initializePollingMessageListener(config, publisher, logger as unknown as TransactionalLogger);
+  let processed = 0;
+  let seconds = 0;
+  let problems = '';
+  try {
+    while (performance.now() < deadline) {
+      await sleep(250);
+      processed = Number((await admin.query(`SELECT count(*) AS n FROM "${pgtoTable}" WHERE processed_at IS NOT NULL`)).rows[0].n);
+      seconds = (performance.now() - started) / 1000;
+      if (processed >= backlog.count) break;
+    }
+    // Counted before shutdown: stopping it mid-batch makes its in-flight handlers log pool errors.
+    problems = `${logger.errors} errors, ${logger.warnings} warnings logged while measuring${logger.first.length ? ` (first: ${logger.first[0]})` : ''}`;
+  } finally {
+    await shutdown();
+    await producer.disconnect();
+    await admin.query(`DROP TABLE "${pgtoTable}" CASCADE`);
+  }
+  context.log(`P1 ${name}: ${processed} rows in ${fmt(seconds)} s; ${problems}`);
+  const note = `batch ${variant.batchSize}: one call of \`${functionName}(1, …)\` with ${fmt(backlog.count, 0)} rows pending took ${fmt(callMs)} ms; ${problems}.`;
+  return { name, perSecond: processed / seconds, runs: [processed / seconds], drained: processed, seconds, capped: processed < backlog.count, note };
+}
+
+/** pg-transactional-outbox takes a pino-style logger; this one counts warnings and errors and prints nothing. */
+class QuietPinoLikeLogger {
+  level = 'warn';
+  warnings = 0;
+  errors = 0;
+  readonly first: string[] = [];
+  fatal = (...args: unknown[]) => this.count('error', args);
+  error = (...args: unknown[]) => this.count('error', args);
+  warn = (...args: unknown[]) => this.count('warn', args);
+  info = () => undefined;
+  debug = () => undefined;
+  trace = () => undefined;
+  silent = () => undefined;
+  private count(kind: 'warn' | 'error', args: unknown[]): void {
+    if (kind === 'warn') this.warnings++;
+    else this.errors++;
+    const text = args.map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : '')).filter(Boolean).join(' ');
+    if (this.first.length < 3) this.first.push(`${kind}: ${text}`.slice(0, 300));
+    if (process.env.BENCH_VERBOSE) console.error(`[pg-transactional-outbox] ${kind}: ${text}`);
+  }
+}

@@ -1,0 +1,133 @@
+import type { DataSource } from 'typeorm';
+import { BenchParcel } from './support/entities';
+import { privateSchema, suffix } from './support/env';
+import { startBenchApp } from './support/nest-apps';
+import { type BenchContext, type Section, table } from './support/report';
+import { distribution, fmt, fmtRatio } from './support/stats';
+
+const WRITERS = 8;
+const BLOCK = 100;
+
+interface Variant {
+  name: string;
+  dataSource: DataSource;
+  latencies: number[];
+  saves: number;
+  seconds: number;
+}
+
+/**
+ * P2: the cost the outbox adds to a save. The same entity (`BenchParcel`, one recorded event) is
+ * saved with `dataSource.transaction((m) => m.save(parcel))` on Nest contexts with OutboxModule
+ * (write-only instance: `relay: false`, other options default), with it and `notifications: false`
+ * (to show what the commit-time NOTIFY costs), and without it, each on a schema of its own. Variants alternate in blocks so that load from elsewhere on the
+ * machine hits both alike.
+ */
+export async function p2WritePath(context: BenchContext): Promise<Section> {
+  const { services, sizes } = context;
+  const topic = `bench-p2-${suffix()}`;
+  const withSchema = await privateSchema(services.postgresUrl, 'bench_p2_outbox');
+  const quietSchema = await privateSchema(services.postgresUrl, 'bench_p2_nonotify');
+  const withoutSchema = await privateSchema(services.postgresUrl, 'bench_p2_plain');
+  const withApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withSchema.schema, migrate: true, outbox: { relay: false, resolveTopic: () => topic } });
+  const quietApp = await startBenchApp({
+    postgresUrl: services.postgresUrl,
+    schema: quietSchema.schema,
+    migrate: true,
+    outbox: { relay: false, resolveTopic: () => topic, notifications: false },
+  });
+  const withoutApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withoutSchema.schema, migrate: true, withoutOutbox: true });
+  const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], saves: 0, seconds: 0 };
+  const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], saves: 0, seconds: 0 };
+  const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], saves: 0, seconds: 0 };
+  const variants = [outbox, quiet, plain];
+  let rowsWritten = 0;
+  let savesWithOutbox = 0;
+  try {
+    // Warm-up: connections, prepared metadata, JIT.
+    for (const variant of variants) for (let i = 0; i < BLOCK; i++) await save(variant.dataSource, i);
+
+    for (let done = 0; done < sizes.sequentialSaves; done += BLOCK) {
+      for (const variant of variants) {
+        for (let i = 0; i < BLOCK; i++) {
+          const started = performance.now();
+          await save(variant.dataSource, done + i);
+          variant.latencies.push(performance.now() - started);
+        }
+      }
+    }
+    context.log(`P2 sequential: ${outbox.latencies.length} saves per variant`);
+
+    const slice = (sizes.concurrentSeconds * 1000) / 2;
+    for (let round = 0; round < 2; round++) {
+      for (const variant of variants) {
+        const started = performance.now();
+        const until = started + slice;
+        const counts = await Promise.all(
+          Array.from({ length: WRITERS }, async (_, writer) => {
+            let count = 0;
+            while (performance.now() < until) await save(variant.dataSource, writer * 1_000_000 + count++);
+            return count;
+          }),
+        );
+        variant.saves += counts.reduce((sum, count) => sum + count, 0);
+        variant.seconds += (performance.now() - started) / 1000;
+      }
+    }
+    context.log(`P2 concurrent: ${fmt(outbox.saves / outbox.seconds)} vs ${fmt(plain.saves / plain.seconds)} saves/s`);
+    rowsWritten = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n);
+    savesWithOutbox = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
+  } finally {
+    for (const app of [withApp, quietApp, withoutApp]) await app.app.close();
+    for (const schema of [withSchema, quietSchema, withoutSchema]) await schema.drop();
+  }
+  if (rowsWritten !== savesWithOutbox) throw new Error(`the outbox holds ${rowsWritten} rows for ${savesWithOutbox} saved parcels`);
+
+  const a = distribution(outbox.latencies);
+  const b = distribution(plain.latencies);
+  const c = distribution(quiet.latencies);
+  const throughputQuiet = quiet.saves / quiet.seconds;
+  const latencyRatio = a.p50 / b.p50;
+  const throughputWith = outbox.saves / outbox.seconds;
+  const throughputWithout = plain.saves / plain.seconds;
+  const throughputRatio = throughputWithout / throughputWith;
+  return {
+    id: 'P2',
+    title: 'P2 — write-path overhead: `transaction(m => m.save(parcel))` with one recorded event',
+    body: [
+      ...table(
+        ['variant', 'sequential p50 ms', 'p99 ms', 'max ms', `${WRITERS} writers: saves/s`],
+        [
+          ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith)],
+          ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet)],
+          ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout)],
+          ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`],
+          ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`],
+        ],
+      ),
+      '',
+      `${a.count} sequential saves per variant in alternating blocks of ${BLOCK} (after ${BLOCK} warm-up saves each), then ${WRITERS} concurrent writers ` +
+        `for 2 × ${fmt(sizes.concurrentSeconds / 2)} s per variant, alternating. All contexts use a pool of 10 connections and their own schema. ` +
+        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`.`,
+    ],
+    summary: [
+      { bench: 'P2', figure: 'median save latency, with / without outbox', value: `${fmt(a.p50, 2)} / ${fmt(b.p50, 2)} ms = ${fmtRatio(latencyRatio)}`, aim: '≤ 1.2×', met: latencyRatio <= 1.2 },
+      {
+        bench: 'P2',
+        figure: `throughput, ${WRITERS} writers, without / with outbox`,
+        value: `${fmt(throughputWithout)} / ${fmt(throughputWith)} saves/s = ${fmtRatio(throughputRatio)}`,
+        aim: '≤ 1.2×',
+        met: throughputRatio <= 1.2,
+      },
+      {
+        bench: 'P2',
+        figure: 'same two with `notifications: false` (reference)',
+        value: `latency ${fmtRatio(c.p50 / b.p50)}, throughput cost ${fmtRatio(throughputWithout / throughputQuiet)}`,
+      },
+    ],
+  };
+}
+
+function save(dataSource: DataSource, i: number): Promise<BenchParcel> {
+  return dataSource.transaction((manager) => manager.save(BenchParcel.register(`parcel-${i}`, 100 + (i % 5000))));
+}

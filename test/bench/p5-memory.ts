@@ -1,0 +1,151 @@
+import { Worker, type WorkerMessage } from './support/child';
+import { privateSchema, suffix, withClient } from './support/env';
+import { claimOrderIndex, explainClaim } from './support/explain';
+import { PostgresOutboxDialect } from './support/outbox';
+import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
+import { type Backlog, seedOutboxTable } from './support/seed';
+import { fmt, mb } from './support/stats';
+
+const SAMPLE_MS = 1_000;
+const AIM_MB = 250;
+/** RSS growth over the second half of a run that still counts as flat. */
+const FLAT_MB = 10;
+
+interface Variant {
+  key: string;
+  label: string;
+  extraIndex: boolean;
+  capMs: number;
+}
+
+interface Outcome {
+  variant: Variant;
+  finished: boolean;
+  published: number;
+  seconds: number;
+  baseline: number;
+  peak: number;
+  growth: number;
+  rows: string[][];
+  plan: string[];
+}
+
+/**
+ * P5: resident memory of one relay process (the P1 relay, defaults) while it drains a backlog of
+ * 1M rows; sampled every second by the process itself, peak from /proc/self/status (VmHWM).
+ * As shipped the claim statement scans the whole table (see P1), so that run is capped; the same
+ * drain then runs with the claim-matching index of P1's reference row, which lets it finish.
+ * Every run is bounded by its cap.
+ */
+export async function p5Memory(context: BenchContext): Promise<Section> {
+  const { sizes } = context;
+  const backlog: Backlog = { count: sizes.memoryRows, eventsPerAggregate: 4 };
+  const variants: Variant[] = [
+    { key: 'shipped', label: 'as shipped (defaults)', extraIndex: false, capMs: 120_000 },
+    ...((await claimOrderIndex('t')) ? [{ key: 'idx', label: 'defaults + the claim-matching index (P1 reference)', extraIndex: true, capMs: 480_000 }] : []),
+  ];
+  const outcomes: Outcome[] = [];
+  for (const variant of variants) outcomes.push(await drain(context, backlog, variant));
+
+  const summary: SummaryRow[] = outcomes.map((o) => ({
+    bench: 'P5',
+    figure: `peak RSS, ${o.variant.label}${o.finished ? '' : `, capped at ${o.variant.capMs / 1000} s after ${fmt(o.published, 0)} rows`}`,
+    value: `${fmt(mb(o.peak))} MB (growth over the second half: ${fmt(mb(o.growth))} MB; ${fmt(o.published / o.seconds)} msg/s)`,
+    aim: `flat, < ${AIM_MB} MB`,
+    met: mb(o.peak) < AIM_MB && mb(o.growth) < FLAT_MB,
+  }));
+  return {
+    id: 'P5',
+    title: `P5 — peak RSS of one relay process draining ${fmt(backlog.count, 0)} rows`,
+    body: [
+      ...table(
+        ['run', 'progress', 'rows published', 'seconds', 'RSS MB', 'heap used MB'],
+        outcomes.flatMap((o) => o.rows.map((row) => [o.variant.key, ...row])),
+      ),
+      '',
+      ...outcomes.map(
+        (o) =>
+          `- ${o.variant.label}: ${o.finished ? 'drained' : `**not drained**, stopped at the ${o.variant.capMs / 1000} s cap with`} ${fmt(o.published, 0)} of ${fmt(backlog.count, 0)} rows ` +
+          `in ${fmt(o.seconds)} s (${fmt(o.published / o.seconds)} msg/s); RSS grew ${fmt(mb(o.growth))} MB from half-way to its highest later sample.`,
+      ),
+      '',
+      'EXPLAIN (ANALYZE, BUFFERS) of the library’s claim statement with the whole backlog pending (rolled back):',
+      '',
+      ...outcomes.flatMap((o) => o.plan),
+    ],
+    summary,
+  };
+}
+
+async function drain(context: BenchContext, backlog: Backlog, variant: Variant): Promise<Outcome> {
+  const { services } = context;
+  const { schema, drop } = await privateSchema(services.postgresUrl, `bench_p5_${variant.key}`);
+  const topic = `bench-p5-${variant.key}-${suffix()}`;
+  const outboxTable = 'outbox_messages';
+  const samples: Array<{ at: number; rss: number; heapUsed: number; published: number }> = [];
+  let plan: string[] = [];
+  let worker: Worker | undefined;
+  try {
+    const seedStarted = performance.now();
+    await withClient(services.postgresUrl, async (client) => {
+      await client.query(`SET search_path TO ${schema}`);
+      for (const sql of new PostgresOutboxDialect(outboxTable).createTable()) await client.query(sql);
+      if (variant.extraIndex) await client.query((await claimOrderIndex(outboxTable))!);
+      await seedOutboxTable(client, schema, outboxTable, topic, backlog);
+      plan = await explainClaim(client, outboxTable, `${variant.key}: ${fmt(backlog.count, 0)} rows pending`, !variant.extraIndex);
+    });
+    context.log(`P5 ${variant.key}: seeded ${fmt(backlog.count, 0)} rows in ${fmt((performance.now() - seedStarted) / 1000)} s`);
+    worker = new Worker('relay-worker', {
+      mode: 'drain',
+      postgresUrl: services.postgresUrl,
+      schema,
+      table: outboxTable,
+      brokers: services.kafkaBrokers,
+      topic,
+      owner: `p5-${variant.key}-${suffix(2)}`,
+      sampleMs: SAMPLE_MS,
+    });
+    const ready = await worker.next('ready', 60_000);
+    const started = performance.now();
+    worker.listeners.push((message) => {
+      if (message.type === 'sample') {
+        samples.push({ at: (performance.now() - started) / 1000, rss: Number(message.rss), heapUsed: Number(message.heapUsed), published: Number(message.published) });
+        if (samples.length % 30 === 0) context.log(`P5 ${variant.key}: ${fmt(Number(message.published), 0)} published, RSS ${fmt(mb(Number(message.rss)))} MB`);
+      }
+    });
+    worker.send({ type: 'go' });
+    let done: WorkerMessage;
+    try {
+      done = await worker.next('done', variant.capMs);
+    } catch {
+      worker.send({ type: 'stop' });
+      done = await worker.next('done', 60_000);
+    }
+    const published = Number(done.published);
+    const at = (share: number) => samples.find((sample) => sample.published >= share * published) ?? samples.at(-1);
+    const middle = at(0.5);
+    const rows: string[][] = [
+      ['ready (connected, before "go")', '0', '0', fmt(mb(Number(ready.rss))), ''],
+      ...[0.1, 0.25, 0.5, 0.75, 1]
+        .map((share) => ({ share, sample: at(share) }))
+        .filter(({ sample }) => sample)
+        .map(({ share, sample }) => [`${Math.round(share * 100)} % of its rows`, fmt(sample!.published, 0), fmt(sample!.at), fmt(mb(sample!.rss)), fmt(mb(sample!.heapUsed))]),
+      ['peak (VmHWM)', '', '', fmt(mb(Number(done.peakRss))), fmt(mb(Math.max(...samples.map((s) => s.heapUsed))))],
+    ];
+    context.log(`P5 ${variant.key}: ${fmt(published, 0)} rows in ${fmt(Number(done.seconds))} s, peak RSS ${fmt(mb(Number(done.peakRss)))} MB`);
+    return {
+      variant,
+      finished: published >= backlog.count,
+      published,
+      seconds: Number(done.seconds),
+      baseline: Number(ready.rss),
+      peak: Number(done.peakRss),
+      growth: middle ? Math.max(...samples.filter((s) => s.at >= middle.at).map((s) => s.rss)) - middle.rss : Number.NaN,
+      rows,
+      plan,
+    };
+  } finally {
+    await worker?.close();
+    await drop();
+  }
+}

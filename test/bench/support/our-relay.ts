@@ -1,0 +1,96 @@
+import { ClientKafka, type ClientProxy } from '@nestjs/microservices';
+import { DataSource } from 'typeorm';
+import { ClientProxyTransport, createOutboxTableMigration, createSqlOutboxStore, OUTBOX_DEFAULTS, OutboxRelay, RetryPolicy } from './outbox';
+import { CountingLogger, kafkaLogLevel, postgresOptions } from './env';
+
+export interface OurRelayOptions {
+  postgresUrl: string;
+  schema: string;
+  table: string;
+  brokers: string[];
+  owner: string;
+  batchSize?: number;
+  /** Also run the library's migration for `table` (the first user of a schema does). */
+  createTable?: boolean;
+}
+
+/** Milliseconds spent per batch in each step of the relay loop (measured around the store and transport calls). */
+export interface PhaseTimes {
+  claim: number[];
+  publish: number[];
+  settle: number[];
+}
+
+export interface OurRelay {
+  relay: OutboxRelay;
+  phases: PhaseTimes;
+  dataSource: DataSource;
+  client: ClientKafka;
+  logger: CountingLogger;
+  close(): Promise<void>;
+}
+
+/**
+ * The relay as P1 asks for it: `OutboxRelay` over `createSqlOutboxStore(dataSource, table)` and a
+ * `ClientProxyTransport` over a Nest `ClientKafka` built outside Nest (`new ClientKafka(options)`
+ * + `connect()`, the options the README registers through `ClientsModule`), with the module's
+ * default settings unless `batchSize` says otherwise.
+ */
+export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay> {
+  const dataSource = new DataSource({ ...postgresOptions(options.postgresUrl, options.schema), entities: [] });
+  await dataSource.initialize();
+  if (options.createTable) {
+    const queryRunner = dataSource.createQueryRunner();
+    try {
+      await new (createOutboxTableMigration(options.table))().up(queryRunner);
+    } finally {
+      await queryRunner.release();
+    }
+  }
+  const client = new ClientKafka({
+    client: { clientId: `bench-${options.owner}`, brokers: options.brokers, logLevel: kafkaLogLevel() },
+    producerOnlyMode: true,
+    send: { acks: -1 },
+  });
+  await client.connect();
+  const logger = new CountingLogger();
+  const phases: PhaseTimes = { claim: [], publish: [], settle: [] };
+  const store = createSqlOutboxStore(dataSource, options.table);
+  const transport = new ClientProxyTransport(client as unknown as ClientProxy);
+  store.claim = timed(store.claim.bind(store), phases.claim);
+  store.markPublished = timed(store.markPublished.bind(store), phases.settle);
+  if (transport.publishBatch) Reflect.set(transport, 'publishBatch', timed(transport.publishBatch, phases.publish));
+  const relay = new OutboxRelay({
+    store,
+    transports: new Map([['default', transport]]),
+    retryPolicy: new RetryPolicy(OUTBOX_DEFAULTS.maxAttempts, OUTBOX_DEFAULTS.backoff),
+    owner: options.owner,
+    batchSize: options.batchSize ?? OUTBOX_DEFAULTS.batchSize,
+    leaseMs: OUTBOX_DEFAULTS.leaseMs,
+    publishTimeoutMs: OUTBOX_DEFAULTS.publishTimeoutMs,
+    logger,
+  });
+  return {
+    relay,
+    phases,
+    dataSource,
+    client,
+    logger,
+    close: async () => {
+      await relay.stop(1_000);
+      await client.close();
+      await dataSource.destroy();
+    },
+  };
+}
+
+function timed<A extends unknown[], R>(call: (...args: A) => Promise<R>, into: number[]): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    const started = performance.now();
+    try {
+      return await call(...args);
+    } finally {
+      into.push(performance.now() - started);
+    }
+  };
+}

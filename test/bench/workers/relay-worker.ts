@@ -1,0 +1,121 @@
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { sleep } from '../support/env';
+import { startBenchApp } from '../support/nest-apps';
+import { createOurRelay } from '../support/our-relay';
+
+/**
+ * A relay in a process of its own.
+ * - `nest`: the app as users run it (OutboxModule with the Kafka client, default options except
+ *   `notifications`), idle until stopped: P3's relay in another process.
+ * - `drain`: the P1 relay (OutboxRelay + SQL store + ClientKafka transport); on "go" it publishes
+ *   until no pending row is left, then reports: P4's relays and P5's memory run.
+ */
+interface Config {
+  mode: 'nest' | 'drain';
+  postgresUrl: string;
+  schema: string;
+  table?: string;
+  brokers: string[];
+  topic: string;
+  owner: string;
+  notifications?: boolean;
+  batchSize?: number;
+  /** Report memory every this many ms (drain mode). */
+  sampleMs?: number;
+}
+
+const config = JSON.parse(process.argv[2]) as Config;
+const send = (message: Record<string, unknown>) => process.send?.(message);
+const commands: Array<{ type: string }> = [];
+let wake: (() => void) | undefined;
+let stopRequested = false;
+process.on('message', (message: { type: string }) => {
+  if (message.type === 'stop') stopRequested = true;
+  commands.push(message);
+  wake?.();
+});
+
+async function nextCommand(): Promise<string> {
+  while (commands.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+  return commands.shift()!.type;
+}
+
+function peakRss(): number {
+  const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+async function nestMode(): Promise<void> {
+  const { app } = await startBenchApp({
+    postgresUrl: config.postgresUrl,
+    schema: config.schema,
+    migrate: false,
+    kafka: { brokers: config.brokers, clientId: `bench-${config.owner}` },
+    outbox: { transport: 'KAFKA', relayId: config.owner, notifications: config.notifications ?? true, resolveTopic: () => config.topic },
+  });
+  send({ type: 'ready' });
+  while ((await nextCommand()) !== 'stop');
+  await app.close();
+}
+
+async function drainMode(): Promise<void> {
+  const ours = await createOurRelay({
+    postgresUrl: config.postgresUrl,
+    schema: config.schema,
+    table: config.table ?? 'outbox_messages',
+    brokers: config.brokers,
+    owner: config.owner,
+    batchSize: config.batchSize,
+  });
+  const producer = await ours.client.connect();
+  await producer.send({ topic: config.topic, acks: -1, messages: [{ key: '__warmup', value: '{}' }] });
+  send({ type: 'ready', rss: process.memoryUsage().rss });
+  for (;;) {
+    const command = await nextCommand();
+    if (command === 'go') break;
+    if (command === 'stop') return ours.close();
+  }
+
+  let published = 0;
+  let batches = 0;
+  const sampler = config.sampleMs
+    ? setInterval(() => send({ type: 'sample', rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, published }), config.sampleMs)
+    : undefined;
+  const started = performance.now();
+  const pending = `SELECT EXISTS (SELECT 1 FROM "${config.table ?? 'outbox_messages'}" WHERE status = 'pending') AS pending`;
+  while (!stopRequested) {
+    const outcome = await ours.relay.publishBatch();
+    published += outcome.published;
+    if (outcome.claimed > 0) {
+      batches++;
+      continue;
+    }
+    // Nothing claimable for this relay: the rest is leased by others, or waits behind their rows.
+    if (!(await ours.dataSource.query(pending))[0].pending) break;
+    await sleep(5);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  if (sampler) clearInterval(sampler);
+  send({
+    type: 'done',
+    stopped: stopRequested,
+    published,
+    batches,
+    seconds,
+    rss: process.memoryUsage().rss,
+    peakRss: peakRss(),
+    warnings: ours.logger.warnings,
+    errors: ours.logger.errors,
+    problems: ours.logger.first,
+  });
+  while (!stopRequested && (await nextCommand()) !== 'stop');
+  await ours.close();
+}
+
+(config.mode === 'nest' ? nestMode() : drainMode())
+  .then(() => process.exit(0))
+  .catch((error: unknown) => {
+    send({ type: 'error', error: error instanceof Error ? error.stack : String(error) });
+    process.exit(1);
+  });
