@@ -1,6 +1,6 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, INSERT_COLUMNS, insertValues, settledStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+import { claimedColumns, INSERT_COLUMNS, insertValues, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
 
 const list = (count: number) => Array(count).fill('?').join(', ');
 const AFTER_MS = (param = '?') => `NOW(3) + INTERVAL (${param} * 1000) MICROSECOND`;
@@ -46,7 +46,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
                 SELECT 1 FROM ${this.t} e
                 WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                   AND e.transport = m.transport AND e.destination = m.destination
-                  AND e.position < m.position AND e.status NOT IN (${settledStatuses(this.options.deadLetterPolicy)}))
+                  AND e.position < m.position AND e.status IN (${holdingStatuses(this.options.deadLetterPolicy)}))
             ORDER BY m.position LIMIT ?`,
       params: [limit],
     };

@@ -5,7 +5,7 @@ import {
   claimedColumns,
   INSERT_COLUMNS,
   insertValues,
-  settledStatuses,
+  holdingStatuses,
   type DialectOptions,
   type OutboxSqlDialect,
   type SqlStatement,
@@ -36,7 +36,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
               SELECT 1 FROM ${t} e
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                 AND e.transport = m.transport AND e.destination = m.destination
-                AND e.position < m.position AND e.status NOT IN (${settledStatuses(options.deadLetterPolicy)}))
+                AND e.position < m.position AND e.status IN (${holdingStatuses(options.deadLetterPolicy)}))
           ORDER BY m.position
           LIMIT ?)
         RETURNING ${claimedColumns()}`,
