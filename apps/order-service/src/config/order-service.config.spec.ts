@@ -5,7 +5,7 @@ describe('loadOrderServiceConfig', () => {
     const config = loadOrderServiceConfig({});
     expect(config.database).toMatchObject({ type: 'better-sqlite3' });
     expect(config.broker).toEqual({ transport: 'tcp', host: '127.0.0.1', port: 4100 });
-    expect(config).toMatchObject({ httpPort: 3000, ordersTopic: 'orders', outbox: { relay: true, pollIntervalMs: 1_000 } });
+    expect(config).toMatchObject({ httpPort: 3000, ordersTopic: 'orders', outbox: { relay: true, pollIntervalMs: 5_000 } });
   });
 
   it('switches to PostgreSQL and Kafka by configuration', () => {

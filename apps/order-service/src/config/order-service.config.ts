@@ -37,7 +37,7 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
     ordersTopic: topic(env.ORDERS_TOPIC ?? 'orders'),
     outbox: {
       relay: flag(env, 'OUTBOX_RELAY', true),
-      pollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 1_000),
+      pollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 5_000),
       backoffInitialMs: positiveInteger(env, 'OUTBOX_BACKOFF_INITIAL_MS', 1_000),
       backoffMaxMs: positiveInteger(env, 'OUTBOX_BACKOFF_MAX_MS', 60_000),
     },

@@ -44,7 +44,12 @@ export interface CleanupOptions {
 export interface OutboxSettings {
   /** Whether this instance runs the relay. A web-only instance may write rows and leave relaying to others. Default `true`. */
   relay?: boolean;
-  /** Milliseconds between polls of the outbox table (the safety net behind the after-commit wake-up and notifications). Default `1000`. */
+  /**
+   * Milliseconds between polls of the outbox table: the safety net behind the after-commit wake-up
+   * and PostgreSQL notifications, and what finds retries that come due. On SQLite or MariaDB with
+   * writers in other processes than the relay, lower it: polling is how those rows are found.
+   * Default `5000`.
+   */
   pollIntervalMs?: number;
   /**
    * PostgreSQL: writers send a NOTIFY inside their transaction and every instance's relay LISTENs,
@@ -93,7 +98,7 @@ export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic
 export const OUTBOX_DEFAULTS = {
   relay: true,
   notifications: true,
-  pollIntervalMs: 1_000,
+  pollIntervalMs: 5_000,
   batchSize: 100,
   leaseMs: 30_000,
   publishTimeoutMs: 10_000,

@@ -189,6 +189,24 @@ describe('OutboxRelay', () => {
     expect(store.rows[4]).toMatchObject({ status: 'pending', lastError: expect.stringContaining('No transport named "gone"') });
   });
 
+  it('wakes itself when the earliest retry comes due, without waiting for a poll', async () => {
+    jest.useFakeTimers();
+    try {
+      const row = message('a');
+      store.add([row]);
+      transport.failNext.set(row.id, 1);
+      const subject = relay(store, transport);
+      await subject.trigger();
+      expect(store.rows[0]).toMatchObject({ status: 'pending', nextAttemptAt: now + 1_000 });
+      now += 1_000;
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(store.rows[0].status).toBe('published');
+      await subject.stop(10);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('on stop, waits for the batch in flight and releases what it still holds', async () => {
     store.add([message('a'), message('b')]);
     const claimed = await store.claim({ owner: 'relay-a', token: 'relay-a-claim', limit: 1, leaseMs: 30_000 });

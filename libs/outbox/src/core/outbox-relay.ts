@@ -43,6 +43,7 @@ export class OutboxRelay {
   private draining: Promise<void> | undefined;
   private passRequested = false;
   private stopped = false;
+  private retryWakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
 
   constructor(private readonly config: OutboxRelayConfig) {}
 
@@ -88,6 +89,7 @@ export class OutboxRelay {
       else failed.push({ position: message.position, error, retryInMs: this.config.retryPolicy.delayAfter(message.attempt) });
     });
     await this.settle(token, published, failed);
+    this.wakeUpForRetries(failed);
     const dead = failed.filter((failure) => failure.retryInMs === null).length;
     return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
   }
@@ -95,6 +97,8 @@ export class OutboxRelay {
   /** Stops claiming, waits up to `timeoutMs` for the batch in flight, then gives back the leases still held. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.retryWakeUp?.timer);
+    this.retryWakeUp = undefined;
     if (this.draining) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
@@ -109,6 +113,21 @@ export class OutboxRelay {
     } catch (error) {
       this.config.logger.warn(`Outbox relay ${this.owner}: could not release leases (they expire by themselves): ${errorText(error)}`);
     }
+  }
+
+  /** Retries come due between polls; the relay wakes itself for the earliest one instead of waiting for the next poll. */
+  private wakeUpForRetries(failed: FailedDelivery[]): void {
+    const delays = failed.map((failure) => failure.retryInMs).filter((delay): delay is number => delay !== null);
+    if (delays.length === 0 || this.stopped) return;
+    const at = Date.now() + Math.min(...delays);
+    if (this.retryWakeUp && this.retryWakeUp.at <= at) return;
+    clearTimeout(this.retryWakeUp?.timer);
+    const timer = setTimeout(() => {
+      this.retryWakeUp = undefined;
+      void this.trigger();
+    }, at - Date.now());
+    timer.unref();
+    this.retryWakeUp = { at, timer };
   }
 
   private async drain(): Promise<void> {
