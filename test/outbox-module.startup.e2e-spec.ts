@@ -165,7 +165,10 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
       const dataSource = module.get<DataSource>(getDataSourceToken('events'));
       await dataSource.getRepository(Parcel).save(Parcel.register('named', 3));
       await waitFor('the event from the named data source', () => transport.delivered.length === 1);
-      const rows = await dataSource.getRepository(outboxMessageEntity('parcel_outbox')).find();
+      const rows = await waitFor('the row to be settled', async () => {
+        const current = await dataSource.getRepository(outboxMessageEntity('parcel_outbox')).find();
+        return current[0]?.status === 'published' && current;
+      });
       expect(rows).toEqual([expect.objectContaining({ eventType: 'parcels.parcel-registered', status: 'published' })]);
     } finally {
       await module.close();
