@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { BenchParcel } from './support/entities';
-import { privateSchema, suffix } from './support/env';
+import { ServerCpu, processCpuMs, WaitSampler } from './support/cpu';
+import { privateSchema, suffix, withClient } from './support/env';
 import { startBenchApp } from './support/nest-apps';
 import { type BenchContext, type Section, table } from './support/report';
 import { distribution, fmt, fmtRatio } from './support/stats';
@@ -14,14 +15,17 @@ interface Variant {
   latencies: number[];
   saves: number;
   seconds: number;
+  /** CPU milliseconds used during the concurrent phase by this (writer) process and by PostgreSQL. */
+  writerCpuMs: number;
+  serverCpuMs: number;
 }
 
 /**
  * P2: the cost the outbox adds to a save. The same entity (`BenchParcel`, one recorded event) is
  * saved with `dataSource.transaction((m) => m.save(parcel))` on Nest contexts with OutboxModule
  * (write-only instance: `relay: false`, other options default), with it and `notifications: false`
- * (to show what the commit-time NOTIFY costs), and without it, each on a schema of its own. Variants alternate in blocks so that load from elsewhere on the
- * machine hits both alike.
+ * (to show what the commit-time NOTIFY costs), and without it, each on a schema of its own.
+ * Variants alternate in blocks so that load from elsewhere on the machine hits all alike.
  */
 export async function p2WritePath(context: BenchContext): Promise<Section> {
   const { services, sizes } = context;
@@ -37,12 +41,13 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     outbox: { relay: false, resolveTopic: () => topic, notifications: false },
   });
   const withoutApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withoutSchema.schema, migrate: true, withoutOutbox: true });
-  const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], saves: 0, seconds: 0 };
-  const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], saves: 0, seconds: 0 };
-  const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], saves: 0, seconds: 0 };
+  const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const variants = [outbox, quiet, plain];
   let rowsWritten = 0;
   let savesWithOutbox = 0;
+  let waits!: WaitSampler;
   try {
     // Warm-up: connections, prepared metadata, JIT.
     for (const variant of variants) for (let i = 0; i < BLOCK; i++) await save(variant.dataSource, i);
@@ -58,9 +63,13 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     }
     context.log(`P2 sequential: ${outbox.latencies.length} saves per variant`);
 
+    const serverCpu = await withClient(services.postgresUrl, (client) => ServerCpu.of(client));
+    waits = await WaitSampler.connect(services.postgresUrl);
     const slice = (sizes.concurrentSeconds * 1000) / 2;
     for (let round = 0; round < 2; round++) {
       for (const variant of variants) {
+        const cpuBefore = { writer: processCpuMs(), server: serverCpu?.snapshot() };
+        waits.start(variant.name);
         const started = performance.now();
         const until = started + slice;
         const counts = await Promise.all(
@@ -72,12 +81,16 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
         );
         variant.saves += counts.reduce((sum, count) => sum + count, 0);
         variant.seconds += (performance.now() - started) / 1000;
+        await waits.stop();
+        variant.writerCpuMs += processCpuMs() - cpuBefore.writer;
+        variant.serverCpuMs += serverCpu && cpuBefore.server ? serverCpu.millisecondsSince(cpuBefore.server) : Number.NaN;
       }
     }
     context.log(`P2 concurrent: ${fmt(outbox.saves / outbox.seconds)} vs ${fmt(plain.saves / plain.seconds)} saves/s`);
     rowsWritten = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n);
     savesWithOutbox = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
   } finally {
+    await waits?.close();
     for (const app of [withApp, quietApp, withoutApp]) await app.app.close();
     for (const schema of [withSchema, quietSchema, withoutSchema]) await schema.drop();
   }
@@ -96,19 +109,23 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     title: 'P2 — write-path overhead: `transaction(m => m.save(parcel))` with one recorded event',
     body: [
       ...table(
-        ['variant', 'sequential p50 ms', 'p99 ms', 'max ms', `${WRITERS} writers: saves/s`],
+        ['variant', 'sequential p50 ms', 'p99 ms', 'max ms', `${WRITERS} writers: saves/s`, 'CPU µs per save: writer / PostgreSQL', 'CPU busy (of 2 cores)'],
         [
-          ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith)],
-          ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet)],
-          ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout)],
-          ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`],
-          ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`],
+          ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith), ...cpu(outbox)],
+          ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet), ...cpu(quiet)],
+          ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout), ...cpu(plain)],
+          ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`, '', ''],
+          ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`, '', ''],
         ],
       ),
       '',
       `${a.count} sequential saves per variant in alternating blocks of ${BLOCK} (after ${BLOCK} warm-up saves each), then ${WRITERS} concurrent writers ` +
         `for 2 × ${fmt(sizes.concurrentSeconds / 2)} s per variant, alternating. All contexts use a pool of 10 connections and their own schema. ` +
-        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`.`,
+        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`. ` +
+        `What the busy backends were doing during the 8-writer phase (pg_stat_activity sampled every ${WaitSampler.EVERY_MS} ms, share of samples): ` +
+        variants.map((variant) => `${variant.name}: ${waits.describe(variant.name)}`).join('; ') +
+        '. ' +
+        `CPU columns: the 8-writer phase's CPU time of this process (\`process.cpuUsage\`) and of the PostgreSQL server's processes (/proc), per save; busy is their sum over wall time and 2 cores (the Kafka broker is idle here).`,
     ],
     summary: [
       { bench: 'P2', figure: 'median save latency, with / without outbox', value: `${fmt(a.p50, 2)} / ${fmt(b.p50, 2)} ms = ${fmtRatio(latencyRatio)}`, aim: '≤ 1.2×', met: latencyRatio <= 1.2 },
@@ -126,6 +143,13 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
       },
     ],
   };
+}
+
+/** CPU per save in the concurrent phase (this process; the PostgreSQL server's processes), and how busy both kept the machine. */
+function cpu(variant: Variant): string[] {
+  const perSave = (ms: number) => fmt((ms * 1000) / variant.saves, 0);
+  const busy = (variant.writerCpuMs + variant.serverCpuMs) / (variant.seconds * 1000);
+  return [`${perSave(variant.writerCpuMs)} / ${perSave(variant.serverCpuMs)}`, Number.isNaN(busy) ? 'n/a' : `${fmt(busy * 50, 0)} %`];
 }
 
 function save(dataSource: DataSource, i: number): Promise<BenchParcel> {

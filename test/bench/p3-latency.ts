@@ -24,6 +24,8 @@ interface Scenario {
 interface Outcome {
   scenario: string;
   latency: Distribution;
+  /** Mean latency of the orders committed in each third of the run: a rising row means the relay falls behind. */
+  thirds?: number[];
   saveLatency?: Distribution;
   offered: number;
   delivered: number;
@@ -83,7 +85,7 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
     title: `P3 — commit → consumer latency at ${sizes.offeredPerSecond} orders/s for ${sizes.latencySeconds} s`,
     body: [
       ...table(
-        ['scenario', 'delivered / offered', 'achieved orders/s', 'p50 ms', 'p99 ms', 'max ms', 'save p50 / p99 ms'],
+        ['scenario', 'delivered / offered', 'achieved orders/s', 'p50 ms', 'p99 ms', 'max ms', 'mean ms by third of the run', 'save p50 / p99 ms'],
         outcomes.map((o) => [
           o.scenario,
           `${fmt(o.delivered, 0)} / ${fmt(o.offered, 0)}`,
@@ -91,6 +93,7 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
           fmt(o.latency.p50, 2),
           fmt(o.latency.p99, 2),
           fmt(o.latency.max, 2),
+          o.thirds ? o.thirds.map((mean) => fmt(mean)).join(' → ') : '',
           o.saveLatency ? `${fmt(o.saveLatency.p50, 2)} / ${fmt(o.saveLatency.p99, 2)}` : '',
         ]),
       ),
@@ -154,9 +157,15 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
       join(REPO_ROOT, '.bench', `p3-${scenario.key}.csv`),
       ['commit_ms,latency_ms', ...[...run.committed].map(([key, at]) => `${(at - t0).toFixed(1)},${((received.get(key) ?? Number.NaN) - at).toFixed(1)}`)].join('\n'),
     );
+    const span = Math.max(...run.committed.values()) - t0;
+    const thirds = [0, 1, 2].map((third) => {
+      const inThird = [...run.committed].filter(([key, at]) => received.has(key) && Math.min(2, Math.floor(((at - t0) / (span || 1)) * 3)) === third);
+      return inThird.reduce((sum, [key, at]) => sum + received.get(key)! - at, 0) / (inThird.length || 1);
+    });
     return {
       scenario: scenario.name,
       latency: distribution(latencies),
+      thirds,
       saveLatency: distribution(run.saveLatencies),
       offered: total,
       delivered: latencies.length,

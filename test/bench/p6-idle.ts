@@ -63,9 +63,19 @@ export async function p6Idle(context: BenchContext): Promise<Section> {
         '',
         `Defaults: \`pollIntervalMs\` ${OUTBOX_DEFAULTS.pollIntervalMs}, \`notifications\` ${String(OUTBOX_DEFAULTS.notifications)} (one connection held in LISTEN, which costs no statements while idle), ` +
           `cleanup every ${OUTBOX_DEFAULTS.cleanup.intervalMs / 1000} s. The server counters are read from the \`postgres\` database, so the measurement is not in them. ` +
-          `Started ${WARMUP_MS / 1000} s after the app, with an empty outbox table.`,
+          `Started ${WARMUP_MS / 1000} s after the app, with an empty outbox table. Backends publish their counters up to a second late, so the server figure ` +
+          `is ±1 transaction per window; the aim counts as met when it is within that and the exact count of statements sent is ≤ 1/s.`,
       ],
-      summary: [{ bench: 'P6', figure: 'idle queries/s, one relay, defaults', value: `${fmt(xactsPerSecond, 2)} (client count ${fmt(statementsPerSecond, 2)})`, aim: '≤ 1/s', met: xactsPerSecond <= 1.05 }],
+      summary: [
+        {
+          bench: 'P6',
+          figure: 'idle queries/s, one relay, defaults',
+          value: `${fmt(xactsPerSecond, 2)} server, ${fmt(statementsPerSecond, 2)} sent`,
+          aim: '≤ 1/s',
+          // The server counters land up to a second late at either end of the window: one transaction of slack.
+          met: xactsPerSecond - 1 / seconds <= 1 && statementsPerSecond <= 1,
+        },
+      ],
     };
   } finally {
     statements.restore();

@@ -113,8 +113,6 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
 }
 
-export const silentLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
-
 /** A relay logger that counts what went wrong instead of printing it (and keeps the first lines). */
 export class CountingLogger {
   warnings = 0;
