@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 npm run --silent typecheck
 
 services=(postgres mariadb kafka rabbitmq nats redis mqtt)
-bash scripts/services.sh up "${services[@]}"
+# The trap comes first: a service that fails to start must not leave the others running.
 trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true' EXIT
+bash scripts/services.sh up "${services[@]}"
 
 npx jest --selectProjects unit "$@"
 # One file at a time: suites share the broker and the database server (each uses its own schema and topic).
