@@ -144,7 +144,11 @@ export class OutboxRelay {
   private async publishAll(messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
     const results = new Array<string | undefined>(messages.length);
     const byTransport = new Map<string, number[]>();
-    messages.forEach((message, index) => byTransport.set(message.transport, [...(byTransport.get(message.transport) ?? []), index]));
+    messages.forEach((message, index) => {
+      const indexes = byTransport.get(message.transport);
+      if (indexes) indexes.push(index);
+      else byTransport.set(message.transport, [index]);
+    });
     await Promise.all(
       [...byTransport].map(async ([name, indexes]) => {
         const transport = this.config.transports.get(name);

@@ -16,7 +16,11 @@ export async function publishKafkaBatch(client: ClientKafka, messages: OutgoingM
   const producer = await client.connect();
   const send = ((Reflect.get(client, 'options') as { send?: KafkaSendOptions } | undefined)?.send ?? {}) as KafkaSendOptions;
   const byTopic = new Map<string, number[]>();
-  messages.forEach((message, index) => byTopic.set(message.destination, [...(byTopic.get(message.destination) ?? []), index]));
+  messages.forEach((message, index) => {
+    const indexes = byTopic.get(message.destination);
+    if (indexes) indexes.push(index);
+    else byTopic.set(message.destination, [index]);
+  });
   const outcomes = new Array<Error | undefined>(messages.length);
   await Promise.all(
     [...byTopic].map(async ([topic, indexes]) => {

@@ -3,6 +3,7 @@ import { OutboxWriteError } from '../core/outbox.errors';
 import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { MessageMetadata } from '../core/outbox-message';
+import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import { tableDialectFor } from './outbox-sql.factory';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
@@ -30,6 +31,7 @@ export class TypeOrmOutboxWriter {
   // TypeORM notifies subscribers of one save concurrently; statements on one connection are
   // chained here so they run one after another, in the order the events were captured.
   private readonly pendingWrites = new WeakMap<object, Promise<unknown>>();
+  private readonly dialects = new Map<string, OutboxTableDialect>();
 
   constructor(
     private readonly factory: OutboxMessageFactory,
@@ -47,18 +49,29 @@ export class TypeOrmOutboxWriter {
     // Saved aggregates are serialized by their own row locks; explicit writers of one aggregate
     // are not, so they queue here: a later writer gets its positions only after the earlier commits.
     const keys = [...new Set(drafts.map((draft) => `${draft.aggregateType}\u001f${draft.aggregateId}`))];
-    const lock = tableDialectFor(manager.connection.options.type, this.tableName).lockAggregates(keys);
+    const lock = this.dialectFor(manager).lockAggregates(keys);
     if (lock) await manager.query(lock.sql, lock.params);
     const ids = await this.write(manager, drafts);
     this.tracker.wrote(queryRunner);
     return ids;
   }
 
+  // Built once per database type, not on every save: a dialect prepares all its SQL text up front.
+  private dialectFor(manager: EntityManager): OutboxTableDialect {
+    const type = manager.connection.options.type;
+    let dialect = this.dialects.get(type);
+    if (!dialect) {
+      dialect = tableDialectFor(type, this.tableName, { notifyChannel: this.notifyChannel });
+      this.dialects.set(type, dialect);
+    }
+    return dialect;
+  }
+
   /** Builds the rows (failing before any SQL if one cannot be built) and inserts them. */
   async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
-    const dialect = tableDialectFor(manager.connection.options.type, this.tableName, { notifyChannel: this.notifyChannel });
+    const dialect = this.dialectFor(manager);
     const insertAll = async () => {
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
         const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));
