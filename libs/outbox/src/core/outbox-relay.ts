@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
 import { toOutgoingMessage } from './envelope';
 import { noTransportForRow } from './outbox.messages';
-import type { ClaimedMessage } from './outbox-message';
+import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
 import type { FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
 import type { RetryPolicy } from './retry-policy';
+import { combineObservers, type RelayObserver, type SettledBatch } from './observe/relay-observer';
+import { RelayFailureLog } from './observe/relay-failure.log';
 
 export interface RelayLogger {
   log(message: string): void;
@@ -23,6 +25,8 @@ export interface OutboxRelayConfig {
   leaseMs: number;
   publishTimeoutMs: number;
   logger: RelayLogger;
+  /** Follows claims, publishes and outcomes (metrics, tracing, diagnostics channels). */
+  observer?: RelayObserver;
 }
 
 export interface BatchOutcome {
@@ -45,7 +49,12 @@ export class OutboxRelay {
   private stopped = false;
   private retryWakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
 
-  constructor(private readonly config: OutboxRelayConfig) {}
+  private readonly observer: RelayObserver;
+
+  constructor(private readonly config: OutboxRelayConfig) {
+    // Failures are logged per batch and destination by default, whatever else observes.
+    this.observer = combineObservers([new RelayFailureLog(config.logger), config.observer]);
+  }
 
   get owner(): string {
     return this.config.owner;
@@ -74,13 +83,19 @@ export class OutboxRelay {
       messages = await store.claim({ owner, token, limit: batchSize, leaseMs });
     } catch (error) {
       this.config.logger.error(`Outbox claim failed; will retry at the next poll: ${errorText(error)}`, stackOf(error));
+      this.observer.claimFailed?.(owner, error);
+      this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: false });
       return NOTHING;
     }
-    if (messages.length === 0) return NOTHING;
+    if (messages.length === 0) {
+      this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: true });
+      return NOTHING;
+    }
+    this.observer.claimed?.(owner, messages);
 
     // The store hands out at most one row per aggregate and destination per batch, so the
     // messages of a batch can be published concurrently without breaking their order.
-    const errors = await this.publishAll(messages);
+    const { errors, durations } = await this.publishAll(messages);
     const published: string[] = [];
     const failed: FailedDelivery[] = [];
     messages.forEach((message, index) => {
@@ -88,9 +103,19 @@ export class OutboxRelay {
       if (error === undefined) published.push(message.position);
       else failed.push({ position: message.position, error, retryInMs: this.config.retryPolicy.delayAfter(message.attempt) });
     });
-    await this.settle(token, published, failed);
+    const settled = await this.settle(token, published, failed);
     this.wakeUpForRetries(failed);
     const dead = failed.filter((failure) => failure.retryInMs === null).length;
+    const failures = new Map(failed.map((failure) => [failure.position, failure]));
+    this.observer.settled?.({
+      relayId: owner,
+      ...settled,
+      outcomes: messages.map((message, index) => {
+        const failure = failures.get(message.position);
+        return { message, error: failure?.error, retryInMs: failure?.retryInMs, durationMs: durations[index] };
+      }),
+    });
+    this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && settled.settleError === undefined });
     return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
   }
 
@@ -140,9 +165,10 @@ export class OutboxRelay {
     } while (!this.stopped && this.passRequested);
   }
 
-  /** One entry per message, in order: `undefined` when acknowledged, else the error text to record. */
-  private async publishAll(messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
+  /** One entry per message, in order: `undefined` when acknowledged, else the error text to record; and how long each took. */
+  private async publishAll(messages: ClaimedMessage[]): Promise<{ errors: Array<string | undefined>; durations: number[] }> {
     const results = new Array<string | undefined>(messages.length);
+    const durations = new Array<number>(messages.length).fill(0);
     const byTransport = new Map<string, number[]>();
     messages.forEach((message, index) => {
       const indexes = byTransport.get(message.transport);
@@ -156,20 +182,32 @@ export class OutboxRelay {
           indexes.forEach((index) => (results[index] = noTransportForRow(name)));
           return;
         }
-        const outcomes = await this.publishGroup(transport, indexes.map((index) => messages[index]));
-        indexes.forEach((index, position) => (results[index] = outcomes[position]));
+        const started = performance.now();
+        const outcomes = await this.publishGroup(name, transport, indexes.map((index) => messages[index]));
+        const took = performance.now() - started;
+        indexes.forEach((index, position) => {
+          results[index] = outcomes[position];
+          durations[index] = took;
+        });
       }),
     );
-    return results;
+    return { errors: results, durations };
   }
 
-  private async publishGroup(transport: OutboxTransport, messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
+  private async publishGroup(name: string, transport: OutboxTransport, messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
     let outgoing: ReturnType<typeof toOutgoingMessage>[];
     try {
       outgoing = messages.map(toOutgoingMessage);
     } catch (error) {
       return messages.map(() => errorText(error));
     }
+    const finish = this.observer.publishing?.(name, messages, outgoing);
+    const errors = await this.send(transport, outgoing);
+    finish?.(errors);
+    return errors;
+  }
+
+  private async send(transport: OutboxTransport, outgoing: OutgoingMessage[]): Promise<Array<string | undefined>> {
     if (transport.publishBatch && outgoing.length > 1) {
       try {
         const outcomes = await this.withTimeout(transport, transport.publishBatch(outgoing));
@@ -204,11 +242,13 @@ export class OutboxRelay {
     }
   }
 
-  private async settle(token: string, published: string[], failed: FailedDelivery[]): Promise<void> {
+  private async settle(token: string, published: string[], failed: FailedDelivery[]): Promise<Omit<SettledBatch, 'relayId' | 'outcomes'>> {
     const { store, owner, logger } = this.config;
+    const leaseLost = { published: 0, failed: 0 };
     try {
       if (published.length > 0) {
         const marked = await store.markPublished(token, published);
+        leaseLost.published = published.length - marked;
         if (marked < published.length) {
           logger.warn(
             `Outbox relay ${owner}: ${published.length - marked} published row(s) had been taken over after the lease expired; ` +
@@ -218,6 +258,7 @@ export class OutboxRelay {
       }
       if (failed.length > 0) {
         const recorded = await store.markFailed(token, failed);
+        leaseLost.failed = failed.length - recorded;
         if (recorded < failed.length) {
           // The lease expired meanwhile and another relay holds these rows: nothing was scheduled here.
           logger.warn(
@@ -225,16 +266,12 @@ export class OutboxRelay {
               `their outcome is the new holder's. A late acknowledgement may still publish them twice (at-least-once).`,
           );
         }
-        if (recorded > 0) {
-          for (const failure of failed) {
-            const next = failure.retryInMs === null ? 'now dead' : `retry in ${failure.retryInMs} ms`;
-            logger.warn(`Outbox row ${failure.position}: publish failed (${next}): ${failure.error}`);
-          }
-        }
       }
+      return { leaseLost };
     } catch (error) {
       // The leases will expire and the rows be claimed again: a duplicate, never a loss.
       logger.error(`Outbox relay ${owner}: could not record the batch outcome: ${errorText(error)}`, stackOf(error));
+      return { leaseLost, settleError: errorText(error) };
     }
   }
 }
