@@ -7,6 +7,15 @@ export { OutboxAdmin } from './nest/outbox.admin';
 export { OutboxCleanupHost } from './nest/outbox-cleanup.host';
 export type { DeadMessage } from './core/outbox-maintenance.port';
 
+// Observing the outbox
+export { OutboxStats } from './nest/observe/outbox.stats';
+export { OutboxObservers } from './nest/observe/outbox-observers.registry';
+export type { OutboxStatsSnapshot, OutboxDestinationStats, RelayActivity } from './core/stats/outbox-stats';
+export type { OutboxStatsSource, DestinationCounts } from './core/stats/outbox-stats.port';
+export { OutboxStatsReader } from './core/stats/outbox-stats.reader';
+export type { StatsOptions, HealthThresholds } from './core/observe/observability.options';
+export type { RelayObserver, SettledBatch, MessageOutcome, RoundEnd } from './core/observe/relay-observer';
+
 // Aggregates and events
 export { PublishesEvents, type PublishesEventsOptions } from './decorators/publishes-events.decorator';
 export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.decorator';
@@ -28,7 +37,7 @@ export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from
 export { CreateOutboxTable, createOutboxTableMigration } from './typeorm/create-outbox-table.migration';
 export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
 export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
-export { createSqlOutboxMaintenanceStore } from './typeorm/outbox-sql.factory';
+export { createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource } from './typeorm/outbox-sql.factory';
 export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core/outbox-cleaner';
 
 // Transports

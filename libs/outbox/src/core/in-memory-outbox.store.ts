@@ -1,5 +1,7 @@
 import type { ClaimedMessage, NewOutboxMessage, OutboxMessageStatus } from './outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from './outbox-store.port';
+import type { DestinationCounts, OutboxStatsSource } from './stats/outbox-stats.port';
+import { countDestinations } from './stats/in-memory-counts';
 
 export interface InMemoryRow {
   position: number;
@@ -11,13 +13,15 @@ export interface InMemoryRow {
   leaseOwner?: string;
   leaseToken?: string;
   leaseExpiresAt?: number;
+  createdAt: number;
+  publishedAt?: number;
 }
 
 /**
  * A store that keeps rows in memory and follows the same rules as the SQL stores. It serves
  * unit tests of code that drives a relay, and documents the store contract in plain code.
  */
-export class InMemoryOutboxStore implements OutboxStore {
+export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
   readonly rows: InMemoryRow[] = [];
   private nextPosition = 1;
 
@@ -25,7 +29,7 @@ export class InMemoryOutboxStore implements OutboxStore {
 
   add(messages: NewOutboxMessage[]): void {
     for (const message of messages) {
-      this.rows.push({ position: this.nextPosition++, message, status: 'pending', attempts: 0 });
+      this.rows.push({ position: this.nextPosition++, message, status: 'pending', attempts: 0, createdAt: this.now() });
     }
   }
 
@@ -45,6 +49,7 @@ export class InMemoryOutboxStore implements OutboxStore {
     const rows = this.holding(token, positions);
     for (const row of rows) {
       row.status = 'published';
+      row.publishedAt = this.now();
       row.leaseOwner = row.leaseToken = row.leaseExpiresAt = undefined;
     }
     return rows.length;
@@ -71,6 +76,10 @@ export class InMemoryOutboxStore implements OutboxStore {
       row.attempts -= 1;
     }
     return rows.length;
+  }
+
+  async readCounts(): Promise<DestinationCounts[]> {
+    return countDestinations(this.rows, this.now());
   }
 
   private isClaimable(row: InMemoryRow, now: number): boolean {

@@ -2,6 +2,7 @@ import { OutboxConfigurationError } from './outbox.errors';
 import { conflictingOptions, invalidOption } from './outbox.messages';
 import type { BackoffOptions } from './retry-policy';
 import type { MessageMetadata } from './outbox-message';
+import type { HealthThresholds, StatsOptions } from './observe/observability.options';
 
 /** What `resolveTopic` and `enrich` are told about an event being written. */
 export interface EventDraft {
@@ -90,9 +91,13 @@ export interface OutboxSettings {
   shutdownTimeoutMs?: number;
   /** Lease owner id of this relay. Default: host name, process id and a random suffix. */
   relayId?: string;
+  /** How often `OutboxStats` (and metrics and health, which read it) query the table. */
+  stats?: StatsOptions;
+  /** Thresholds of `OutboxHealthIndicator`. */
+  health?: HealthThresholds;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup'>> &
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health'>> &
   Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions> };
 
 export const OUTBOX_DEFAULTS = {

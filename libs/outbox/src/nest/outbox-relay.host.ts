@@ -17,6 +17,9 @@ import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { checkRouteTransports, resolveTransports } from './outbox-transports.resolver';
+import { OutboxObservers } from './observe/outbox-observers.registry';
+import { OutboxStats } from './observe/outbox.stats';
+import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 
 export function defaultRelayId(): string {
   return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -41,6 +44,8 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
     private readonly moduleRef: ModuleRef,
     private readonly schedulerRegistry: SchedulerRegistry,
+    private readonly observers: OutboxObservers,
+    private readonly outboxStats: OutboxStats,
   ) {}
 
   private get intervalName(): string {
@@ -76,7 +81,9 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       leaseMs,
       publishTimeoutMs,
       logger: this.logger,
+      observer: this.observers.combined(),
     });
+    this.observers.activity.running = true;
     this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.relay?.trigger(), pollIntervalMs));
     const wakeUps = await this.listenForCommits();
     this.logger.log(
@@ -93,6 +100,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     this.listener = undefined;
     await this.relay.stop(this.settings.shutdownTimeoutMs);
     this.relay = undefined;
+    this.observers.activity.running = false;
     for (const transport of this.transports.values()) {
       await transport.close?.().catch((error: unknown) => this.logger.warn(`Closing transport ${transport.name} failed: ${String(error)}`));
     }
@@ -101,6 +109,11 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   /** Publishes what is claimable now; resolves when nothing is left. No-op when the relay is off. */
   drain(): Promise<void> {
     return this.relay?.trigger() ?? Promise.resolve();
+  }
+
+  /** Stats of the outbox table and of this relay; see `OutboxStats`. */
+  stats(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {
+    return this.outboxStats.snapshot(options);
   }
 
   /** One claim → publish → settle round, for tests and tools. */

@@ -13,6 +13,10 @@ import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
 import { OutboxSubscriberRegistrar } from './outbox-subscriber.registrar';
 import { OutboxAdmin } from './outbox.admin';
 import { OutboxCleanupHost } from './outbox-cleanup.host';
+import { resolveObservability } from '../core/observe/observability.options';
+import { OutboxObservers } from './observe/outbox-observers.registry';
+import { OutboxStats } from './observe/outbox.stats';
+import { OUTBOX_OBSERVABILITY } from './outbox.constants';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -24,6 +28,11 @@ import { OutboxCleanupHost } from './outbox-cleanup.host';
       provide: OUTBOX_SETTINGS,
       inject: [OUTBOX_MODULE_OPTIONS],
       useFactory: (options: OutboxModuleOptions) => resolveOutboxSettings(options, defaultRelayId),
+    },
+    {
+      provide: OUTBOX_OBSERVABILITY,
+      inject: [OUTBOX_MODULE_OPTIONS, OUTBOX_SETTINGS],
+      useFactory: (options: OutboxModuleOptions, settings: ResolvedOutboxSettings) => resolveObservability(options, settings),
     },
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     {
@@ -42,7 +51,9 @@ import { OutboxCleanupHost } from './outbox-cleanup.host';
     OutboxSubscriberRegistrar,
     OutboxPublisher,
     OutboxAdmin,
+    OutboxObservers,
+    OutboxStats,
   ],
-  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost],
+  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}

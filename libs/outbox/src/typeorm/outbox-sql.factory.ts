@@ -12,6 +12,8 @@ import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
 import { runnerFor } from './sql-runners';
 import { SqlOutboxStore } from './sql-outbox.store';
+import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
+import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
 
 /** What writers and migrations use: inserts, locks and DDL of the database family. */
 export function tableDialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxTableDialect {
@@ -43,4 +45,12 @@ export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableNam
   if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName));
   const sql = dataSource.options.type === 'postgres' ? new PostgresMaintenanceSql(tableName) : new SqliteMaintenanceSql(tableName);
   return new SqlOutboxMaintenanceStore(sql, runnerFor(dataSource));
+}
+
+/** One-statement stats of the outbox table of a data source. */
+export function createSqlOutboxStatsSource(dataSource: DataSource, tableName: string): OutboxStatsSource {
+  const type = dataSource.options.type;
+  const dialect = type === 'mariadb' || type === 'mysql' ? 'mariadb' : type === 'postgres' ? 'postgres' : type === 'better-sqlite3' ? 'sqlite' : undefined;
+  if (!dialect) throw new OutboxConfigurationError(unsupportedDatabase(type));
+  return new SqlOutboxStatsSource(dialect, tableName, runnerFor(dataSource));
 }

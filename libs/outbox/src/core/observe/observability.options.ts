@@ -1,0 +1,75 @@
+import { OutboxConfigurationError } from '../outbox.errors';
+import { conflictingOptions, invalidOption } from '../outbox.messages';
+
+export interface StatsOptions {
+  /**
+   * Milliseconds a stats snapshot is served from memory before the next read queries the table
+   * again. Metrics scrapes, health probes and `OutboxStats` share it. Default `5000`.
+   */
+  refreshIntervalMs?: number;
+}
+
+/** When `OutboxHealthIndicator` reports the outbox down. A `null` threshold is not checked. */
+export interface HealthThresholds {
+  /** Down when the oldest pending row is older than this many milliseconds. Default `300000` (5 min). */
+  maxLagMs?: number | null;
+  /** Down when more rows than this are dead. Default `null` (dead rows alert, but do not make the instance unhealthy). */
+  maxDeadRows?: number | null;
+  /**
+   * Down when rows are pending and this instance's relay has not finished a round for this many
+   * milliseconds (a stalled relay). Must be longer than `pollIntervalMs` and `publishTimeoutMs`. Default `60000`.
+   */
+  maxRoundAgeMs?: number | null;
+}
+
+export const OBSERVABILITY_DEFAULTS = {
+  stats: { refreshIntervalMs: 5_000 },
+  health: { maxLagMs: 300_000, maxDeadRows: null, maxRoundAgeMs: 60_000 },
+} as const;
+
+export interface ResolvedObservability {
+  stats: Required<StatsOptions>;
+  health: Required<HealthThresholds>;
+}
+
+/** Applies the defaults of `stats` and `health` and rejects values that cannot work, naming the option. */
+export function resolveObservability(
+  options: { stats?: StatsOptions; health?: HealthThresholds },
+  relay: { pollIntervalMs: number; publishTimeoutMs: number },
+): ResolvedObservability {
+  for (const group of ['stats', 'health'] as const) {
+    const value = options[group];
+    if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) fail(group, 'an object', value);
+  }
+  const resolved: ResolvedObservability = {
+    stats: { ...OBSERVABILITY_DEFAULTS.stats, ...options.stats },
+    health: { ...OBSERVABILITY_DEFAULTS.health, ...options.health },
+  };
+  positiveInteger('stats.refreshIntervalMs', resolved.stats.refreshIntervalMs);
+  const { maxLagMs, maxDeadRows, maxRoundAgeMs } = resolved.health;
+  if (maxLagMs !== null) positiveInteger('health.maxLagMs', maxLagMs);
+  if (maxDeadRows !== null && (!Number.isSafeInteger(maxDeadRows) || maxDeadRows < 0)) fail('health.maxDeadRows', 'an integer of 0 or more, or null', maxDeadRows);
+  if (maxRoundAgeMs !== null) {
+    positiveInteger('health.maxRoundAgeMs', maxRoundAgeMs);
+    for (const option of ['pollIntervalMs', 'publishTimeoutMs'] as const) {
+      if (maxRoundAgeMs <= relay[option]) {
+        throw new OutboxConfigurationError(
+          conflictingOptions(
+            'health.maxRoundAgeMs',
+            option,
+            `a healthy relay may go ${relay[option]} ms between rounds, so ${maxRoundAgeMs} ms would report it stalled; make health.maxRoundAgeMs larger`,
+          ),
+        );
+      }
+    }
+  }
+  return resolved;
+}
+
+function positiveInteger(option: string, value: unknown): void {
+  if (!Number.isSafeInteger(value) || (value as number) <= 0) fail(option, 'a positive integer', value);
+}
+
+function fail(option: string, expected: string, got: unknown): never {
+  throw new OutboxConfigurationError(invalidOption(option, expected, got));
+}

@@ -1,0 +1,30 @@
+/**
+ * Counts of one destination as the store reads them in one statement. Ages are measured with the
+ * database's clock and given as "milliseconds ago", so that clock skew and time zones between the
+ * application and the database never enter the figures.
+ */
+export interface DestinationCounts {
+  transport: string;
+  destination: string;
+  /** Rows not yet acknowledged by the broker (including those in flight and waiting for a retry). */
+  pending: number;
+  /** Pending rows a relay holds a live lease on right now. */
+  inFlight: number;
+  /** Pending rows that failed at least once and wait for their next attempt. */
+  retrying: number;
+  /** Rows that used up their attempts and wait for an operator. */
+  dead: number;
+  /** Rows published in the last 60 s (0 with `cleanup.deleteOnPublish`, which keeps no published rows). */
+  publishedLastMinute: number;
+  /** Rows published in the last hour (0 with `cleanup.deleteOnPublish`). */
+  publishedLastHour: number;
+  /** Age of the oldest pending row, from its insert; `null` when nothing is pending. */
+  oldestPendingAgeMs: number | null;
+  /** How long ago the last row was published, looking back one hour; `null` when none was. */
+  lastPublishedAgoMs: number | null;
+}
+
+/** Reads the counts of every destination that has pending, dead or recently published rows, in one cheap query. */
+export interface OutboxStatsSource {
+  readCounts(): Promise<DestinationCounts[]>;
+}

@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { ResolvedObservability } from '../../core/observe/observability.options';
+import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
+import { OutboxStatsReader } from '../../core/stats/outbox-stats.reader';
+import { createSqlOutboxStatsSource } from '../../typeorm/outbox-sql.factory';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY } from '../outbox.constants';
+import type { ResolvedOutboxExtras } from '../outbox.module-definition';
+import { OutboxObservers } from './outbox-observers.registry';
+
+/**
+ * How the outbox is doing: pending, in-flight, retrying and dead rows, published in the last
+ * minute and hour, the oldest pending row's age, overall and per destination, and when this
+ * instance's relay last finished a round. One query per `stats.refreshIntervalMs`, whoever asks.
+ */
+@Injectable()
+export class OutboxStats {
+  private readonly reader: OutboxStatsReader;
+
+  constructor(
+    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
+    @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
+    @Inject(OUTBOX_OBSERVABILITY) observability: ResolvedObservability,
+    observers: OutboxObservers,
+  ) {
+    this.reader = new OutboxStatsReader({
+      source: createSqlOutboxStatsSource(dataSource, extras.tableName),
+      refreshIntervalMs: observability.stats.refreshIntervalMs,
+      relayActivity: () => observers.activity.activity(),
+    });
+  }
+
+  /** The latest snapshot; queries the table when the cached one is older than `stats.refreshIntervalMs` (or `fresh` is set). */
+  snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {
+    return this.reader.snapshot(options);
+  }
+
+  /** The last snapshot read, without querying; `undefined` before the first. */
+  peek(): OutboxStatsSnapshot | undefined {
+    return this.reader.peek();
+  }
+}

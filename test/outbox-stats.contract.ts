@@ -1,0 +1,79 @@
+import { createSqlOutboxStatsSource, OutboxRelayHost, OutboxStats } from '@nest-outbox/outbox';
+import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
+import { RecordingTransport } from './support/recording.transport';
+import { waitFor } from './support/wait-for';
+
+/** The stats statement on one real database: every count, the lag and the module's injectable. */
+export function describeOutboxStats(database: TestDatabase): void {
+  describe(`stats on ${database}`, () => {
+    let harness: OutboxHarness;
+
+    beforeEach(async () => {
+      harness = await createOutboxHarness(database, { relay: false, stats: { refreshIntervalMs: 60_000 } });
+    });
+
+    afterEach(async () => {
+      await harness?.close();
+    });
+
+    const event = (n: number, topic: string) => ({ type: 'stats.tested', aggregateType: 'stat', aggregateId: `S-${n}`, payload: { n }, topic });
+
+    it('counts pending, retrying, dead and published rows per destination, and the oldest pending row’s age', async () => {
+      await harness.dataSource.transaction((manager) =>
+        harness.publisher.add(manager, [event(1, 'stats-a'), event(2, 'stats-a'), event(3, 'stats-a'), event(4, 'stats-b'), event(5, 'stats-b')]),
+      );
+      const rows = await harness.rows();
+      const transport = new RecordingTransport();
+      transport.failTimes(rows[1].id, 1);
+      transport.failTimes(rows[3].id, 1);
+      // One attempt each: the two failing rows (one per destination) die, the three others are published.
+      const relay = harness.relay('stats-relay', transport, { maxAttempts: 1 });
+      await relay.publishBatch();
+
+      const counts = await createSqlOutboxStatsSource(harness.dataSource, 'outbox_messages').readCounts();
+      expect(counts).toHaveLength(2);
+      const byDestination = Object.fromEntries(counts.map((row) => [row.destination, row]));
+      expect(byDestination['stats-a']).toMatchObject({ transport: 'default', pending: 0, dead: 1, publishedLastMinute: 2, publishedLastHour: 2 });
+      expect(byDestination['stats-b']).toMatchObject({ pending: 0, dead: 1, publishedLastMinute: 1, publishedLastHour: 1 });
+      expect(byDestination['stats-a'].lastPublishedAgoMs).toBeGreaterThanOrEqual(0);
+      expect(byDestination['stats-a'].lastPublishedAgoMs).toBeLessThan(60_000);
+      expect(byDestination['stats-a'].oldestPendingAgeMs).toBeNull();
+    });
+
+    it('sees rows waiting for a retry, and the lag of the oldest pending row growing', async () => {
+      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'lagging'), event(2, 'lagging')]));
+      const [first] = await harness.rows();
+      const transport = new RecordingTransport();
+      transport.failTimes(first.id, 1_000);
+      const relay = harness.relay('stats-relay', transport, { maxAttempts: 100 });
+      await relay.publishBatch();
+      const stats = harness.module.get(OutboxStats);
+
+      const before = await stats.snapshot({ fresh: true });
+      expect(before.destinations).toEqual([expect.objectContaining({ destination: 'lagging', pending: 1, retrying: 1, inFlight: 0, dead: 0 })]);
+      expect(before).toMatchObject({ pending: 1, retrying: 1, dead: 0, publishedLastMinute: 1 });
+      expect(before.oldestPendingAgeMs).toEqual(expect.any(Number));
+
+      const later = await waitFor('the lag to grow', async () => {
+        const snapshot = await stats.snapshot({ fresh: true });
+        return snapshot.oldestPendingAgeMs! > before.oldestPendingAgeMs! + 50 ? snapshot : undefined;
+      });
+      expect(later.pending).toBe(1);
+      // Cached: the next read within the refresh interval returns the same reading.
+      expect((await harness.module.get(OutboxRelayHost).stats()).readAt).toEqual(later.readAt);
+    });
+
+    it('counts rows under a live lease as in flight', async () => {
+      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'held')]));
+      let acknowledge!: () => void;
+      const acknowledged = new Promise<void>((resolve) => (acknowledge = resolve));
+      const relay = harness.relay('stats-relay', { name: 'slow', publish: () => acknowledged }, { publishTimeoutMs: 20_000, leaseMs: 30_000 });
+      const publishing = relay.publishBatch();
+      const stats = harness.module.get(OutboxStats);
+      await waitFor('the row to be in flight', async () => (await stats.snapshot({ fresh: true })).inFlight === 1);
+      acknowledge();
+      await publishing;
+      expect(await stats.snapshot({ fresh: true })).toMatchObject({ inFlight: 0, pending: 0, publishedLastMinute: 1 });
+    });
+  });
+}

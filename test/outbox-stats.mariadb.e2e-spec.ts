@@ -1,0 +1,3 @@
+import { describeOutboxStats } from './outbox-stats.contract';
+
+describeOutboxStats('mariadb');
