@@ -1,6 +1,7 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { claimedColumns, INSERT_COLUMNS, insertValues, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 const list = (count: number) => Array(count).fill('?').join(', ');
 const AFTER_MS = (param = '?') => `NOW(3) + INTERVAL (${param} * 1000) MICROSECOND`;
@@ -47,6 +48,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
                 WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                   AND e.transport = m.transport AND e.destination = m.destination
                   AND e.position < m.position AND e.status IN (${holdingStatuses(this.options.deadLetterPolicy)}))
+              AND ${notPaused('m.destination', this.table, 'mariadb')}
             ORDER BY m.position LIMIT ?`,
       params: [limit],
     };
@@ -172,10 +174,11 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
         KEY \`${t}_dead_idx\` (status, dead_at),
         CONSTRAINT \`${t}_status_check\` CHECK (status IN ('pending', 'published', 'dead', 'discarded'))
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+      createPausedTable(t, 'mariadb'),
     ];
   }
 
   dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS \`${this.table}\``];
+    return [`DROP TABLE IF EXISTS \`${this.table}\``, dropPausedTable(this.table, 'mariadb')];
   }
 }

@@ -10,6 +10,7 @@ import {
   type OutboxSqlDialect,
   type SqlStatement,
 } from './outbox-sql.dialect';
+import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
@@ -35,6 +36,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                 AND e.transport = m.transport AND e.destination = m.destination
                 AND e.position < m.position AND e.status IN (${holdingStatuses(options.deadLetterPolicy)}))
+            AND ${notPaused('m.destination', table)}
           ORDER BY m.position
           LIMIT $2
           FOR UPDATE SKIP LOCKED)
@@ -134,6 +136,12 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
       // Cleanup deletes the oldest settled rows in small batches.
       `CREATE INDEX "${t}_published_idx" ON "${t}" (published_at) WHERE status = 'published'`,
       `CREATE INDEX "${t}_dead_idx" ON "${t}" (dead_at) WHERE status IN ('dead', 'discarded')`,
+      // Destinations an operator paused; read by every claim.
+      createPausedTable(t, 'postgres'),
     ];
+  }
+
+  override dropTable(): string[] {
+    return [...super.dropTable(), dropPausedTable(this.table, 'postgres')];
   }
 }

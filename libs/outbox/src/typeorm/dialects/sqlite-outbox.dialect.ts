@@ -10,6 +10,7 @@ import {
   type OutboxSqlDialect,
   type SqlStatement,
 } from './outbox-sql.dialect';
+import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 // Times are UTC text with milliseconds, which compares correctly as text.
 const NOW = `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
@@ -37,6 +38,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
               WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
                 AND e.transport = m.transport AND e.destination = m.destination
                 AND e.position < m.position AND e.status IN (${holdingStatuses(options.deadLetterPolicy)}))
+            AND ${notPaused('m.destination', table, 'sqlite')}
           ORDER BY m.position
           LIMIT ?)
         RETURNING ${claimedColumns()}`,
@@ -126,6 +128,11 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
       `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
       `CREATE INDEX "${t}_published_idx" ON "${t}" (published_at) WHERE status = 'published'`,
       `CREATE INDEX "${t}_dead_idx" ON "${t}" (dead_at) WHERE status IN ('dead', 'discarded')`,
+      createPausedTable(t, 'sqlite'),
     ];
+  }
+
+  override dropTable(): string[] {
+    return [...super.dropTable(), dropPausedTable(this.table, 'sqlite')];
   }
 }
