@@ -14,6 +14,10 @@ import { runnerFor } from './sql-runners';
 import { SqlOutboxStore } from './sql-outbox.store';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
+import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
+import { consoleUnsupportedDatabase } from '../core/console/console.messages';
+import { ConsoleSql } from './console/console.sql';
+import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
 
 /** What writers and migrations use: inserts, locks and DDL of the database family. */
 export function tableDialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxTableDialect {
@@ -53,4 +57,11 @@ export function createSqlOutboxStatsSource(dataSource: DataSource, tableName: st
   const dialect = type === 'mariadb' || type === 'mysql' ? 'mariadb' : type === 'postgres' ? 'postgres' : type === 'better-sqlite3' ? 'sqlite' : undefined;
   if (!dialect) throw new OutboxConfigurationError(unsupportedDatabase(type));
   return new SqlOutboxStatsSource(dialect, tableName, runnerFor(dataSource));
+}
+
+/** The operator console's store (PostgreSQL and SQLite). */
+export function createSqlOutboxConsoleStore(dataSource: DataSource, tableName: string): OutboxConsoleStore {
+  const type = dataSource.options.type;
+  if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
+  return new SqlOutboxConsoleStore(new ConsoleSql(type === 'postgres' ? 'postgres' : 'sqlite', tableName), runnerFor(dataSource));
 }

@@ -1,0 +1,46 @@
+import type { OutboxMaintenanceStore } from '../outbox-maintenance.port';
+import { ConsoleError } from './console.error';
+import { OutboxConsole } from './outbox-console';
+import type { MessageFilter, OutboxConsoleStore } from './outbox-console.port';
+
+/** Dead rows at positions 1..n; records every bulk statement it is asked for. */
+function deadRows(n: number) {
+  const dead = new Set(Array.from({ length: n }, (_, i) => i + 1));
+  const batches: Array<{ after: string; limit: number; filter: MessageFilter }> = [];
+  const take = async (filter: MessageFilter, after: string, limit: number) => {
+    batches.push({ after, limit, filter });
+    const picked = [...dead].filter((p) => p > Number(after)).slice(0, limit);
+    picked.forEach((p) => dead.delete(p));
+    return picked.map(String);
+  };
+  const store = { count: async () => dead.size, requeueBatch: take, discardBatch: take } as unknown as OutboxConsoleStore;
+  return { store, batches, dead };
+}
+
+const maintenance = {} as OutboxMaintenanceStore;
+
+describe('OutboxConsole bulk actions', () => {
+  it('changes matching dead rows in batches of bounded size, walking forward by position', async () => {
+    const rows = deadRows(1_000);
+    const outcome = await new OutboxConsole(rows.store, maintenance, 200).bulkRequeue({ destination: 'invoices' }, false);
+    expect(outcome).toEqual({ matched: 1_000, changed: 1_000, dryRun: false });
+    expect(rows.batches.map((b) => b.after)).toEqual(['0', '200', '400', '600', '800', '1000']);
+    expect(rows.batches.every((b) => b.limit === 200 && b.filter.status === 'dead' && b.filter.destination === 'invoices')).toBe(true);
+  });
+
+  it('only counts on a dry run', async () => {
+    const rows = deadRows(30);
+    expect(await new OutboxConsole(rows.store, maintenance, 200).bulkDiscard({ type: 'x' }, true)).toEqual({ matched: 30, changed: 0, dryRun: true });
+    expect(rows.batches).toEqual([]);
+    expect(rows.dead.size).toBe(30);
+  });
+
+  it('refuses a bulk action without a filter, or on rows that are not dead', async () => {
+    const rows = deadRows(3);
+    const console = new OutboxConsole(rows.store, maintenance);
+    await expect(console.bulkRequeue({}, false)).rejects.toMatchObject({ kind: 'invalid', field: 'filter' });
+    await expect(console.bulkRequeue({ status: 'dead' }, false)).rejects.toBeInstanceOf(ConsoleError);
+    await expect(console.bulkDiscard({ status: 'published', type: 'x' }, false)).rejects.toMatchObject({ kind: 'invalid', field: 'status' });
+    expect(rows.dead.size).toBe(3);
+  });
+});

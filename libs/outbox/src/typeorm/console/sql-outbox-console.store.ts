@@ -1,0 +1,117 @@
+import type { OutboxMessageStatus } from '../../core/outbox-message';
+import type {
+  MessageDetail,
+  MessageFilter,
+  MessageSummary,
+  OutboxConsoleStore,
+  PausedDestination,
+  ThroughputPoint,
+} from '../../core/console/outbox-console.port';
+import type { SqlRunner } from '../sql-runners';
+import type { ConsoleSql } from './console.sql';
+
+/** The console's store on PostgreSQL and SQLite, each statement outside application transactions. */
+export class SqlOutboxConsoleStore implements OutboxConsoleStore {
+  constructor(
+    private readonly sql: ConsoleSql,
+    private readonly runner: SqlRunner,
+  ) {}
+
+  async list(filter: MessageFilter, before: string | null, limit: number): Promise<MessageSummary[]> {
+    return (await this.runner.rows(this.sql.list(filter, before, limit))).map(toSummary);
+  }
+
+  async get(id: string): Promise<MessageDetail | undefined> {
+    const [row] = await this.runner.rows(this.sql.get(id));
+    return row && toDetail(row);
+  }
+
+  async count(filter: MessageFilter): Promise<number> {
+    const [row] = await this.runner.rows(this.sql.count(filter));
+    return Number(row?.count ?? 0);
+  }
+
+  async requeueBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]> {
+    return (await this.runner.rows(this.sql.requeueBatch(filter, after, limit))).map((row) => String(row.position));
+  }
+
+  async discardBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]> {
+    return (await this.runner.rows(this.sql.discardBatch(filter, after, limit))).map((row) => String(row.position));
+  }
+
+  async throughput(minutes: number): Promise<ThroughputPoint[]> {
+    return (await this.runner.rows(this.sql.throughput(minutes))).map((row) => ({
+      minute: minuteOf(row.minute),
+      published: Number(row.published),
+    }));
+  }
+
+  async paused(): Promise<PausedDestination[]> {
+    return (await this.runner.rows(this.sql.pausedList())).map((row) => ({ destination: String(row.destination), pausedAt: iso(row.pausedAt) ?? '' }));
+  }
+
+  async pause(destination: string): Promise<boolean> {
+    return (await this.runner.rows(this.sql.pause(destination))).length > 0;
+  }
+
+  async resume(destination: string): Promise<boolean> {
+    return (await this.runner.rows(this.sql.resume(destination))).length > 0;
+  }
+}
+
+/** ISO-8601 UTC from a `Date` (PostgreSQL) or UTC text 'YYYY-MM-DD HH:MM:SS.SSS' (SQLite). */
+function iso(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  const text = String(value);
+  return /^\d{4}-\d\d-\d\d \d/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
+}
+
+function minuteOf(value: unknown): string {
+  if (value instanceof Date) return value.toISOString();
+  return `${String(value).replace(' ', 'T')}:00.000Z`;
+}
+
+function toSummary(row: Record<string, unknown>): MessageSummary {
+  return {
+    position: String(row.position),
+    id: String(row.id),
+    type: String(row.type),
+    aggregateType: String(row.aggregateType),
+    aggregateId: String(row.aggregateId),
+    transport: String(row.transport),
+    destination: String(row.destination),
+    status: row.status as OutboxMessageStatus,
+    attempts: Number(row.attempts),
+    lastError: (row.lastError as string | null) ?? null,
+    occurredAt: iso(row.occurredAt) ?? '',
+    createdAt: iso(row.createdAt) ?? '',
+    publishedAt: iso(row.publishedAt),
+    deadAt: iso(row.deadAt),
+  };
+}
+
+function toDetail(row: Record<string, unknown>): MessageDetail {
+  return {
+    ...toSummary(row),
+    version: Number(row.version),
+    correlationId: (row.correlationId as string | null) ?? null,
+    causationId: (row.causationId as string | null) ?? null,
+    tenantId: (row.tenantId as string | null) ?? null,
+    headers: JSON.parse(String(row.headers ?? '{}')),
+    payload: parsePayload(String(row.payload)),
+    errors: JSON.parse(String(row.errorHistory ?? '[]')),
+    nextAttemptAt: iso(row.nextAttemptAt),
+    leaseOwner: (row.leaseOwner as string | null) ?? null,
+    leaseExpiresAt: iso(row.leaseExpiresAt),
+  };
+}
+
+// A payload is JSON written by the outbox; a row written by hand may not be, and is shown as text.
+function parsePayload(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
