@@ -85,7 +85,7 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
   };
 }
 
-async function isolatedDatabase(database: TestDatabase): Promise<{ options: Partial<DataSourceOptions>; drop: () => Promise<void> }> {
+export async function isolatedDatabase(database: TestDatabase): Promise<{ options: Partial<DataSourceOptions>; drop: () => Promise<void> }> {
   if (database === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'outbox-test-'));
     return {

@@ -16,6 +16,15 @@ export { OutboxStatsReader } from './core/stats/outbox-stats.reader';
 export type { StatsOptions, HealthThresholds } from './core/observe/observability.options';
 export type { RelayObserver, SettledBatch, MessageOutcome, RoundEnd } from './core/observe/relay-observer';
 
+// Operator console (page, REST admin) and its core
+export { OutboxConsoleModule } from './console/outbox-console.module';
+export type { OutboxConsoleOptions } from './console/outbox-console.options';
+export { OutboxConsoleService, type ConsoleSummary } from './console/outbox-console.service';
+export { OutboxConsole, type MessagePage, type BulkOutcome } from './core/console/outbox-console';
+export type { OutboxConsoleStore, MessageFilter, MessageSummary, MessageDetail, ThroughputPoint, PausedDestination } from './core/console/outbox-console.port';
+export { ConsoleError } from './core/console/console.error';
+export { createSqlOutboxConsoleStore } from './typeorm/outbox-sql.factory';
+
 // Aggregates and events
 export { PublishesEvents, type PublishesEventsOptions } from './decorators/publishes-events.decorator';
 export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.decorator';

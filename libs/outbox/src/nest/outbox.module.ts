@@ -5,7 +5,7 @@ import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
 import { notificationChannel } from '../typeorm/postgres-notification.listener';
-import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
 import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { OutboxPublisher } from './outbox.publisher';
@@ -54,6 +54,7 @@ import { OUTBOX_OBSERVABILITY } from './outbox.constants';
     OutboxObservers,
     OutboxStats,
   ],
-  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers],
+  // The data source and extras are exported for OutboxConsoleModule, which works on the same table.
+  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}

@@ -1,0 +1,35 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The page's files, shipped next to this module (copied into `dist/console/assets` by the library build). */
+const ASSETS: Record<string, string> = {
+  'console.js': 'text/javascript; charset=utf-8',
+  'console.css': 'text/css; charset=utf-8',
+};
+
+const cache = new Map<string, Buffer>();
+
+export function assetsDirectory(): string {
+  const directory = join(__dirname, 'assets');
+  if (!existsSync(directory)) {
+    throw new Error(`The outbox console's page files are missing from ${directory}; the package was built without them (copy src/console/assets).`);
+  }
+  return directory;
+}
+
+export function readAsset(name: string): { body: Buffer; contentType: string } | undefined {
+  const contentType = ASSETS[name];
+  if (!contentType) return undefined;
+  let body = cache.get(name);
+  if (!body) {
+    body = readFileSync(join(assetsDirectory(), name));
+    cache.set(name, body);
+  }
+  return { body, contentType };
+}
+
+/** The page, with its base URL set so that its relative links work under any mount path or global prefix. */
+export function pageHtml(baseUrl: string): string {
+  const escaped = baseUrl.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8').replace('__BASE_URL__', escaped);
+}

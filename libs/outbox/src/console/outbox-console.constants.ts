@@ -1,0 +1,1 @@
+export const OUTBOX_CONSOLE_OPTIONS = Symbol('outbox:console-options');

@@ -1,0 +1,127 @@
+import {
+  BadRequestException,
+  Body,
+  Get,
+  Header,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Query,
+  Req,
+  StreamableFile,
+  UseFilters,
+  UseGuards,
+  UsePipes,
+  ValidationPipe,
+} from '@nestjs/common';
+import type { BulkOutcome, MessagePage } from '../core/console/outbox-console';
+import type { MessageDetail, PausedDestination } from '../core/console/outbox-console.port';
+import { pageHtml, readAsset } from './console-assets';
+import { ConsoleActionGuard } from './console-action.guard';
+import { ConsoleErrorFilter } from './console-error.filter';
+import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, toFilter } from './dto/message-filter.dto';
+import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
+import type { ResolvedConsoleOptions } from './outbox-console.options';
+import { OutboxConsoleService, type ConsoleSummary } from './outbox-console.service';
+
+// The page loads its script and style from this origin only; nothing inline, nothing from a CDN.
+const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'self'; frame-ancestors 'none'";
+
+/**
+ * The page and the REST admin. Not decorated with `@Controller`: `OutboxConsoleModule.forRoot`
+ * mounts a subclass at the configured path, behind the configured guard.
+ */
+@UsePipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }))
+@UseFilters(ConsoleErrorFilter)
+export class OutboxConsoleController {
+  constructor(
+    private readonly service: OutboxConsoleService,
+    @Inject(OUTBOX_CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
+  ) {}
+
+  @Get()
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Content-Security-Policy', PAGE_POLICY)
+  @Header('Cache-Control', 'no-store')
+  page(@Req() request: { originalUrl?: string; url: string }): string {
+    const path = (request.originalUrl ?? request.url).split('?')[0];
+    return pageHtml(path.endsWith('/') ? path : `${path}/`);
+  }
+
+  @Get('assets/:file')
+  asset(@Param('file') file: string): StreamableFile {
+    const asset = readAsset(file);
+    if (!asset) throw new NotFoundException(`No console asset "${file}".`);
+    return new StreamableFile(asset.body, { type: asset.contentType });
+  }
+
+  @Get('api/summary')
+  summary(): Promise<ConsoleSummary> {
+    return this.service.summary();
+  }
+
+  @Get('api/messages')
+  list(@Query() query: MessageQueryDto): Promise<MessagePage> {
+    const limit = query.limit ?? 50;
+    if (limit > this.options.maxPageSize) {
+      throw new BadRequestException([`limit must not be greater than ${this.options.maxPageSize}`]);
+    }
+    return this.service.list(toFilter(query), query.before ?? null, limit);
+  }
+
+  @Get('api/messages/:id')
+  get(@Param() params: MessageIdParams): Promise<MessageDetail> {
+    return this.service.get(params.id);
+  }
+
+  @Get('api/destinations/paused')
+  paused(): Promise<PausedDestination[]> {
+    return this.service.paused();
+  }
+
+  @Post('api/messages/:id/requeue')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  async requeue(@Param() params: MessageIdParams): Promise<{ id: string; status: 'pending' }> {
+    await this.service.requeue(params.id);
+    return { id: params.id, status: 'pending' };
+  }
+
+  @Post('api/messages/:id/discard')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  async discard(@Param() params: MessageIdParams): Promise<{ id: string; status: 'discarded' }> {
+    await this.service.discard(params.id);
+    return { id: params.id, status: 'discarded' };
+  }
+
+  @Post('api/bulk/requeue')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  bulkRequeue(@Body() body: BulkActionDto): Promise<BulkOutcome> {
+    return this.service.bulkRequeue(toFilter(body), body.dryRun);
+  }
+
+  @Post('api/bulk/discard')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  bulkDiscard(@Body() body: BulkActionDto): Promise<BulkOutcome> {
+    return this.service.bulkDiscard(toFilter(body), body.dryRun);
+  }
+
+  @Post('api/destinations/pause')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  async pause(@Body() body: DestinationDto): Promise<{ destination: string; paused: true; changed: boolean }> {
+    return { destination: body.destination, paused: true, changed: await this.service.pause(body.destination) };
+  }
+
+  @Post('api/destinations/resume')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  async resume(@Body() body: DestinationDto): Promise<{ destination: string; paused: false; changed: boolean }> {
+    return { destination: body.destination, paused: false, changed: await this.service.resume(body.destination) };
+  }
+}

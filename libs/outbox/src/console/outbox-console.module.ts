@@ -1,0 +1,44 @@
+import { Controller, Module, UseGuards, type DynamicModule, type Provider, type Type } from '@nestjs/common';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
+import { resolveConsoleOptions, type OutboxConsoleOptions } from './outbox-console.options';
+import { OutboxConsoleService } from './outbox-console.service';
+import { ConsoleErrorFilter } from './console-error.filter';
+import { ConsoleActionGuard } from './console-action.guard';
+import { consoleNeedsPackage } from './outbox-console.messages';
+
+/**
+ * The operator console: a page and a REST admin under `path`, behind `guard`. Opt-in: nothing is
+ * served unless this module is imported, next to `OutboxModule` (whose table and stats it uses).
+ *
+ * `OutboxConsoleModule.forRoot({ path: 'ops/outbox', guard: OperatorGuard })`
+ */
+@Module({})
+export class OutboxConsoleModule {
+  static forRoot(options: OutboxConsoleOptions): DynamicModule {
+    const resolved = resolveConsoleOptions(options);
+    const { OutboxConsoleController } = loadController();
+    // A subclass per mount, so that the path and guard of one mount never leak into another.
+    class MountedOutboxConsoleController extends OutboxConsoleController {}
+    Controller(resolved.path)(MountedOutboxConsoleController);
+    if (resolved.guard) UseGuards(resolved.guard)(MountedOutboxConsoleController);
+    const guardProvider: Provider[] = typeof resolved.guard === 'function' ? [resolved.guard as Type] : [];
+    return {
+      module: OutboxConsoleModule,
+      controllers: [MountedOutboxConsoleController],
+      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ...guardProvider],
+    };
+  }
+}
+
+// The controller's DTOs need class-validator and class-transformer, which only console users install.
+function loadController(): typeof import('./outbox-console.controller') {
+  for (const name of ['class-validator', 'class-transformer']) {
+    try {
+      require.resolve(name);
+    } catch {
+      throw new OutboxConfigurationError(consoleNeedsPackage(name));
+    }
+  }
+  return require('./outbox-console.controller') as typeof import('./outbox-console.controller');
+}

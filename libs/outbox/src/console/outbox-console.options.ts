@@ -1,0 +1,71 @@
+import type { CanActivate, Type } from '@nestjs/common';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import type { MessageDetail } from '../core/console/outbox-console.port';
+import { consoleNeedsAuth, invalidConsoleOption, unknownConsoleOption } from './outbox-console.messages';
+
+/** `OutboxConsoleModule.forRoot(options)`. The console is mounted only when this module is imported. */
+export interface OutboxConsoleOptions {
+  /** URL path of the page; the REST admin is under `<path>/api`. Default `'outbox'`. */
+  path?: string;
+  /**
+   * The Nest guard every console route goes through (a class, resolved in the console's module, or
+   * an instance). Required unless `noAuth` is set: throw `UnauthorizedException` for a missing
+   * credential (401) and return `false` or throw `ForbiddenException` for a wrong one (403).
+   */
+  guard?: Type<CanActivate> | CanActivate;
+  /** Serve the console with no authentication at all. For a local demo only: logs a warning at every start. Default `false`. */
+  noAuth?: boolean;
+  /** Hide every action (requeue, discard, pause, resume) on the page and answer 403 to them. Default `false`. */
+  readOnly?: boolean;
+  /**
+   * Changes a payload before it leaves the server, to keep personal data off operators' screens.
+   * Receives the parsed payload and the message; its result is shown instead. Default: shown as stored.
+   */
+  redactPayload?: (payload: unknown, message: MessageDetail) => unknown;
+  /** Largest page of the message list. Default `200`. */
+  maxPageSize?: number;
+}
+
+export interface ResolvedConsoleOptions {
+  path: string;
+  guard?: Type<CanActivate> | CanActivate;
+  noAuth: boolean;
+  readOnly: boolean;
+  redactPayload: (payload: unknown, message: MessageDetail) => unknown;
+  maxPageSize: number;
+}
+
+/** Known keys, for the unknown-key check. */
+export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize'] as const;
+
+const PATH = /^[A-Za-z0-9._~\-/]*$/;
+
+export function resolveConsoleOptions(options: OutboxConsoleOptions = {}): ResolvedConsoleOptions {
+  for (const key of Object.keys(options)) {
+    if (!(CONSOLE_OPTION_KEYS as readonly string[]).includes(key)) throw new OutboxConfigurationError(unknownConsoleOption(key, CONSOLE_OPTION_KEYS));
+  }
+  const path = options.path ?? 'outbox';
+  if (typeof path !== 'string' || !PATH.test(path)) fail('path', 'a URL path of letters, digits, -, _, ., ~ and /', path);
+  if (options.noAuth !== undefined && typeof options.noAuth !== 'boolean') fail('noAuth', 'true or false', options.noAuth);
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') fail('readOnly', 'true or false', options.readOnly);
+  if (options.redactPayload !== undefined && typeof options.redactPayload !== 'function') fail('redactPayload', 'a function', options.redactPayload);
+  const guard = options.guard;
+  if (guard !== undefined && typeof guard !== 'function' && typeof (guard as CanActivate).canActivate !== 'function') {
+    fail('guard', 'a Nest guard class or an object with canActivate()', guard);
+  }
+  if (!guard && options.noAuth !== true) throw new OutboxConfigurationError(consoleNeedsAuth());
+  const maxPageSize = options.maxPageSize ?? 200;
+  if (!Number.isInteger(maxPageSize) || maxPageSize < 1 || maxPageSize > 1_000) fail('maxPageSize', 'an integer from 1 to 1000', maxPageSize);
+  return {
+    path: path.replace(/^\/+|\/+$/g, ''),
+    guard,
+    noAuth: options.noAuth === true && !guard,
+    readOnly: options.readOnly ?? false,
+    redactPayload: options.redactPayload ?? ((payload) => payload),
+    maxPageSize,
+  };
+}
+
+function fail(option: string, expected: string, got: unknown): never {
+  throw new OutboxConfigurationError(invalidConsoleOption(option, expected, got));
+}

@@ -1,0 +1,102 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { OutboxConsole, type BulkOutcome, type MessagePage } from '../core/console/outbox-console';
+import type { MessageDetail, MessageFilter, PausedDestination, ThroughputPoint } from '../core/console/outbox-console.port';
+import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
+import { OutboxStats } from '../nest/observe/outbox.stats';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from '../nest/outbox.constants';
+import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
+import { OutboxRelayHost } from '../nest/outbox-relay.host';
+import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
+import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
+import { consoleMounted, consoleWithoutAuth } from './outbox-console.messages';
+import type { ResolvedConsoleOptions } from './outbox-console.options';
+
+export interface ConsoleSummary {
+  stats: OutboxStatsSnapshot;
+  /** Published per minute over the last hour. */
+  throughput: ThroughputPoint[];
+  paused: PausedDestination[];
+  readOnly: boolean;
+}
+
+/** The console's Nest face: the core console on this module's table, the shared stats, redaction and relay wake-ups. */
+@Injectable()
+export class OutboxConsoleService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('OutboxConsole');
+  private readonly console: OutboxConsole;
+
+  constructor(
+    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
+    @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
+    @Inject(OUTBOX_CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
+    private readonly stats: OutboxStats,
+    private readonly relayHost: OutboxRelayHost,
+  ) {
+    this.console = new OutboxConsole(
+      createSqlOutboxConsoleStore(dataSource, extras.tableName),
+      createSqlOutboxMaintenanceStore(dataSource, extras.tableName),
+    );
+  }
+
+  onApplicationBootstrap(): void {
+    // At every start, not once: a console left open must stay visible in the logs.
+    if (this.options.noAuth) this.logger.warn(consoleWithoutAuth(this.options.path));
+    else this.logger.log(consoleMounted(this.options.path, this.options.readOnly));
+  }
+
+  async summary(): Promise<ConsoleSummary> {
+    const [stats, throughput, paused] = await Promise.all([this.stats.snapshot(), this.console.throughput(60), this.console.paused()]);
+    return { stats, throughput, paused, readOnly: this.options.readOnly };
+  }
+
+  list(filter: MessageFilter, before: string | null, limit: number): Promise<MessagePage> {
+    return this.console.list(filter, before, limit);
+  }
+
+  async get(id: string): Promise<MessageDetail> {
+    const message = await this.console.get(id);
+    return { ...message, payload: this.options.redactPayload(message.payload, message) };
+  }
+
+  async requeue(id: string): Promise<void> {
+    await this.console.requeue(id);
+    this.wakeRelay();
+  }
+
+  async discard(id: string): Promise<void> {
+    await this.console.discard(id);
+    this.wakeRelay();
+  }
+
+  async bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    const outcome = await this.console.bulkRequeue(filter, dryRun);
+    if (outcome.changed > 0) this.wakeRelay();
+    return outcome;
+  }
+
+  async bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    const outcome = await this.console.bulkDiscard(filter, dryRun);
+    if (outcome.changed > 0) this.wakeRelay();
+    return outcome;
+  }
+
+  paused(): Promise<PausedDestination[]> {
+    return this.console.paused();
+  }
+
+  pause(destination: string): Promise<boolean> {
+    return this.console.pause(destination);
+  }
+
+  async resume(destination: string): Promise<boolean> {
+    const resumed = await this.console.resume(destination);
+    if (resumed) this.wakeRelay();
+    return resumed;
+  }
+
+  // Released rows (a discard frees later rows of its aggregate) go out now rather than at the next poll.
+  private wakeRelay(): void {
+    this.relayHost.drain().catch((error: unknown) => this.logger.warn(`Relay wake-up after a console action failed: ${String(error)}`));
+  }
+}
