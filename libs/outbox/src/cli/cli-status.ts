@@ -1,0 +1,36 @@
+import type { DataSource } from 'typeorm';
+import { summarize } from '../core/stats/outbox-stats.reader';
+import { createSqlOutboxStatsSource } from '../typeorm/outbox-sql.factory';
+import type { CliIo } from './outbox-cli';
+
+const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
+
+/** `status`: the same figures as `OutboxStats`; exit 1 when lag or dead rows pass the thresholds (for cron and probes). */
+export async function printStatus(
+  dataSource: DataSource,
+  table: string,
+  thresholds: { maxLagMs?: number; maxDead?: number },
+  json: boolean,
+  io: CliIo,
+): Promise<number> {
+  const counts = await createSqlOutboxStatsSource(dataSource, table).readCounts();
+  const stats = summarize(counts, Date.now(), { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null });
+  const failures: string[] = [];
+  if (thresholds.maxLagMs !== undefined && (stats.oldestPendingAgeMs ?? 0) > thresholds.maxLagMs) {
+    failures.push(`lag ${seconds(stats.oldestPendingAgeMs)} is over --max-lag ${seconds(thresholds.maxLagMs)}`);
+  }
+  if (thresholds.maxDead !== undefined && stats.dead > thresholds.maxDead) failures.push(`${stats.dead} dead message(s), over --max-dead ${thresholds.maxDead}`);
+  if (json) {
+    const { relay: _relay, ...rest } = stats;
+    io.out(JSON.stringify({ ...rest, ok: failures.length === 0, failures }, null, 2));
+  } else {
+    io.out(`pending ${stats.pending}  in flight ${stats.inFlight}  retrying ${stats.retrying}  dead ${stats.dead}  published (last hour) ${stats.publishedLastHour}`);
+    io.out(`lag (oldest pending) ${seconds(stats.oldestPendingAgeMs)}`);
+    for (const d of stats.destinations) {
+      io.out(`  ${d.transport}/${d.destination}: pending ${d.pending}, dead ${d.dead}, published (last hour) ${d.publishedLastHour}, lag ${seconds(d.oldestPendingAgeMs)}`);
+    }
+    for (const failure of failures) io.out(`FAIL ${failure}`);
+    if (failures.length === 0) io.out('OK');
+  }
+  return failures.length === 0 ? 0 : 1;
+}

@@ -1,0 +1,54 @@
+/** Texts of the `nest-outbox` command. */
+
+export const USAGE = `Usage: nest-outbox <command> [options]
+
+Commands:
+  status                      counts, lag and dead rows; exit 1 when a threshold is passed
+      --max-lag <seconds>     oldest pending row older than this fails the check
+      --max-dead <count>      more dead rows than this fails the check
+      --json                  print the snapshot as JSON
+  dead list                   dead messages, oldest first (--limit <n>, --after <position>)
+  dead requeue <id>           make a dead message pending again
+  dead requeue --<filter> ... every dead message matching the filter (--dry-run only counts)
+  dead discard <id>           give a dead message up
+  dead discard --<filter> ... the same, by filter
+      filters: --type --aggregate-type --aggregate-id --destination --from <ISO> --to <ISO>
+  pause <destination>         hold publishing to a destination, on every relay
+  resume <destination>        publish to it again
+  paused                      list paused destinations
+  sql --dialect <postgres|sqlite|mariadb> [--table <name>]
+                              print the DDL of the outbox tables
+
+Connection (every command but sql):
+  --url <url>                 postgres://user:pass@host:5432/db or sqlite:/path/to/file.sqlite
+                              (default: $OUTBOX_DATABASE_URL)
+  --schema <name>             PostgreSQL schema of the table (default: the server's search_path)
+  --table <name>              outbox table (default: outbox_messages)
+
+Exit codes: 0 done, 1 a status threshold passed, 2 bad input, unknown message, or no database.`;
+
+export const missingUrl = () => 'No database: pass --url postgres://… or sqlite:/path, or set OUTBOX_DATABASE_URL.';
+
+export const badUrl = (url: string) =>
+  `Cannot use "${redactUrl(url)}" as a database URL: expected postgres://user:pass@host:port/db or sqlite:/path/to/file.sqlite.`;
+
+export const noSqliteFile = (path: string) => `No SQLite database at "${path}": check the path (nest-outbox never creates one).`;
+
+export const cannotConnect = (url: string, reason: string) => `Cannot connect to ${redactUrl(url)}: ${reason}`;
+
+export const unknownCommand = (command: string) => `Unknown command "${command}". Run "nest-outbox --help" for the list.`;
+
+export const needsArgument = (command: string, what: string) => `"${command}" needs ${what}.`;
+
+export const badDialect = (dialect: unknown) => `--dialect must be postgres, sqlite or mariadb; got ${JSON.stringify(dialect ?? null)}.`;
+
+export const badNumber = (option: string, value: string) => `--${option} must be a non-negative number; got "${value}".`;
+
+export const badTime = (option: string, value: string) => `--${option} must be an ISO-8601 time such as 2026-01-31T12:00:00Z; got "${value}".`;
+
+export const notAnId = (id: string) => `"${id}" is not a message id (a UUID, the envelope's "id").`;
+
+/** Never print a password. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}

@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createConsoleHarness, type ConsoleHarness } from '../support/console.harness';
+import { requireService } from '../support/services';
+
+const run = promisify(execFile);
+const root = join(__dirname, '..', '..');
+// The command as installed: the library's `bin`, from its build output.
+const bin = join(root, 'libs', 'outbox', require(join(root, 'libs', 'outbox', 'package.json')).bin['nest-outbox']);
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('nest-outbox CLI on PostgreSQL', () => {
+  let h: ConsoleHarness;
+  let schema: string;
+  let url: string;
+
+  beforeAll(async () => {
+    // Builds the library as it is packed (tsc, then the console's assets), so the bin under test is the shipped one.
+    await run('npm', ['run', '--silent', 'build:lib'], { cwd: root });
+    expect(existsSync(bin)).toBe(true);
+  }, 120_000);
+
+  beforeEach(async () => {
+    h = await createConsoleHarness('postgres');
+    url = requireService('postgres');
+    schema = (await h.dataSource.query('SELECT current_schema() AS s'))[0].s;
+  });
+  afterEach(() => h.close());
+
+  async function cli(...args: string[]): Promise<Result> {
+    try {
+      const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, OUTBOX_DATABASE_URL: '' } });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  }
+  const db = () => ['--url', url, '--schema', schema];
+  const statuses = async () => {
+    const rows: Array<{ status: string; n: string }> = await h.dataSource.query('SELECT status, count(*) AS n FROM outbox_messages GROUP BY status');
+    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+  };
+  const message = (aggregateId: string, type = 'orders.order-placed', topic?: string) => ({ type, aggregateType: 'order', aggregateId, payload: {}, topic });
+  async function seedDead(): Promise<string[]> {
+    const dead = await h.add([message('d-1', 'orders.order-failed'), message('d-2', 'orders.order-failed'), message('d-3', 'orders.order-late', 'late')]);
+    await h.dataSource.query(`UPDATE outbox_messages SET status = 'dead', attempts = 5, last_error = 'partner down', dead_at = now(), error_history = '[]'`);
+    return dead;
+  }
+
+  it('status: figures and exit code by thresholds', async () => {
+    await seedDead();
+    await h.add([message('p-1')]);
+    const ok = await cli('status', ...db());
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('pending 1');
+    expect(ok.stdout).toContain('dead 3');
+    const failing = await cli('status', ...db(), '--max-dead', '2');
+    expect(failing.code).toBe(1);
+    expect(failing.stdout).toContain('FAIL 3 dead message(s), over --max-dead 2');
+    expect((await cli('status', ...db(), '--max-dead', '3', '--max-lag', '3600')).code).toBe(0);
+    const json = await cli('status', ...db(), '--json', '--max-lag', '0');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ pending: 1, dead: 3, ok: false });
+  });
+
+  it('dead list, requeue and discard by id, and by filter with a dry run', async () => {
+    const dead = await seedDead();
+    const list = await cli('dead', 'list', ...db());
+    expect(list.code).toBe(0);
+    expect(list.stdout.trim().split('\n').map((line) => line.split('\t')[1])).toEqual(dead);
+    expect((await cli('dead', 'requeue', dead[0], ...db())).stdout).toContain(`Message ${dead[0]} requeued.`);
+    expect((await cli('dead', 'discard', dead[2], ...db())).code).toBe(0);
+    expect(await statuses()).toEqual({ pending: 1, dead: 1, discarded: 1 });
+    const dry = await cli('dead', 'requeue', '--type', 'orders.order-failed', '--dry-run', ...db());
+    expect(dry.stdout).toContain('1 dead message(s) match; nothing changed');
+    expect(await statuses()).toEqual({ pending: 1, dead: 1, discarded: 1 });
+    expect((await cli('dead', 'requeue', '--type', 'orders.order-failed', ...db())).stdout).toContain('1 dead message(s) requeued.');
+    expect(await statuses()).toEqual({ pending: 2, discarded: 1 });
+  });
+
+  it('pause, paused and resume a destination, seen by a relay', async () => {
+    expect((await cli('pause', 'late', ...db())).stdout).toContain('Paused "late"');
+    expect((await cli('paused', ...db())).stdout).toMatch(/^late\tpaused since /);
+    expect((await cli('pause', 'late', ...db())).stdout).toContain('already paused');
+    const [held] = await h.add([message('l-1', 'orders.order-late', 'late')]);
+    const { RecordingTransport } = await import('../support/recording.transport');
+    const transport = new RecordingTransport();
+    await h.relay('cli-relay', transport).publishBatch();
+    expect(transport.delivered).toEqual([]);
+    expect((await cli('resume', 'late', ...db())).stdout).toContain('Resumed "late"');
+    await h.relay('cli-relay-2', transport).publishBatch();
+    expect(transport.delivered.map((m) => m.envelope.id)).toEqual([held]);
+  });
+
+  it('sql prints the DDL of a dialect and table name', async () => {
+    const pg = await cli('sql', '--dialect', 'postgres', '--table', 'billing_outbox');
+    expect(pg.code).toBe(0);
+    expect(pg.stdout).toContain('CREATE TABLE "billing_outbox"');
+    expect(pg.stdout).toContain('CREATE TABLE "billing_outbox_paused"');
+    expect((await cli('sql', '--dialect', 'mariadb')).stdout).toContain('CREATE TABLE `outbox_messages`');
+    expect((await cli('sql', '--dialect', 'oracle')).code).toBe(2);
+    expect((await cli('sql', '--dialect', 'postgres', '--table', 'bad name')).stderr).toContain('tableName');
+  });
+
+  it('bad URL, unknown id or bad input: a clear error, exit 2, nothing changed', async () => {
+    const dead = await seedDead();
+    const before = await statuses();
+    const refused = await cli('status', '--url', 'postgres://outbox:secret@127.0.0.1:1/nothing');
+    expect(refused).toMatchObject({ code: 2 });
+    expect(refused.stderr).toContain('Cannot connect to postgres://outbox:***@127.0.0.1:1/nothing');
+    expect(refused.stderr).not.toContain('secret');
+    expect((await cli('status', '--url', 'mongodb://localhost')).stderr).toContain('Cannot use "mongodb://localhost" as a database URL');
+    expect((await cli('status', '--url', 'sqlite:/nowhere/outbox.sqlite')).stderr).toContain('No SQLite database at "/nowhere/outbox.sqlite"');
+    expect((await cli('status')).stderr).toContain('No database');
+    const unknown = await cli('dead', 'requeue', '00000000-0000-4000-8000-000000000000', ...db());
+    expect(unknown).toMatchObject({ code: 2 });
+    expect(unknown.stderr).toContain('No outbox message has id "00000000-0000-4000-8000-000000000000"');
+    expect((await cli('dead', 'discard', 'not-an-id', ...db())).stderr).toContain('"not-an-id" is not a message id');
+    expect((await cli('dead', 'requeue', ...db())).stderr).toContain('at least one filter');
+    expect((await cli('status', ...db(), '--max-dead', 'many')).stderr).toContain('--max-dead must be');
+    expect((await cli('frobnicate', ...db())).code).toBe(2);
+    expect((await cli('status', ...db(), '--colour')).code).toBe(2);
+    expect(await statuses()).toEqual(before);
+    expect(dead).toHaveLength(3);
+  });
+});
