@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createConsoleHarness, type ConsoleHarness } from '../support/console.harness';
+import { RecordingTransport } from '../support/recording.transport';
 import { requireService } from '../support/services';
 
 const run = promisify(execFile);
@@ -91,7 +92,6 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect((await cli('paused', ...db())).stdout).toMatch(/^late\tpaused since /);
     expect((await cli('pause', 'late', ...db())).stdout).toContain('already paused');
     const [held] = await h.add([message('l-1', 'orders.order-late', 'late')]);
-    const { RecordingTransport } = await import('../support/recording.transport');
     const transport = new RecordingTransport();
     await h.relay('cli-relay', transport).publishBatch();
     expect(transport.delivered).toEqual([]);
