@@ -8,6 +8,7 @@
 #   scripts/services.sh stop SERVICE...    (outage: stop, keep data and port)
 #   scripts/services.sh resume SERVICE...  (start again on its data and port)
 #   scripts/services.sh kafka-down | kafka-up   (broker outage simulation)
+#   scripts/services.sh chromium           (install Debian's chromium for the page tests, if missing)
 #
 # SERVICE: postgres mariadb kafka rabbitmq nats redis mqtt
 #
@@ -910,6 +911,15 @@ cmd_status() {
   return "$any"
 }
 
+# The headless browser of the console page tests: Debian's package, never a browser download.
+cmd_chromium() {
+  if [[ -x /usr/bin/chromium ]]; then
+    log "chromium: /usr/bin/chromium"
+    return
+  fi
+  ensure_packages chromium
+}
+
 main() {
   local cmd="${1:-}" s
   for s in "${ALL_SERVICES[@]}"; do load_saved_settings "$s"; done
@@ -922,6 +932,7 @@ main() {
     status) cmd_status || true ;;
     kafka-down) kafka_signal USR1 down ;;
     kafka-up) kafka_signal USR2 up ;;
+    chromium) cmd_chromium ;;
     -h | --help | help) usage ;;
     *) usage ;;
   esac

@@ -10,6 +10,8 @@ services=(postgres mariadb kafka rabbitmq nats redis mqtt)
 # The trap comes first: a service that fails to start must not leave the others running.
 trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true' EXIT
 bash scripts/services.sh up "${services[@]}"
+# The console page test drives a real headless Chromium.
+bash scripts/services.sh chromium
 
 npx jest --selectProjects unit "$@"
 # One file at a time: suites share the broker and the database server (each uses its own schema and topic).

@@ -19,7 +19,11 @@ export interface RunningOrderService {
 }
 
 /** Starts the demo on a private database (temp SQLite file or fresh PostgreSQL schema) and a private topic. */
-export async function startOrderService(database: 'sqlite' | 'postgres' | 'mariadb', broker: 'tcp' | 'kafka'): Promise<RunningOrderService> {
+export async function startOrderService(
+  database: 'sqlite' | 'postgres' | 'mariadb',
+  broker: 'tcp' | 'kafka',
+  overrides: Partial<OrderServiceConfig> = {},
+): Promise<RunningOrderService> {
   const suffix = randomBytes(5).toString('hex');
   const db = await privateDatabase(database);
   const brokerConfig: BrokerConfig =
@@ -33,6 +37,7 @@ export async function startOrderService(database: 'sqlite' | 'postgres' | 'maria
     ordersTopic: `orders-${suffix}`,
     // Short retry delays so that recovery after a broker outage is seen within seconds.
     outbox: { relay: true, pollIntervalMs: 200, backoffInitialMs: 200, backoffMaxMs: 2_000 },
+    ...overrides,
   };
   const app = await createOrderServiceApp(config, false);
   await app.startAllMicroservices();

@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OutboxModule } from '@nest-outbox/outbox';
+import { OutboxConsoleModule, OutboxModule } from '@nest-outbox/outbox';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { currentRequestContext } from './correlation/correlation.context';
@@ -33,6 +33,8 @@ export class AppModule {
         }),
         OrdersModule,
         OrderEventsModule.register(config.ordersTopic),
+        // Demo only: the console without authentication (it warns at every start). Real services pass a guard.
+        ...(config.console === 'demo-no-auth' ? [OutboxConsoleModule.forRoot({ path: 'outbox', noAuth: true })] : []),
       ],
     };
   }

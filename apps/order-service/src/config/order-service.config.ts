@@ -22,6 +22,12 @@ export interface OrderServiceConfig {
     backoffInitialMs: number;
     backoffMaxMs: number;
   };
+  /**
+   * `demo-no-auth` mounts the outbox console at /outbox with NO authentication, for trying it on a
+   * developer machine. Never set it anywhere reachable by others: mount the console with a guard.
+   * Default `off`.
+   */
+  console?: 'off' | 'demo-no-auth';
 }
 
 export class ConfigError extends Error {
@@ -41,6 +47,7 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
       backoffInitialMs: positiveInteger(env, 'OUTBOX_BACKOFF_INITIAL_MS', 1_000),
       backoffMaxMs: positiveInteger(env, 'OUTBOX_BACKOFF_MAX_MS', 60_000),
     },
+    console: consoleMode(env.OUTBOX_CONSOLE ?? 'off'),
   };
 }
 
@@ -93,6 +100,11 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} "${raw}" must be true or false.`);
+}
+
+function consoleMode(value: string): 'off' | 'demo-no-auth' {
+  if (value === 'off' || value === 'demo-no-auth') return value;
+  throw new ConfigError(`OUTBOX_CONSOLE "${value}" must be off or demo-no-auth (the console without authentication, for a local demo only).`);
 }
 
 function topic(value: string): string {

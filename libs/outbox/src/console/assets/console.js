@@ -74,7 +74,7 @@
     document.body.classList.toggle('read-only', summary.readOnly);
     $('#read-only').hidden = !summary.readOnly;
     const { stats } = summary;
-    for (const element of document.querySelectorAll('[data-count]')) {
+    for (const element of document.querySelectorAll('#counts [data-count]')) {
       const key = element.dataset.count;
       element.textContent = key === 'lag' ? duration(stats.oldestPendingAgeMs) : String(stats[key]);
     }
@@ -131,7 +131,7 @@
     }
     state.next = page.next;
     $('#more').hidden = !page.next;
-    $('#messages').dataset.count = String(body.rows.length);
+    $('#messages').dataset.rows = String(body.rows.length);
   }
 
   async function openDetail(id) {
