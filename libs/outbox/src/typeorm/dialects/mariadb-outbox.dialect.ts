@@ -135,7 +135,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   }
 
   probe(): SqlStatement {
-    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0`, params: [] };
+    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0 AND ${notPaused('destination', this.table, 'mariadb')}`, params: [] };
   }
 
   createTable(): string[] {

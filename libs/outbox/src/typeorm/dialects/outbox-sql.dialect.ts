@@ -1,5 +1,6 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
+import { notPaused } from './paused-destinations.sql';
 
 /** Choices that change the relay's SQL. */
 export interface DialectOptions {
@@ -124,7 +125,8 @@ export abstract class BaseOutboxDialect {
   }
 
   probe(): SqlStatement {
-    return { sql: `SELECT position FROM "${this.table}" WHERE 1 = 0`, params: [] };
+    // Reads the paused-destinations table too: a claim needs both, so startup says so, not every poll.
+    return { sql: `SELECT position FROM "${this.table}" WHERE 1 = 0 AND ${notPaused('destination', this.table)}`, params: [] };
   }
 
   dropTable(): string[] {

@@ -1,0 +1,35 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { CreateOutboxTable, OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
+
+/** An outbox table made before paused destinations existed. */
+class DropPausedTable1767225600001 implements MigrationInterface {
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query('DROP TABLE outbox_messages_paused');
+  }
+  async down(): Promise<void> {}
+}
+
+describe('The paused-destinations table at startup (SQLite)', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'outbox-paused-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses to start without it, naming it and how to get its DDL', async () => {
+    const module = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable, DropPausedTable1767225600001], migrationsRun: true }),
+        OutboxModule.forRoot({ relay: false }),
+      ],
+    }).compile();
+    module.useLogger(false);
+    const started = module.init();
+    await expect(started).rejects.toBeInstanceOf(OutboxConfigurationError);
+    await expect(started).rejects.toThrow(/outbox_messages_paused.*nest-outbox sql --dialect/s);
+    await module.close();
+  });
+});
