@@ -15,6 +15,17 @@ export type { OutboxStatsSource, DestinationCounts } from './core/stats/outbox-s
 export { OutboxStatsReader } from './core/stats/outbox-stats.reader';
 export type { StatsOptions, HealthThresholds } from './core/observe/observability.options';
 export type { RelayObserver, SettledBatch, MessageOutcome, RoundEnd } from './core/observe/relay-observer';
+export {
+  OUTBOX_CHANNELS,
+  type OutboxClaimedEvent,
+  type OutboxPublishedEvent,
+  type OutboxFailedEvent,
+  type OutboxLeaseLostEvent,
+} from './core/observe/outbox.channels';
+export { OutboxHealthIndicator } from './observability/health/outbox.health-indicator';
+export { DEFAULT_LATENCY_BUCKETS, type OutboxMetricsOptions, type MetricsRegistry } from './observability/metrics/metrics.options';
+export type { OutboxTracingOptions } from './observability/tracing/tracing.options';
+export { continueOutboxTrace, type ContinueTraceOptions } from './observability/tracing/continue-outbox-trace';
 
 // Operator console (page, REST admin) and its core
 export { OutboxConsoleModule } from './console/outbox-console.module';

@@ -15,7 +15,10 @@ export interface MessageDraft extends EventDraft {
 }
 
 type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> &
-  Partial<Pick<ResolvedOutboxSettings, 'routes' | 'maxPayloadBytes'>>;
+  Partial<Pick<ResolvedOutboxSettings, 'routes' | 'maxPayloadBytes'>> & {
+    /** Headers taken from the ambient context at write time (the active trace); `enrich` and explicit headers win. */
+    captureHeaders?: () => Record<string, string> | undefined;
+  };
 
 interface Destination {
   transport: string;
@@ -41,7 +44,7 @@ export class OutboxMessageFactory {
     if (limit !== undefined && bytes > limit) throw new OutboxWriteError(payloadTooLarge(draft.type, bytes, limit));
     const enriched = this.settings.enrich?.(draft) ?? {};
     const explicit = draft.metadata ?? {};
-    const headers = { ...enriched.headers, ...explicit.headers };
+    const headers = { ...this.settings.captureHeaders?.(), ...enriched.headers, ...explicit.headers };
     for (const [name, value] of Object.entries(headers)) {
       if (typeof value !== 'string') throw new OutboxWriteError(invalidHeader(name, value));
     }

@@ -8,6 +8,7 @@ import type { OutboxTransport } from './outbox-transport.port';
 import type { RetryPolicy } from './retry-policy';
 import { combineObservers, type RelayObserver, type SettledBatch } from './observe/relay-observer';
 import { RelayFailureLog } from './observe/relay-failure.log';
+import { OutboxChannelsObserver } from './observe/outbox.channels';
 
 export interface RelayLogger {
   log(message: string): void;
@@ -52,8 +53,8 @@ export class OutboxRelay {
   private readonly observer: RelayObserver;
 
   constructor(private readonly config: OutboxRelayConfig) {
-    // Failures are logged per batch and destination by default, whatever else observes.
-    this.observer = combineObservers([new RelayFailureLog(config.logger), config.observer]);
+    // Failures are logged per batch and destination, and diagnostics channels fed, whatever else observes.
+    this.observer = combineObservers([new RelayFailureLog(config.logger), new OutboxChannelsObserver(), config.observer]);
   }
 
   get owner(): string {
@@ -201,7 +202,7 @@ export class OutboxRelay {
     } catch (error) {
       return messages.map(() => errorText(error));
     }
-    const finish = this.observer.publishing?.(name, messages, outgoing);
+    const finish = this.observer.publishing?.(name, messages, outgoing, transport.name);
     const errors = await this.send(transport, outgoing);
     finish?.(errors);
     return errors;

@@ -84,3 +84,12 @@ function describe(value: unknown): string {
   if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'Object'})`;
   return String(value);
 }
+
+export const missingOptionalPackage = (packageName: string, option: string) =>
+  `OutboxModule option "${option}" needs the package "${packageName}", which is not installed. ` +
+  `Run "npm install ${packageName}", or turn "${option}" off.`;
+
+export const metricAlreadyRegistered = (name: string) =>
+  `Cannot register the outbox metric "${name}": a metric of that name is already in the prom-client registry ` +
+  `(another OutboxModule on the same registry, or one of the app's own). ` +
+  `Give this module its own "metrics.prefix", or its own "metrics.registry".`;

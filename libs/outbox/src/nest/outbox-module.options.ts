@@ -2,6 +2,8 @@ import type { Type } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { OutboxSettings } from '../core/outbox-options';
 import type { OutboxTransport } from '../core/outbox-transport.port';
+import type { OutboxMetricsOptions } from '../observability/metrics/metrics.options';
+import type { OutboxTracingOptions } from '../observability/tracing/tracing.options';
 
 export type OutboxTransportOption = string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
 
@@ -14,6 +16,17 @@ export interface OutboxModuleOptions extends OutboxSettings {
   transport?: OutboxTransportOption;
   /** More transports by name, for `routes` (e.g. `{ partner: 'PARTNER_RMQ' }`). Default: none. */
   transports?: Record<string, OutboxTransportOption>;
+  /**
+   * Prometheus metrics with `prom-client` (an optional peer dependency, loaded only when this is
+   * set): `true` for the global registry, or `{ registry, prefix, latencyBuckets }`. Default `false`.
+   */
+  metrics?: boolean | OutboxMetricsOptions;
+  /**
+   * OpenTelemetry tracing with `@opentelemetry/api` (an optional peer dependency, loaded only when
+   * this is set): the active context is captured at write time, each publish gets a span and
+   * `traceparent`/`tracestate` headers. Default `false`.
+   */
+  tracing?: boolean | OutboxTracingOptions;
 }
 
 /** Options fixed when the module is declared, because they decide which providers exist. */

@@ -17,6 +17,9 @@ import { resolveObservability } from '../core/observe/observability.options';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import { OUTBOX_OBSERVABILITY } from './outbox.constants';
+import { OutboxMetricsHost } from '../observability/metrics/outbox-metrics.host';
+import { OutboxHealthIndicator } from '../observability/health/outbox.health-indicator';
+import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -37,10 +40,10 @@ import { OUTBOX_OBSERVABILITY } from './outbox.constants';
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     {
       provide: OUTBOX_WRITER,
-      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS],
-      useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker, extras: ResolvedOutboxExtras) =>
+      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS, OutboxTracingHost],
+      useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker, extras: ResolvedOutboxExtras, tracing: OutboxTracingHost) =>
         new TypeOrmOutboxWriter(
-          new OutboxMessageFactory(settings),
+          new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture }),
           tracker,
           extras.tableName,
           settings.notifications ? notificationChannel(extras.tableName) : undefined,
@@ -53,8 +56,11 @@ import { OUTBOX_OBSERVABILITY } from './outbox.constants';
     OutboxAdmin,
     OutboxObservers,
     OutboxStats,
+    OutboxMetricsHost,
+    OutboxTracingHost,
+    OutboxHealthIndicator,
   ],
   // The data source and extras are exported for OutboxConsoleModule, which works on the same table.
-  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
+  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}

@@ -17,7 +17,8 @@ export interface HealthThresholds {
   maxDeadRows?: number | null;
   /**
    * Down when rows are pending and this instance's relay has not finished a round for this many
-   * milliseconds (a stalled relay). Must be longer than `pollIntervalMs` and `publishTimeoutMs`. Default `60000`.
+   * milliseconds (a stalled relay). Must be longer than `pollIntervalMs` and `publishTimeoutMs`.
+   * Default `60000`, or three times the longer of those two when that is more.
    */
   maxRoundAgeMs?: number | null;
 }
@@ -41,9 +42,10 @@ export function resolveObservability(
     const value = options[group];
     if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) fail(group, 'an object', value);
   }
+  const roundAge = Math.max(OBSERVABILITY_DEFAULTS.health.maxRoundAgeMs, 3 * Math.max(relay.pollIntervalMs, relay.publishTimeoutMs));
   const resolved: ResolvedObservability = {
-    stats: { ...OBSERVABILITY_DEFAULTS.stats, ...options.stats },
-    health: { ...OBSERVABILITY_DEFAULTS.health, ...options.health },
+    stats: { ...OBSERVABILITY_DEFAULTS.stats, ...defined(options.stats) },
+    health: { ...OBSERVABILITY_DEFAULTS.health, maxRoundAgeMs: roundAge, ...defined(options.health) },
   };
   positiveInteger('stats.refreshIntervalMs', resolved.stats.refreshIntervalMs);
   const { maxLagMs, maxDeadRows, maxRoundAgeMs } = resolved.health;
@@ -64,6 +66,11 @@ export function resolveObservability(
     }
   }
   return resolved;
+}
+
+/** An option set to `undefined` means its default, as when it is left out. */
+function defined<T extends object>(options: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(options ?? {}).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 function positiveInteger(option: string, value: unknown): void {

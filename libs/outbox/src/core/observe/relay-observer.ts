@@ -39,7 +39,12 @@ export interface RelayObserver {
    * A group of messages is about to be handed to `transport`. The observer may add headers to
    * `outgoing` (trace context) and return a callback told each message's error (or `undefined`).
    */
-  publishing?(transport: string, messages: readonly ClaimedMessage[], outgoing: OutgoingMessage[]): ((errors: Array<string | undefined>) => void) | void;
+  publishing?(
+    transport: string,
+    messages: readonly ClaimedMessage[],
+    outgoing: OutgoingMessage[],
+    system?: string,
+  ): ((errors: Array<string | undefined>) => void) | void;
   settled?(batch: SettledBatch): void;
   claimFailed?(relayId: string, error: unknown): void;
   roundEnded?(round: RoundEnd): void;
@@ -53,10 +58,10 @@ export function combineObservers(observers: ReadonlyArray<RelayObserver | undefi
   };
   return {
     claimed: (relayId, messages) => each('claimed', (o) => o.claimed!(relayId, messages)),
-    publishing: (transport, messages, outgoing) => {
+    publishing: (transport, messages, outgoing, system) => {
       const finishers: Array<(errors: Array<string | undefined>) => void> = [];
       each('publishing', (o) => {
-        const finish = o.publishing!(transport, messages, outgoing);
+        const finish = o.publishing!(transport, messages, outgoing, system);
         if (finish) finishers.push(finish);
       });
       return (errors) => finishers.forEach((finish) => guard(() => finish(errors)));

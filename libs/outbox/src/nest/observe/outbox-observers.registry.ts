@@ -15,7 +15,7 @@ export class OutboxObservers {
     this.observers.push(observer);
   }
 
-  /** All observers as one; reads the list at each call, so late additions are seen. */
+  /** All observers as one: call it once the module has initialized (at bootstrap), when every observer is in. */
   combined(): RelayObserver {
     return combineObservers(this.observers);
   }

@@ -1,0 +1,37 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type * as PromClient from 'prom-client';
+import { OutboxObservers } from '../../nest/observe/outbox-observers.registry';
+import { OutboxStats } from '../../nest/observe/outbox.stats';
+import { OUTBOX_MODULE_OPTIONS } from '../../nest/outbox.module-definition';
+import type { OutboxModuleOptions } from '../../nest/outbox-module.options';
+import { loadOptional } from '../optional-dependency';
+import { resolveMetricsOptions } from './metrics.options';
+import { OutboxMetrics } from './outbox-metrics';
+
+/** Registers the outbox metrics when `metrics` is set, and takes them out of the registry on shutdown. */
+@Injectable()
+export class OutboxMetricsHost implements OnModuleInit, OnModuleDestroy {
+  private metrics: OutboxMetrics | undefined;
+
+  constructor(
+    @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
+    private readonly observers: OutboxObservers,
+    private readonly stats: OutboxStats,
+  ) {}
+
+  onModuleInit(): void {
+    const resolved = resolveMetricsOptions(this.options.metrics);
+    if (!resolved) return;
+    const prom = loadOptional<typeof PromClient>('prom-client', 'metrics');
+    this.metrics = new OutboxMetrics(prom, resolved, {
+      stats: () => this.stats.snapshot(),
+      activity: () => this.observers.activity.activity(),
+    });
+    this.observers.add(this.metrics);
+  }
+
+  onModuleDestroy(): void {
+    this.metrics?.remove();
+    this.metrics = undefined;
+  }
+}
