@@ -22,7 +22,7 @@ export interface RunningOrderService {
 export async function startOrderService(
   database: 'sqlite' | 'postgres' | 'mariadb',
   broker: 'tcp' | 'kafka',
-  overrides: Partial<OrderServiceConfig> = {},
+  overrides: Partial<Omit<OrderServiceConfig, 'outbox'>> & { outbox?: Partial<OrderServiceConfig['outbox']> } = {},
 ): Promise<RunningOrderService> {
   const suffix = randomBytes(5).toString('hex');
   const db = await privateDatabase(database);
@@ -35,9 +35,9 @@ export async function startOrderService(
     database: db.config,
     broker: brokerConfig,
     ordersTopic: `orders-${suffix}`,
-    // Short retry delays so that recovery after a broker outage is seen within seconds.
-    outbox: { relay: true, pollIntervalMs: 200, backoffInitialMs: 200, backoffMaxMs: 2_000 },
     ...overrides,
+    // Short retry delays so that recovery after a broker outage is seen within seconds.
+    outbox: { relay: true, pollIntervalMs: 200, backoffInitialMs: 200, backoffMaxMs: 2_000, ...overrides.outbox },
   };
   const app = await createOrderServiceApp(config, false);
   await app.startAllMicroservices();

@@ -8,6 +8,9 @@ import { currentRequestContext } from './correlation/correlation.context';
 import { databaseOptions } from './database/database.options';
 import { OrderEventsModule } from './order-events/order-events.module';
 import { OrdersModule } from './orders/orders.module';
+import { METRICS_REGISTRY, MetricsRegistryModule } from './operations/metrics-registry.module';
+import { OperationsModule } from './operations/operations.module';
+import type { Registry } from 'prom-client';
 
 @Module({})
 export class AppModule {
@@ -18,12 +21,20 @@ export class AppModule {
         TypeOrmModule.forRoot(databaseOptions(config.database)),
         ClientsModule.register([orderEventsClient(config.broker)]),
         OutboxModule.forRootAsync({
-          useFactory: () => ({
+          imports: [MetricsRegistryModule],
+          inject: [METRICS_REGISTRY],
+          useFactory: (registry: Registry) => ({
             transport: ORDER_EVENTS_CLIENT,
             defaultTopic: config.ordersTopic,
             relay: config.outbox.relay,
             pollIntervalMs: config.outbox.pollIntervalMs,
             backoff: { initialMs: config.outbox.backoffInitialMs, maxMs: config.outbox.backoffMaxMs },
+            metrics: { registry },
+            // The trace of the request that wrote an event continues at its consumers.
+            tracing: true,
+            maxAttempts: config.outbox.maxAttempts,
+            stats: { refreshIntervalMs: config.outbox.statsRefreshMs },
+            health: { maxLagMs: config.outbox.healthMaxLagMs ?? 60_000 },
             // Carries the HTTP request's correlation and tenant ids onto every event it causes.
             enrich: () => {
               const context = currentRequestContext();
@@ -32,6 +43,7 @@ export class AppModule {
           }),
         }),
         OrdersModule,
+        OperationsModule,
         OrderEventsModule.register(config.ordersTopic),
         // Demo only: the console without authentication (it warns at every start). Real services pass a guard.
         ...(config.console === 'demo-no-auth' ? [OutboxConsoleModule.forRoot({ path: 'outbox', noAuth: true })] : []),

@@ -4,10 +4,12 @@ import { AppModule } from './app.module';
 import { orderEventsConsumer } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { correlationMiddleware } from './correlation/correlation.context';
+import { traceContextMiddleware } from './operations/trace-context.middleware';
 
 /** Builds the order service (HTTP API + event consumer) without starting it; shared by main.ts and the tests. */
 export async function createOrderServiceApp(config: OrderServiceConfig, logger: false | LogLevel[] = ['log', 'warn', 'error']): Promise<INestApplication> {
   const app = await NestFactory.create(AppModule.register(config), { logger });
+  app.use(traceContextMiddleware);
   app.use(correlationMiddleware);
   // whitelist + forbidNonWhitelisted: an unknown field is a 400 too, and nothing is written.
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));

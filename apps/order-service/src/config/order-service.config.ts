@@ -21,6 +21,12 @@ export interface OrderServiceConfig {
     pollIntervalMs: number;
     backoffInitialMs: number;
     backoffMaxMs: number;
+    /** `/health` reports the outbox down when its oldest pending event is older than this. Default 60000. */
+    healthMaxLagMs?: number;
+    /** Attempts before an event is dead. Default 10. */
+    maxAttempts?: number;
+    /** How long outbox stats (metrics gauges, health) are cached. Default 5000. */
+    statsRefreshMs?: number;
   };
   /**
    * `demo-no-auth` mounts the outbox console at /outbox with NO authentication, for trying it on a
@@ -46,6 +52,9 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
       pollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 5_000),
       backoffInitialMs: positiveInteger(env, 'OUTBOX_BACKOFF_INITIAL_MS', 1_000),
       backoffMaxMs: positiveInteger(env, 'OUTBOX_BACKOFF_MAX_MS', 60_000),
+      healthMaxLagMs: positiveInteger(env, 'OUTBOX_HEALTH_MAX_LAG_MS', 60_000),
+      maxAttempts: positiveInteger(env, 'OUTBOX_MAX_ATTEMPTS', 10),
+      statsRefreshMs: positiveInteger(env, 'OUTBOX_STATS_REFRESH_MS', 5_000),
     },
     console: consoleMode(env.OUTBOX_CONSOLE ?? 'off'),
   };

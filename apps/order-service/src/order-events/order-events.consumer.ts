@@ -1,6 +1,6 @@
 import { Controller, Get, Logger, Query, type Type } from '@nestjs/common';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
-import type { OutboxEnvelope } from '@nest-outbox/outbox';
+import { continueOutboxTrace, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { ReceivedEventsStore, type ReceivedEvent } from './received-events.store';
 
 /**
@@ -16,9 +16,12 @@ export function createOrderEventsController(topic: string): Type<unknown> {
 
     @EventPattern<Record<string, OutboxEnvelope>>(topic)
     handle(@Payload() envelope: OutboxEnvelope, @Ctx() context: unknown): void {
-      const fromKafka = context instanceof KafkaContext ? kafkaDetails(context) : {};
-      const event = this.received.record({ transport: context instanceof KafkaContext ? 'kafka' : 'tcp', topic, envelope, ...fromKafka });
-      this.logger.log(`${envelope.type} v${envelope.version} for ${envelope.aggregateType} ${envelope.aggregateId} (delivery ${event.deliveries})`);
+      // The handler's span joins the trace of the HTTP request that wrote the event.
+      continueOutboxTrace(envelope, () => {
+        const fromKafka = context instanceof KafkaContext ? kafkaDetails(context) : {};
+        const event = this.received.record({ transport: context instanceof KafkaContext ? 'kafka' : 'tcp', topic, envelope, ...fromKafka });
+        this.logger.log(`${envelope.type} v${envelope.version} for ${envelope.aggregateType} ${envelope.aggregateId} (delivery ${event.deliveries})`);
+      });
     }
 
     @Get()

@@ -1,0 +1,30 @@
+import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
+import type { Response } from 'express';
+import { OutboxHealthIndicator } from '@nest-outbox/outbox';
+import type { Registry } from 'prom-client';
+import { METRICS_REGISTRY } from './metrics-registry.module';
+
+/** What an operator scrapes and probes: Prometheus metrics and the health of the outbox. */
+@Controller()
+export class OperationsController {
+  constructor(
+    @Inject(METRICS_REGISTRY) private readonly registry: Registry,
+    private readonly health: HealthCheckService,
+    private readonly outbox: OutboxHealthIndicator,
+  ) {}
+
+  @Get('metrics')
+  @Header('Cache-Control', 'no-store')
+  async metrics(@Res({ passthrough: true }) response: Response): Promise<string> {
+    response.type(this.registry.contentType);
+    return this.registry.metrics();
+  }
+
+  /** 200 with `status: ok` when the outbox keeps up; 503 with the reason when a threshold is passed. */
+  @Get('health')
+  @HealthCheck()
+  check() {
+    return this.health.check([() => this.outbox.isHealthy('outbox')]);
+  }
+}
