@@ -63,3 +63,14 @@ export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';
 export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';
+
+// Consumer side: the inbox
+export { OutboxInboxModule } from './nest/inbox/outbox-inbox.module';
+export { OutboxInbox } from './nest/inbox/outbox-inbox';
+export { Idempotent } from './nest/inbox/idempotent.decorator';
+export type { OutboxInboxModuleOptions, OutboxInboxModuleExtras } from './nest/inbox/outbox-inbox.options';
+export type { InboxOutcome, InboxSettings, InboxStore } from './core/inbox/inbox.port';
+export { TypeOrmInbox } from './typeorm/inbox/typeorm-inbox';
+export { TypeOrmInboxStore } from './typeorm/inbox/typeorm-inbox.store';
+export { CreateInboxTable, createInboxTableMigration } from './typeorm/inbox/create-inbox-table.migration';
+export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';

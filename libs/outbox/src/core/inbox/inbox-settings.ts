@@ -1,0 +1,38 @@
+import { OutboxConfigurationError } from '../outbox.errors';
+import { INBOX_DEFAULTS, type InboxSettings } from './inbox.port';
+import { invalidConsumerName, invalidInboxOption } from './inbox.messages';
+
+export type ResolvedInboxSettings = Required<InboxSettings>;
+
+/** Applies the defaults once and rejects values that cannot work, naming the option. */
+export function resolveInboxSettings(options: InboxSettings): ResolvedInboxSettings {
+  const resolved = {
+    retentionMs: options.retentionMs ?? INBOX_DEFAULTS.retentionMs,
+    pruneIntervalMs: options.pruneIntervalMs ?? INBOX_DEFAULTS.pruneIntervalMs,
+    pruneBatchSize: options.pruneBatchSize ?? INBOX_DEFAULTS.pruneBatchSize,
+  };
+  const check = (option: keyof ResolvedInboxSettings, min: number) => {
+    const value = resolved[option];
+    if (!Number.isSafeInteger(value) || value < min) {
+      throw new OutboxConfigurationError(invalidInboxOption(option, min === 0 ? 'an integer of 0 or more' : 'a positive integer', value));
+    }
+  };
+  check('retentionMs', 1);
+  check('pruneIntervalMs', 0);
+  check('pruneBatchSize', 1);
+  return resolved;
+}
+
+const MAX_NAME = 255;
+
+export function checkConsumerName(consumer: unknown): string {
+  if (typeof consumer !== 'string' || consumer.trim() === '' || consumer.length > MAX_NAME) {
+    throw new OutboxConfigurationError(invalidConsumerName(consumer));
+  }
+  return consumer;
+}
+
+/** An outbox envelope as a handler receives it: enough to find the message id. */
+export function looksLikeEnvelope(value: unknown): value is { id: string; type: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { id?: unknown }).id === 'string' && typeof (value as { type?: unknown }).type === 'string';
+}

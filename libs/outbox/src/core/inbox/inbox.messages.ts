@@ -1,0 +1,35 @@
+/** Texts of the inbox, each naming what is wrong and what to do. */
+
+export const invalidConsumerName = (got: unknown) =>
+  `Inbox consumer name must be a non-empty string of at most 255 characters, got ${describe(got)}. ` +
+  `Give every consumer a stable name of its own, e.g. 'billing.order-projector'.`;
+
+export const invalidMessageId = (consumer: string, got: unknown) =>
+  `Inbox consumer "${consumer}" was given no message id (got ${describe(got)}). ` +
+  `Pass the outbox envelope (or its id, a string of at most 255 characters) to process().`;
+
+export const duplicateConsumerName = (consumer: string, first: string, second: string) =>
+  `Inbox consumer name "${consumer}" is used by both ${first} and ${second}. ` +
+  `Each handler needs a name of its own, or one would skip messages the other has handled.`;
+
+export const noEnvelopeArgument = (handler: string) =>
+  `@Idempotent() handler ${handler} was called without an outbox envelope among its arguments ` +
+  `(an object with string "id" and "type"). Take the message with @Payload(), or use OutboxInbox.process() directly.`;
+
+export const inboxNotWired = (handler: string) =>
+  `@Idempotent() handler ${handler} runs, but OutboxInboxModule is not imported by the application, ` +
+  `so there is nowhere to record messages. Import OutboxInboxModule.forRoot() in the root module.`;
+
+export const outsideInboxTransaction = () =>
+  `OutboxInbox.manager() was called outside a handler run by the inbox. ` +
+  `Call it from an @Idempotent() handler or from the function given to OutboxInbox.process().`;
+
+export const invalidInboxOption = (option: string, expected: string, got: unknown) =>
+  `Invalid OutboxInboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'Object'})`;
+  return String(value);
+}

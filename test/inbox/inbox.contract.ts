@@ -1,0 +1,179 @@
+import { Controller, Injectable } from '@nestjs/common';
+import { EventPattern, Payload } from '@nestjs/microservices';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { DataSource, EntitySchema } from 'typeorm';
+import { CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
+
+/** The side effect a consumer writes: one row per handled message. */
+interface Shipment {
+  id: number;
+  messageId: string;
+}
+const ShipmentEntity = new EntitySchema<Shipment>({
+  name: 'InboxTestShipment',
+  tableName: 'inbox_test_shipments',
+  columns: { id: { type: 'integer', primary: true, generated: 'increment' }, messageId: { name: 'message_id', type: 'varchar', length: 64 } },
+});
+
+const envelope = (id: string): OutboxEnvelope => ({
+  id,
+  type: 'orders.order-placed',
+  version: 1,
+  aggregateType: 'order',
+  aggregateId: 'o-1',
+  occurredAt: new Date().toISOString(),
+  headers: {},
+  payload: { orderId: 'o-1' },
+});
+
+@Controller()
+class ShippingConsumer {
+  constructor(private readonly inbox: OutboxInbox) {}
+
+  @EventPattern('orders')
+  @Idempotent('shipping.ship-order')
+  async onOrder(@Payload() event: OutboxEnvelope): Promise<string> {
+    await this.inbox.manager().getRepository(ShipmentEntity).insert({ messageId: event.id });
+    return 'shipped';
+  }
+}
+
+@Injectable()
+class CopyCatConsumer {
+  @Idempotent('shipping.ship-order')
+  async onOrder(): Promise<void> {}
+}
+
+async function start(database: TestDatabase, extra: { controllers?: any[]; providers?: any[] } = {}) {
+  const isolated = await isolatedDatabase(database);
+  let module: TestingModule | undefined;
+  try {
+    module = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({
+          ...isolated.options,
+          entities: [ShipmentEntity],
+          synchronize: true,
+          migrations: [CreateInboxTable],
+          migrationsRun: true,
+          logging: false,
+        } as TypeOrmModuleOptions),
+        OutboxInboxModule.forRoot({ pruneIntervalMs: 0, retentionMs: 60_000 }),
+      ],
+      controllers: extra.controllers ?? [ShippingConsumer],
+      providers: extra.providers ?? [],
+    }).compile();
+    module.useLogger(false);
+    await module.init();
+  } catch (error) {
+    await module?.close();
+    await isolated.drop();
+    throw error;
+  }
+  const dataSource = module.get(DataSource);
+  return {
+    module,
+    dataSource,
+    inbox: module.get(OutboxInbox),
+    consumer: module.get(ShippingConsumer),
+    shipments: () => dataSource.getRepository(ShipmentEntity).count(),
+    marks: async () => Number((await dataSource.query(`SELECT COUNT(*) AS n FROM ${database === 'mariadb' ? '`outbox_inbox`' : '"outbox_inbox"'}`))[0].n),
+    close: async () => {
+      await module!.close();
+      await isolated.drop();
+    },
+  };
+}
+
+export function describeInboxContract(database: TestDatabase): void {
+  describe(`inbox on ${database}`, () => {
+    let app: Awaited<ReturnType<typeof start>>;
+    beforeAll(async () => (app = await start(database)));
+    afterAll(() => app?.close());
+
+    it('runs a message once per consumer and skips its redelivery', async () => {
+      const message = envelope('00000000-0000-7000-8000-000000000001');
+      const first = await app.inbox.process(message, 'billing', (manager) => manager.getRepository(ShipmentEntity).insert({ messageId: message.id }).then(() => 'done'));
+      const again = await app.inbox.process(message, 'billing', (manager) => manager.getRepository(ShipmentEntity).insert({ messageId: message.id }));
+      const otherConsumer = await app.inbox.process(message.id, 'analytics', () => 'seen');
+      expect(first).toEqual({ duplicate: false, result: 'done' });
+      expect(again).toEqual({ duplicate: true });
+      expect(otherConsumer).toEqual({ duplicate: false, result: 'seen' });
+      expect(await app.shipments()).toBe(1);
+    });
+
+    it('runs concurrent deliveries of one message once', async () => {
+      const message = envelope('00000000-0000-7000-8000-000000000002');
+      const before = await app.shipments();
+      const outcomes = await Promise.all(
+        Array.from({ length: 6 }, () =>
+          app.inbox.process(message, 'billing', async (manager) => {
+            await manager.getRepository(ShipmentEntity).insert({ messageId: message.id });
+            // Hold the transaction open a little so the others meet the uncommitted mark.
+            await manager.query('SELECT 1');
+            return 'ran';
+          }),
+        ),
+      );
+      expect(outcomes.filter((outcome) => !outcome.duplicate)).toHaveLength(1);
+      expect(outcomes.filter((outcome) => outcome.duplicate)).toHaveLength(5);
+      expect((await app.shipments()) - before).toBe(1);
+    });
+
+    it('rolls back the work and the mark together when the handler fails, so the retry runs it', async () => {
+      const message = envelope('00000000-0000-7000-8000-000000000003');
+      const before = await app.shipments();
+      const marksBefore = await app.marks();
+      await expect(
+        app.inbox.process(message, 'billing', async (manager) => {
+          await manager.getRepository(ShipmentEntity).insert({ messageId: message.id });
+          throw new Error('warehouse unavailable');
+        }),
+      ).rejects.toThrow('warehouse unavailable');
+      expect(await app.shipments()).toBe(before);
+      expect(await app.marks()).toBe(marksBefore);
+      const retry = await app.inbox.process(message, 'billing', (manager) => manager.getRepository(ShipmentEntity).insert({ messageId: message.id }).then(() => 'ok'));
+      expect(retry).toEqual({ duplicate: false, result: 'ok' });
+      expect((await app.shipments()) - before).toBe(1);
+    });
+
+    it('prunes marks older than the retention and keeps recent ones', async () => {
+      const old = envelope('00000000-0000-7000-8000-000000000004');
+      await app.inbox.process(old, 'pruning', () => undefined);
+      await app.inbox.process(envelope('00000000-0000-7000-8000-000000000005'), 'pruning', () => undefined);
+      const backdate =
+        database === 'postgres'
+          ? `UPDATE "outbox_inbox" SET processed_at = now() - interval '2 minutes' WHERE message_id = $1`
+          : database === 'mariadb'
+            ? 'UPDATE `outbox_inbox` SET processed_at = UTC_TIMESTAMP(3) - INTERVAL 2 MINUTE WHERE message_id = ?'
+            : `UPDATE "outbox_inbox" SET processed_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '-120 seconds') WHERE message_id = ?`;
+      await app.dataSource.query(backdate, [old.id]);
+      const marksBefore = await app.marks();
+      expect(await app.inbox.pruneNow()).toBe(1);
+      expect(await app.marks()).toBe(marksBefore - 1);
+      // Pruned: a redelivery after the retention runs again (which is why retention must exceed the redelivery window).
+      expect(await app.inbox.process(old, 'pruning', () => 'again')).toEqual({ duplicate: false, result: 'again' });
+      expect(await app.inbox.process(envelope('00000000-0000-7000-8000-000000000005'), 'pruning', () => 'x')).toEqual({ duplicate: true });
+    });
+
+    it('makes an @Idempotent() handler run once and acknowledge the redelivery', async () => {
+      const message = envelope('00000000-0000-7000-8000-000000000006');
+      const before = await app.shipments();
+      expect(await app.consumer.onOrder(message)).toBe('shipped');
+      expect(await app.consumer.onOrder(message)).toBeUndefined();
+      expect((await app.shipments()) - before).toBe(1);
+      await expect((app.consumer.onOrder as (value: unknown) => Promise<unknown>)({ orderId: 'no envelope' })).rejects.toThrow(
+        /ShippingConsumer\.onOrder was called without an outbox envelope/,
+      );
+      expect((await app.shipments()) - before).toBe(1);
+    });
+
+    it('refuses a consumer name used by two handlers, naming both', async () => {
+      await expect(start(database, { controllers: [ShippingConsumer], providers: [CopyCatConsumer] })).rejects.toThrow(
+        /"shipping\.ship-order" is used by both (ShippingConsumer\.onOrder and CopyCatConsumer\.onOrder|CopyCatConsumer\.onOrder and ShippingConsumer\.onOrder)/,
+      );
+    });
+  });
+}

@@ -1,0 +1,3 @@
+import { describeInboxContract } from './inbox.contract';
+
+describeInboxContract('postgres');
