@@ -33,26 +33,45 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
     if (process.env.OUTBOX_UPDATE_SCREENSHOT === '1') copyFileSync(join(shots, name), join(__dirname, '..', '..', 'docs', name));
   }
 
-  it('shows counts, filters, opens a dead message, and requeues it by clicking', async () => {
+  /**
+   * Places one order per customer while the topic is paused, makes the events of the first `dead`
+   * orders dead (as a partner outage would have), and resumes: the others are published.
+   */
+  async function placeOrders(customers: string[], dead: number): Promise<{ orders: string[]; deadIds: string[] }> {
     const http = service.app.getHttpServer();
     const topic = service.config.ordersTopic;
     const json = { 'Content-Type': 'application/json' };
-    // Hold the topic so that one order's event can be made dead before any is published.
     await request(http).post('/outbox/api/destinations/pause').set(json).send({ destination: topic }).expect(200);
     const orders: string[] = [];
-    for (const customerId of ['c-1', 'c-2', 'c-3']) {
+    for (const customerId of customers) {
       const { body } = await request(http).post('/orders').send({ customerId, items: [{ sku: 'PEN', quantity: 1, unitPriceCents: 250 }] }).expect(201);
       orders.push(body.id);
     }
     await service.dataSource.query(
       `UPDATE outbox_messages SET status = 'dead', attempts = 5, dead_at = now(), last_error = 'connect ECONNREFUSED 10.0.0.7:4100',
          error_history = '[{"at":"2026-01-01T10:00:00.000Z","error":"connect ECONNREFUSED 10.0.0.7:4100"},{"at":"2026-01-01T10:00:02.000Z","error":"connect ECONNREFUSED 10.0.0.7:4100"}]'
-       WHERE aggregate_id = $1`,
-      [orders[0]],
+       WHERE aggregate_id = ANY($1)`,
+      [orders.slice(0, dead)],
     );
-    const [{ id: deadId }] = await service.dataSource.query(`SELECT id FROM outbox_messages WHERE aggregate_id = $1`, [orders[0]]);
+    const deadIds = (await service.dataSource.query(`SELECT id FROM outbox_messages WHERE aggregate_id = ANY($1) ORDER BY position`, [orders.slice(0, dead)])).map(
+      (row: { id: string }) => row.id,
+    );
     await request(http).post('/outbox/api/destinations/resume').set(json).send({ destination: topic }).expect(200);
-    await waitFor('the two other orders published', async () => (await service.outboxRows()).filter((row) => row.status === 'published').length === 2);
+    await waitFor('the other orders published', async () => {
+      const rows = await service.outboxRows();
+      return rows.filter((row) => row.status === 'pending').length === 0;
+    });
+    return { orders, deadIds };
+  }
+
+  async function receivedIds(): Promise<string[]> {
+    const { body } = await request(service.app.getHttpServer()).get('/received-events');
+    return body.map((event: { envelope: { id: string } }) => event.envelope.id);
+  }
+
+  it('shows counts, filters, opens a dead message, and requeues it by clicking', async () => {
+    const http = service.app.getHttpServer();
+    const { orders, deadIds: [deadId] } = await placeOrders(['c-1', 'c-2', 'c-3'], 1);
 
     const page = await browser.context.newPage();
     await page.goto(`${await service.app.getUrl()}/outbox`);
@@ -74,7 +93,7 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
     page.once('dialog', (dialog) => void dialog.accept());
     await page.click('#detail-requeue');
     const received = await waitFor(
-      'the requeued event at the demo consumer',
+      'the requeued event at the demo consumer (seen by the consumer)',
       async () => {
         const { body } = await request(http).get('/received-events').query({ aggregateId: orders[0] });
         return body.find((event: { envelope: { id: string } }) => event.envelope.id === deadId);
@@ -82,9 +101,31 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
       20_000,
     );
     expect(received.envelope.type).toBe('orders.order-placed');
-    expect((await service.outboxRows()).map((row) => row.status)).toEqual(['published', 'published', 'published']);
+    expect((await service.outboxRows()).every((row) => row.status === 'published')).toBe(true);
     await page.click('#refresh');
     await waitFor('no dead row left on the page', async () => (await count(page, 'dead')) === '0');
+    await page.close();
+  });
+
+  it('requeues every dead message matching the filter after confirming the counted number', async () => {
+    const { deadIds } = await placeOrders(['b-1', 'b-2', 'b-3'], 2);
+    const page = await browser.context.newPage();
+    await page.goto(`${await service.app.getUrl()}/outbox`);
+    await waitFor('two dead', async () => (await count(page, 'dead')) === '2');
+    await page.fill('#filters input[name=type]', 'orders.order-placed');
+    await page.click('#filters button[type=submit]');
+    let asked = '';
+    page.once('dialog', (dialog) => {
+      asked = dialog.message();
+      void dialog.accept();
+    });
+    await page.click('#bulk-requeue');
+    await waitFor('both requeued events at the demo consumer', async () => {
+      const received = await receivedIds();
+      return deadIds.every((id) => received.includes(id));
+    }, 20_000);
+    expect(asked).toBe('Requeue 2 dead message(s) matching the filter?');
+    await waitFor('the page shows no dead row', async () => (await count(page, 'dead')) === '0');
     await page.close();
     rmSync(shots, { recursive: true, force: true });
   });

@@ -114,6 +114,7 @@ export function consoleRestContract(database: TestDatabase): void {
 
   it('requeues and discards one dead message; the requeued one is published by a relay', async () => {
     const { dead, published } = await seedMixed();
+    expect((await get('summary').expect(200)).body.stats.dead).toBe(2);
     await post(`messages/${dead[0]}/requeue`).expect(200, { id: dead[0], status: 'pending' });
     await post(`messages/${dead[1]}/discard`).expect(200, { id: dead[1], status: 'discarded' });
     expect(await statusOf(dead[0])).toBe('pending');
@@ -122,6 +123,8 @@ export function consoleRestContract(database: TestDatabase): void {
     await h.relay('after-requeue', transport).publishBatch();
     expect(transport.delivered.map((m) => m.envelope.id)).toContain(dead[0]);
     expect(await statusOf(dead[0])).toBe('published');
+    // The cached stats snapshot is shared by every caller; fresh=true reads the table now.
+    expect((await get('summary?fresh=true').expect(200)).body.stats).toMatchObject({ dead: 0, pending: 0, publishedLastHour: 6 });
     // Not dead any more, or never existed: nothing changes.
     const conflict = await post(`messages/${published[0]}/requeue`).expect(409);
     expect(conflict.body.message).toContain('published');
@@ -175,6 +178,7 @@ export function consoleRestContract(database: TestDatabase): void {
     expect(await message(get('messages?from=yesterday').expect(400))).toContain('from');
     expect(await message(get('messages?before=abc').expect(400))).toContain('before');
     expect(await message(get('messages?colour=red').expect(400))).toContain('colour');
+    expect(await message(get('summary?fresh=maybe').expect(400))).toContain('fresh');
     expect(await message(get('messages/not-an-id').expect(400))).toContain('id');
     expect(await message(post('messages/not-an-id/requeue').expect(400))).toContain('id');
     expect(await message(post('bulk/requeue', { dryRun: false }).expect(400))).toContain('filter');

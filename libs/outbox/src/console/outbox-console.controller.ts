@@ -21,7 +21,7 @@ import type { MessageDetail, PausedDestination } from '../core/console/outbox-co
 import { pageHtml, readAsset } from './console-assets';
 import { ConsoleActionGuard } from './console-action.guard';
 import { ConsoleErrorFilter } from './console-error.filter';
-import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, toFilter } from './dto/message-filter.dto';
+import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, SummaryQueryDto, toFilter } from './dto/message-filter.dto';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 import { OutboxConsoleService, type ConsoleSummary } from './outbox-console.service';
@@ -58,8 +58,8 @@ export class OutboxConsoleController {
   }
 
   @Get('api/summary')
-  summary(): Promise<ConsoleSummary> {
-    return this.service.summary();
+  summary(@Query() query: SummaryQueryDto): Promise<ConsoleSummary> {
+    return this.service.summary(query.fresh === 'true');
   }
 
   @Get('api/messages')

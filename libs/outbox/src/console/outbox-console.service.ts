@@ -45,8 +45,9 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     else this.logger.log(consoleMounted(this.options.path, this.options.readOnly));
   }
 
-  async summary(): Promise<ConsoleSummary> {
-    const [stats, throughput, paused] = await Promise.all([this.stats.snapshot(), this.console.throughput(60), this.console.paused()]);
+  /** `fresh`: read the stats now (after an action, or asked by the operator) instead of the shared cached snapshot. */
+  async summary(fresh = false): Promise<ConsoleSummary> {
+    const [stats, throughput, paused] = await Promise.all([this.stats.snapshot({ fresh }), this.console.throughput(60), this.console.paused()]);
     return { stats, throughput, paused, readOnly: this.options.readOnly };
   }
 

@@ -68,8 +68,9 @@
     svg.dataset.total = String(values.reduce((a, b) => a + b, 0));
   }
 
-  async function loadSummary() {
-    const summary = await api('summary');
+  // Fresh figures when the operator asks or acted; the periodic poll shares the server's cached stats.
+  async function loadSummary(fresh) {
+    const summary = await api(fresh ? 'summary?fresh=true' : 'summary');
     state.readOnly = summary.readOnly;
     document.body.classList.toggle('read-only', summary.readOnly);
     $('#read-only').hidden = !summary.readOnly;
@@ -195,7 +196,7 @@
 
   async function refresh() {
     try {
-      await Promise.all([loadSummary(), loadMessages(false)]);
+      await Promise.all([loadSummary(true), loadMessages(false)]);
     } catch (error) {
       showError(error);
     }
@@ -238,6 +239,6 @@
       if (confirm(`Pause publishing to "${destination}" on every relay?`)) act(() => post('destinations/pause', { destination }));
     });
     refresh();
-    setInterval(() => loadSummary().catch(showError), 10_000);
+    setInterval(() => loadSummary(false).catch(showError), 10_000);
   });
 })();

@@ -30,6 +30,11 @@ export class BulkActionDto extends MessageFilterDto {
   @IsBoolean() dryRun: boolean;
 }
 
+/** `GET <path>/api/summary?fresh=true` reads the stats now instead of serving the shared cached snapshot. */
+export class SummaryQueryDto {
+  @IsOptional() @IsIn(['true', 'false']) fresh?: 'true' | 'false';
+}
+
 export class DestinationDto {
   @IsString() @MinLength(1) @MaxLength(255) destination: string;
 }
