@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import type { Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
+import { createConsoleHarness } from '../support/console.harness';
 import { startOrderService, type RunningOrderService } from '../support/order-service.harness';
 import { waitFor } from '../support/wait-for';
 
@@ -128,5 +129,27 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
     await waitFor('the page shows no dead row', async () => (await count(page, 'dead')) === '0');
     await page.close();
     rmSync(shots, { recursive: true, force: true });
+  });
+});
+
+describe('Outbox console page in Chromium, read-only (SQLite)', () => {
+  it('shows the figures and messages but no action', async () => {
+    const h = await createConsoleHarness('sqlite', { noAuth: true, readOnly: true });
+    const browser = await launchChromium();
+    try {
+      await h.add([{ type: 'orders.order-placed', aggregateType: 'order', aggregateId: 'o-1', payload: {} }]);
+      await h.app.listen(0, '127.0.0.1');
+      const page = await browser.context.newPage();
+      await page.goto(`${await h.app.getUrl()}/outbox/`);
+      await waitFor('the page loaded', async () => (await page.locator('[data-count="pending"]').textContent()) === '1');
+      expect(await page.locator('#read-only').isVisible()).toBe(true);
+      for (const action of ['#bulk', '#pause-form', '#detail-requeue', '#detail-discard']) expect(await page.locator(action).isVisible()).toBe(false);
+      await page.locator('#messages tbody tr').first().click();
+      await page.locator('#detail').waitFor({ state: 'visible' });
+      expect(await page.locator('#detail-requeue').isVisible()).toBe(false);
+    } finally {
+      await browser.close();
+      await h.close();
+    }
   });
 });

@@ -98,16 +98,16 @@ async function runOn(
 ): Promise<number> {
   if (command === 'status') return printStatus(dataSource, table, thresholds, values.json === true, io);
   const maintenance = createSqlOutboxMaintenanceStore(dataSource, table);
-  const console = new OutboxConsole(createSqlOutboxConsoleStore(dataSource, table), maintenance);
+  const operator = new OutboxConsole(createSqlOutboxConsoleStore(dataSource, table), maintenance);
   switch (command) {
     case 'paused':
-      for (const paused of await console.paused()) io.out(`${paused.destination}\tpaused since ${paused.pausedAt}`);
+      for (const paused of await operator.paused()) io.out(`${paused.destination}\tpaused since ${paused.pausedAt}`);
       return 0;
     case 'pause':
-      io.out((await console.pause(sub!)) ? `Paused "${sub}": no relay publishes to it until it is resumed.` : `"${sub}" was already paused.`);
+      io.out((await operator.pause(sub!)) ? `Paused "${sub}": no relay publishes to it until it is resumed.` : `"${sub}" was already paused.`);
       return 0;
     case 'resume':
-      io.out((await console.resume(sub!)) ? `Resumed "${sub}".` : `"${sub}" was not paused.`);
+      io.out((await operator.resume(sub!)) ? `Resumed "${sub}".` : `"${sub}" was not paused.`);
       return 0;
   }
   if (sub === 'list') {
@@ -118,12 +118,12 @@ async function runOn(
   }
   const verb = sub === 'requeue' ? 'requeued' : 'discarded';
   if (argument !== undefined) {
-    await (sub === 'requeue' ? console.requeue(argument) : console.discard(argument));
+    await (sub === 'requeue' ? operator.requeue(argument) : operator.discard(argument));
     io.out(`Message ${argument} ${verb}.`);
     return 0;
   }
   const dryRun = values['dry-run'] === true;
-  const outcome = sub === 'requeue' ? await console.bulkRequeue(filter, dryRun) : await console.bulkDiscard(filter, dryRun);
+  const outcome = sub === 'requeue' ? await operator.bulkRequeue(filter, dryRun) : await operator.bulkDiscard(filter, dryRun);
   io.out(dryRun ? `${outcome.matched} dead message(s) match; nothing changed (dry run).` : `${outcome.changed} dead message(s) ${verb}.`);
   return 0;
 }
