@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { Registry } from 'prom-client';
 import { databaseUrl, sleep, suffix, withClient } from './support/env';
 import { startBenchApp } from './support/nest-apps';
 import { OUTBOX_DEFAULTS } from './support/outbox';
@@ -17,6 +18,49 @@ const WARMUP_MS = 12_000;
  * benchmark database.
  */
 export async function p6Idle(context: BenchContext): Promise<Section> {
+  const off = await measureIdle(context, false);
+  const on = await measureIdle(context, true);
+  const rows = (label: string, m: IdleCost) => [
+    [`${label}: transactions in its database (pg_stat_database xact_commit + xact_rollback delta)`, fmt(m.xactsPerSecond, 2)],
+    [`${label}: statements its pg clients sent (counted in the process)`, fmt(m.statementsPerSecond, 2)],
+    [`${label}: rows returned to it (tup_returned delta)`, fmt(m.tupReturnedPerSecond, 2)],
+  ];
+  // The server counters land up to a second late at either end of the window: one transaction of slack.
+  const met = (m: IdleCost) => m.xactsPerSecond - 1 / m.seconds <= 1 && m.statementsPerSecond <= 1;
+  return {
+    id: 'P6',
+    title: `P6 — idle cost of one relay at default settings, without and with metrics (${fmt(off.seconds)} s each, no writes)`,
+    body: [
+      ...table(['measure', 'per second'], [...rows('metrics off', off), ...rows('metrics on, scraped every second', on)]),
+      '',
+      `Defaults: \`pollIntervalMs\` ${OUTBOX_DEFAULTS.pollIntervalMs}, \`notifications\` ${String(OUTBOX_DEFAULTS.notifications)} (one connection held in LISTEN, which costs no statements while idle), ` +
+        `cleanup every ${OUTBOX_DEFAULTS.cleanup.intervalMs / 1000} s. With metrics, \`metrics: { registry }\` and the default \`stats.refreshIntervalMs\` (5 s), and the registry scraped every second ` +
+        `(five times more often than a usual Prometheus setup): the stats query runs at most once per refresh interval, whatever the scrape rate. ` +
+        `The server counters are read from the \`postgres\` database, so the measurement is not in them. ` +
+        `Started ${WARMUP_MS / 1000} s after the app, with an empty outbox table. Backends publish their counters up to a second late, so the server figure ` +
+        `is ±1 transaction per window; the aim counts as met when it is within that and the exact count of statements sent is ≤ 1/s.`,
+    ],
+    summary: [
+      { bench: 'P6', figure: 'idle queries/s, one relay, defaults', value: `${fmt(off.xactsPerSecond, 2)} server, ${fmt(off.statementsPerSecond, 2)} sent`, aim: '≤ 1/s', met: met(off) },
+      {
+        bench: 'P6',
+        figure: 'idle queries/s, one relay, metrics on (scraped 1/s)',
+        value: `${fmt(on.xactsPerSecond, 2)} server, ${fmt(on.statementsPerSecond, 2)} sent`,
+        aim: '≤ 1/s',
+        met: met(on),
+      },
+    ],
+  };
+}
+
+interface IdleCost {
+  seconds: number;
+  xactsPerSecond: number;
+  statementsPerSecond: number;
+  tupReturnedPerSecond: number;
+}
+
+async function measureIdle(context: BenchContext, metrics: boolean): Promise<IdleCost> {
   const { services, sizes } = context;
   const database = `bench_idle_${suffix()}`;
   const maintenanceUrl = databaseUrl(services.postgresUrl, 'postgres');
@@ -26,6 +70,8 @@ export async function p6Idle(context: BenchContext): Promise<Section> {
   await sampler.connect();
   const statements = countStatementsTo(database);
   let app: Awaited<ReturnType<typeof startBenchApp>> | undefined;
+  const registry = new Registry();
+  const scraper = metrics ? setInterval(() => void registry.metrics(), 1_000) : undefined;
   try {
     await withClient(url, (client) => client.query('CREATE SCHEMA bench_p6'));
     app = await startBenchApp({
@@ -33,7 +79,7 @@ export async function p6Idle(context: BenchContext): Promise<Section> {
       schema: 'bench_p6',
       migrate: true,
       kafka: { brokers: services.kafkaBrokers, clientId: 'bench-p6' },
-      outbox: { transport: 'KAFKA', resolveTopic: () => `bench-p6-${database}` },
+      outbox: { transport: 'KAFKA', resolveTopic: () => `bench-p6-${database}`, ...(metrics ? { metrics: { registry } } : {}) },
     });
     await sleep(WARMUP_MS);
     const read = async () => {
@@ -47,37 +93,10 @@ export async function p6Idle(context: BenchContext): Promise<Section> {
     const seconds = (after.at - before.at) / 1000;
     const xactsPerSecond = (after.xacts - before.xacts) / seconds;
     const statementsPerSecond = (after.statements - before.statements) / seconds;
-    context.log(`P6 ${fmt(xactsPerSecond, 2)} transactions/s (server), ${fmt(statementsPerSecond, 2)} statements/s (client)`);
-    return {
-      id: 'P6',
-      title: `P6 — idle cost of one relay at default settings (${fmt(seconds)} s without writes)`,
-      body: [
-        ...table(
-          ['measure', 'per second'],
-          [
-            ['transactions in its database (pg_stat_database xact_commit + xact_rollback delta)', fmt(xactsPerSecond, 2)],
-            ['statements its pg clients sent (counted in the process)', fmt(statementsPerSecond, 2)],
-            ['rows returned to it (tup_returned delta)', fmt((after.tupReturned - before.tupReturned) / seconds, 2)],
-          ],
-        ),
-        '',
-        `Defaults: \`pollIntervalMs\` ${OUTBOX_DEFAULTS.pollIntervalMs}, \`notifications\` ${String(OUTBOX_DEFAULTS.notifications)} (one connection held in LISTEN, which costs no statements while idle), ` +
-          `cleanup every ${OUTBOX_DEFAULTS.cleanup.intervalMs / 1000} s. The server counters are read from the \`postgres\` database, so the measurement is not in them. ` +
-          `Started ${WARMUP_MS / 1000} s after the app, with an empty outbox table. Backends publish their counters up to a second late, so the server figure ` +
-          `is ±1 transaction per window; the aim counts as met when it is within that and the exact count of statements sent is ≤ 1/s.`,
-      ],
-      summary: [
-        {
-          bench: 'P6',
-          figure: 'idle queries/s, one relay, defaults',
-          value: `${fmt(xactsPerSecond, 2)} server, ${fmt(statementsPerSecond, 2)} sent`,
-          aim: '≤ 1/s',
-          // The server counters land up to a second late at either end of the window: one transaction of slack.
-          met: xactsPerSecond - 1 / seconds <= 1 && statementsPerSecond <= 1,
-        },
-      ],
-    };
+    context.log(`P6 metrics ${metrics ? 'on' : 'off'}: ${fmt(xactsPerSecond, 2)} transactions/s (server), ${fmt(statementsPerSecond, 2)} statements/s (client)`);
+    return { seconds, xactsPerSecond, statementsPerSecond, tupReturnedPerSecond: (after.tupReturned - before.tupReturned) / seconds };
   } finally {
+    clearInterval(scraper);
     statements.restore();
     await app?.app.close();
     await sampler.end();

@@ -23,7 +23,10 @@ export {
   type OutboxLeaseLostEvent,
 } from './core/observe/outbox.channels';
 export { OutboxHealthIndicator } from './observability/health/outbox.health-indicator';
-export { DEFAULT_LATENCY_BUCKETS, type OutboxMetricsOptions, type MetricsRegistry } from './observability/metrics/metrics.options';
+export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './observability/metrics/metrics.options';
+export { OutboxMetrics, type OutboxMetricsSources } from './observability/metrics/outbox-metrics';
+export { RelayActivityTracker } from './core/observe/relay-activity';
+export { combineObservers } from './core/observe/relay-observer';
 export type { OutboxTracingOptions } from './observability/tracing/tracing.options';
 export { continueOutboxTrace, type ContinueTraceOptions } from './observability/tracing/continue-outbox-trace';
 

@@ -1,6 +1,21 @@
 import { ClientKafka, type ClientProxy } from '@nestjs/microservices';
 import { DataSource } from 'typeorm';
-import { ClientProxyTransport, createOutboxTableMigration, createSqlOutboxStore, OUTBOX_DEFAULTS, OutboxRelay, RetryPolicy } from './outbox';
+import * as prom from 'prom-client';
+import {
+  ClientProxyTransport,
+  combineObservers,
+  createOutboxTableMigration,
+  createSqlOutboxStatsSource,
+  createSqlOutboxStore,
+  OUTBOX_DEFAULTS,
+  OutboxMetrics,
+  OutboxRelay,
+  OutboxStatsReader,
+  RelayActivityTracker,
+  resolveMetricsOptions,
+  RetryPolicy,
+  type RelayObserver,
+} from './outbox';
 import { CountingLogger, kafkaLogLevel, postgresOptions } from './env';
 
 export interface OurRelayOptions {
@@ -12,6 +27,8 @@ export interface OurRelayOptions {
   batchSize?: number;
   /** Also run the library's migration for `table` (the first user of a schema does). */
   createTable?: boolean;
+  /** Feed Prometheus metrics (a private registry, scraped every second as an eager Prometheus would). */
+  metrics?: boolean;
 }
 
 /** Milliseconds spent per batch in each step of the relay loop (measured around the store and transport calls). */
@@ -60,6 +77,7 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
   store.claim = timed(store.claim.bind(store), phases.claim);
   store.markPublished = timed(store.markPublished.bind(store), phases.settle);
   if (transport.publishBatch) Reflect.set(transport, 'publishBatch', timed(transport.publishBatch, phases.publish));
+  const metrics = options.metrics ? withMetrics(dataSource, options.table) : undefined;
   const relay = new OutboxRelay({
     store,
     transports: new Map([['default', transport]]),
@@ -69,6 +87,7 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
     leaseMs: OUTBOX_DEFAULTS.leaseMs,
     publishTimeoutMs: OUTBOX_DEFAULTS.publishTimeoutMs,
     logger,
+    observer: metrics?.observer,
   });
   return {
     relay,
@@ -78,10 +97,26 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
     logger,
     close: async () => {
       await relay.stop(1_000);
+      metrics?.stop();
       await client.close();
       await dataSource.destroy();
     },
   };
+}
+
+/** The module's metrics wiring by hand: stats reader (default refresh), activity, metrics, and a scraper. */
+function withMetrics(dataSource: DataSource, table: string): { observer: RelayObserver; stop(): void } {
+  const registry = new prom.Registry();
+  const activity = new RelayActivityTracker();
+  activity.running = true;
+  const stats = new OutboxStatsReader({
+    source: createSqlOutboxStatsSource(dataSource, table),
+    refreshIntervalMs: 5_000,
+    relayActivity: () => activity.activity(),
+  });
+  const metrics = new OutboxMetrics(prom, resolveMetricsOptions({ registry })!, { stats: () => stats.snapshot(), activity: () => activity.activity() });
+  const scraper = setInterval(() => void registry.metrics(), 1_000);
+  return { observer: combineObservers([activity, metrics]), stop: () => clearInterval(scraper) };
 }
 
 function timed<A extends unknown[], R>(call: (...args: A) => Promise<R>, into: number[]): (...args: A) => Promise<R> {
