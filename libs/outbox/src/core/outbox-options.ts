@@ -95,10 +95,16 @@ export interface OutboxSettings {
   stats?: StatsOptions;
   /** Thresholds of `OutboxHealthIndicator`. */
   health?: HealthThresholds;
+  /**
+   * Decides whether a failed publish (or in-process handler) is tried again: return `false` to send
+   * the row to dead at once, keeping the error. A `NonRetryableOutboxError` is never retried,
+   * whatever this says; an exception thrown here counts as "retry". Default: retry every error.
+   */
+  retryIf?: (error: unknown) => boolean;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health'>> &
-  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions> };
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf'>> &
+  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions> };
 
 export const OUTBOX_DEFAULTS = {
   relay: true,
@@ -140,6 +146,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     defaultTopic: options.defaultTopic,
     resolveTopic: options.resolveTopic,
     enrich: options.enrich,
+    retryIf: options.retryIf,
   };
   validate(resolved);
   return resolved;
@@ -183,7 +190,7 @@ function validate(settings: ResolvedOutboxSettings): void {
   if (settings.defaultTopic !== undefined && (typeof settings.defaultTopic !== 'string' || settings.defaultTopic === '')) {
     fail('defaultTopic', 'a non-empty string', settings.defaultTopic);
   }
-  for (const hook of ['resolveTopic', 'enrich'] as const) {
+  for (const hook of ['resolveTopic', 'enrich', 'retryIf'] as const) {
     if (settings[hook] !== undefined && typeof settings[hook] !== 'function') fail(hook, 'a function', settings[hook]);
   }
 }

@@ -6,6 +6,7 @@ import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
 import type { FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
 import type { RetryPolicy } from './retry-policy';
+import { classifyFailure, type PublishFailure, type RetryIf } from './failure-classification';
 import { combineObservers, type RelayObserver, type SettledBatch } from './observe/relay-observer';
 import { RelayFailureLog } from './observe/relay-failure.log';
 import { OutboxChannelsObserver } from './observe/outbox.channels';
@@ -28,6 +29,8 @@ export interface OutboxRelayConfig {
   logger: RelayLogger;
   /** Follows claims, publishes and outcomes (metrics, tracing, diagnostics channels). */
   observer?: RelayObserver;
+  /** Whether an error is worth another attempt; `NonRetryableOutboxError` never is. Default: retry every error. */
+  retryIf?: RetryIf;
 }
 
 export interface BatchOutcome {
@@ -102,7 +105,7 @@ export class OutboxRelay {
     messages.forEach((message, index) => {
       const error = errors[index];
       if (error === undefined) published.push(message.position);
-      else failed.push({ position: message.position, error, retryInMs: this.config.retryPolicy.delayAfter(message.attempt) });
+      else failed.push({ position: message.position, error: error.text, retryInMs: error.final ? null : this.config.retryPolicy.delayAfter(message.attempt) });
     });
     const settled = await this.settle(token, published, failed);
     this.wakeUpForRetries(failed);
@@ -167,8 +170,8 @@ export class OutboxRelay {
   }
 
   /** One entry per message, in order: `undefined` when acknowledged, else the error text to record; and how long each took. */
-  private async publishAll(messages: ClaimedMessage[]): Promise<{ errors: Array<string | undefined>; durations: number[] }> {
-    const results = new Array<string | undefined>(messages.length);
+  private async publishAll(messages: ClaimedMessage[]): Promise<{ errors: Array<PublishFailure | undefined>; durations: number[] }> {
+    const results = new Array<PublishFailure | undefined>(messages.length);
     const durations = new Array<number>(messages.length).fill(0);
     const byTransport = new Map<string, number[]>();
     messages.forEach((message, index) => {
@@ -180,7 +183,7 @@ export class OutboxRelay {
       [...byTransport].map(async ([name, indexes]) => {
         const transport = this.config.transports.get(name);
         if (!transport) {
-          indexes.forEach((index) => (results[index] = noTransportForRow(name)));
+          indexes.forEach((index) => (results[index] = { text: noTransportForRow(name), final: false }));
           return;
         }
         const started = performance.now();
@@ -195,33 +198,37 @@ export class OutboxRelay {
     return { errors: results, durations };
   }
 
-  private async publishGroup(name: string, transport: OutboxTransport, messages: ClaimedMessage[]): Promise<Array<string | undefined>> {
+  private async publishGroup(name: string, transport: OutboxTransport, messages: ClaimedMessage[]): Promise<Array<PublishFailure | undefined>> {
     let outgoing: ReturnType<typeof toOutgoingMessage>[];
     try {
       outgoing = messages.map(toOutgoingMessage);
     } catch (error) {
-      return messages.map(() => errorText(error));
+      return messages.map(() => this.failure(error));
     }
     const finish = this.observer.publishing?.(name, messages, outgoing, transport.name);
     const errors = await this.send(transport, outgoing);
-    finish?.(errors);
+    finish?.(errors.map((error) => error?.text));
     return errors;
   }
 
-  private async send(transport: OutboxTransport, outgoing: OutgoingMessage[]): Promise<Array<string | undefined>> {
+  private failure(error: unknown): PublishFailure {
+    return classifyFailure(error, errorText(error), this.config.retryIf);
+  }
+
+  private async send(transport: OutboxTransport, outgoing: OutgoingMessage[]): Promise<Array<PublishFailure | undefined>> {
     if (transport.publishBatch && outgoing.length > 1) {
       try {
         const outcomes = await this.withTimeout(transport, transport.publishBatch(outgoing));
-        return outgoing.map((_, index) => (outcomes[index] === undefined ? undefined : errorText(outcomes[index])));
+        return outgoing.map((_, index) => (outcomes[index] === undefined ? undefined : this.failure(outcomes[index])));
       } catch (error) {
-        return outgoing.map(() => errorText(error));
+        return outgoing.map(() => this.failure(error));
       }
     }
     return Promise.all(
       outgoing.map((message) =>
         this.withTimeout(transport, transport.publish(message)).then(
           () => undefined,
-          (error: unknown) => errorText(error),
+          (error: unknown) => this.failure(error),
         ),
       ),
     );

@@ -20,3 +20,16 @@ export class OutboxAdminError extends Error {
 export class OutboxWriteError extends Error {
   override readonly name = 'OutboxWriteError';
 }
+
+/**
+ * Thrown by a transport or an in-process handler for a message that can never succeed (a payload
+ * the receiver rejects for good, a destination that does not exist): the row becomes dead at
+ * once, with this error kept, instead of being retried `maxAttempts` times.
+ */
+export class NonRetryableOutboxError extends Error {
+  override readonly name = 'NonRetryableOutboxError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

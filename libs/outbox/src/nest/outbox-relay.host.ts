@@ -83,6 +83,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       publishTimeoutMs,
       logger: this.logger,
       observer: this.observers.combined(),
+      retryIf: this.settings.retryIf,
     });
     this.observers.activity.running = true;
     this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.relay?.trigger(), pollIntervalMs));
