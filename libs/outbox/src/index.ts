@@ -45,12 +45,13 @@ export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.
 export { OutboxAggregateRoot, WithOutboxEvents, recordEvent, getRecordedEvents, type RecordedEvent } from './core/recorded-events';
 
 // Messages, ports and settings
-export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus } from './core/outbox-message';
+export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus, DeliveryOptions, RecordEventOptions } from './core/outbox-message';
 export { ENVELOPE_HEADERS } from './core/envelope';
 export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
 export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';
 export { OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
-export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError } from './core/outbox.errors';
+export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, NonRetryableOutboxError } from './core/outbox.errors';
+export type { RetryIf } from './core/failure-classification';
 export { InMemoryOutboxStore } from './core/in-memory-outbox.store';
 export { OutboxRelay, type BatchOutcome } from './core/outbox-relay';
 export { RetryPolicy, type BackoffOptions } from './core/retry-policy';

@@ -29,7 +29,8 @@ export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
 
   add(messages: NewOutboxMessage[]): void {
     for (const message of messages) {
-      this.rows.push({ position: this.nextPosition++, message, status: 'pending', attempts: 0, createdAt: this.now() });
+      const nextAttemptAt = message.delayMs ? this.now() + message.delayMs : undefined;
+      this.rows.push({ position: this.nextPosition++, message, status: 'pending', attempts: 0, createdAt: this.now(), nextAttemptAt });
     }
   }
 

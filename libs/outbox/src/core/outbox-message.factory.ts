@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from 'uuid';
 import { OutboxWriteError } from './outbox.errors';
-import { invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
+import { conflictingDelay, invalidDelay, invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
 import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
-import type { MessageMetadata, NewOutboxMessage } from './outbox-message';
+import type { NewOutboxMessage, RecordEventOptions } from './outbox-message';
 
 /** Everything needed to write one message; what the subscriber and the explicit API both produce. */
 export interface MessageDraft extends EventDraft {
@@ -10,7 +10,8 @@ export interface MessageDraft extends EventDraft {
   topic?: string;
   /** Destination of the aggregate (`@PublishesEvents({ topic })`); used when `resolveTopic` gives none. */
   aggregateTopic?: string;
-  metadata?: MessageMetadata;
+  /** Metadata, and the earliest delivery time (`deliverAt` / `delayMs`). */
+  metadata?: RecordEventOptions;
   occurredAt?: Date;
 }
 
@@ -49,6 +50,7 @@ export class OutboxMessageFactory {
       if (typeof value !== 'string') throw new OutboxWriteError(invalidHeader(name, value));
     }
     const occurredAt = draft.occurredAt ?? this.now();
+    const delayMs = this.delayOf(draft);
     return destinations.map(({ transport, destination }) => ({
       id: this.newId(),
       type: draft.type,
@@ -63,7 +65,24 @@ export class OutboxMessageFactory {
       tenantId: explicit.tenantId ?? enriched.tenantId,
       headers,
       payloadJson,
+      delayMs,
     }));
+  }
+
+  /** Milliseconds to hold the message back, counted by the database from the write; undefined for none. */
+  private delayOf({ type, metadata }: MessageDraft): number | undefined {
+    const { deliverAt, delayMs } = metadata ?? {};
+    if (deliverAt !== undefined && delayMs !== undefined) throw new OutboxWriteError(conflictingDelay(type));
+    if (delayMs !== undefined) {
+      if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) throw new OutboxWriteError(invalidDelay(type, 'delayMs', delayMs));
+      return delayMs > 0 ? Math.round(delayMs) : undefined;
+    }
+    if (deliverAt !== undefined) {
+      if (!(deliverAt instanceof Date) || Number.isNaN(deliverAt.getTime())) throw new OutboxWriteError(invalidDelay(type, 'deliverAt', deliverAt));
+      const ms = deliverAt.getTime() - this.now().getTime();
+      return ms > 0 ? ms : undefined;
+    }
+    return undefined;
   }
 
   private destinationsOf(draft: MessageDraft): Destination[] {

@@ -16,6 +16,20 @@ export interface MessageMetadata {
   headers?: Record<string, string>;
 }
 
+/**
+ * When a message may be published at the earliest. The row waits in the outbox until then and,
+ * like any pending row, holds back later messages of its aggregate and destination (order is kept).
+ */
+export interface DeliveryOptions {
+  /** Publish at or after this time (an earlier time means now). */
+  deliverAt?: Date;
+  /** Publish at least this many milliseconds after the save (0 or more). */
+  delayMs?: number;
+}
+
+/** What `recordEvent` and the explicit API accept next to the event: metadata and delivery time. */
+export type RecordEventOptions = MessageMetadata & DeliveryOptions;
+
 /** What a consumer receives as the message body, whatever the transport. */
 export interface OutboxEnvelope {
   id: string;
@@ -48,6 +62,8 @@ export interface NewOutboxMessage {
   tenantId?: string;
   headers: Record<string, string>;
   payloadJson: string;
+  /** Not claimable until this many milliseconds after the write, by the database's clock. */
+  delayMs?: number;
 }
 
 /** A row the relay holds a lease on. `position` is the commit-order key, kept as a string (bigint). */

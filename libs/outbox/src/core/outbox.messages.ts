@@ -73,6 +73,14 @@ export const noSuchMessage = (id: string, table: string) => `Outbox message ${id
 export const notDead = (action: string, id: string, status: string) =>
   `Outbox message ${id} is ${status}, not dead: only dead messages can be ${action}. Nothing was changed.`;
 
+export const invalidDelay = (eventType: string, option: 'delayMs' | 'deliverAt', got: unknown) =>
+  `Event "${eventType}" cannot be written to the outbox: "${option}" must be ` +
+  (option === 'delayMs' ? 'a number of milliseconds, 0 or more' : 'a valid Date') +
+  `, got ${describe(got)}. Nothing was written; the transaction rolls back.`;
+
+export const conflictingDelay = (eventType: string) =>
+  `Event "${eventType}" cannot be written to the outbox: give either "deliverAt" or "delayMs", not both.`;
+
 export const invalidHeader = (name: string, got: unknown) =>
   `Outbox header "${name}" must be a string, got ${describe(got)}. Convert it before returning it from "enrich".`;
 

@@ -1,10 +1,10 @@
-import type { MessageMetadata } from './outbox-message';
+import type { RecordEventOptions } from './outbox-message';
 
 /** An event an aggregate has recorded and that is not yet committed to the outbox. */
 export interface RecordedEvent {
   readonly event: object;
   readonly occurredAt: Date;
-  readonly metadata?: MessageMetadata;
+  readonly metadata?: RecordEventOptions;
 }
 
 // Symbol-keyed and non-enumerable: invisible to TypeORM, JSON and class-transformer.
@@ -15,7 +15,7 @@ interface WithBuffer {
 }
 
 /** Records `event` on `aggregate`; it is written to the outbox when the aggregate is next saved. */
-export function recordEvent(aggregate: object, event: object, metadata?: MessageMetadata): void {
+export function recordEvent(aggregate: object, event: object, metadata?: RecordEventOptions): void {
   bufferOf(aggregate).push({ event, occurredAt: new Date(), metadata });
 }
 
@@ -50,7 +50,7 @@ type AbstractConstructor<T = object> = abstract new (...args: any[]) => T;
 export function WithOutboxEvents<TBase extends AbstractConstructor>(Base: TBase) {
   abstract class OutboxEventsMixin extends Base {
     /** Records an event to be written to the outbox in the transaction that saves this aggregate. */
-    recordEvent(event: object, metadata?: MessageMetadata): void {
+    recordEvent(event: object, metadata?: RecordEventOptions): void {
       recordEvent(this, event, metadata);
     }
   }

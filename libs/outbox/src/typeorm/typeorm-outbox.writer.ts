@@ -2,13 +2,13 @@ import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
-import type { MessageMetadata } from '../core/outbox-message';
+import type { DeliveryOptions, MessageMetadata } from '../core/outbox-message';
 import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import { tableDialectFor } from './outbox-sql.factory';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
 /** A message added through the explicit API, for code that does not go through an aggregate. */
-export interface OutboxMessageInput extends MessageMetadata {
+export interface OutboxMessageInput extends MessageMetadata, DeliveryOptions {
   /** Stable event type name, e.g. `billing.invoice-issued`. */
   type: string;
   /** Payload schema version. Default `1`. */
@@ -101,6 +101,8 @@ function toDraft(input: OutboxMessageInput): MessageDraft {
       causationId: input.causationId,
       tenantId: input.tenantId,
       headers: input.headers,
+      deliverAt: input.deliverAt,
+      delayMs: input.delayMs,
     },
   };
 }

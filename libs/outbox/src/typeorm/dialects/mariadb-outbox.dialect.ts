@@ -1,6 +1,6 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, INSERT_COLUMNS, insertValues, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+import { claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 const list = (count: number) => Array(count).fill('?').join(', ');
@@ -25,7 +25,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   }
 
   insert(messages: NewOutboxMessage[]): SqlStatement {
-    const row = `(${list(INSERT_COLUMNS.length)})`;
+    const row = valuesTuple(() => '?', (param) => AFTER_MS(param));
     return {
       sql: `INSERT INTO ${this.t} (${INSERT_COLUMNS.join(', ')}) VALUES ${messages.map(() => row).join(', ')}`,
       params: messages.flatMap((message) => insertValues(message, message.occurredAt.toISOString())),

@@ -67,7 +67,16 @@ export const INSERT_COLUMNS = [
   'tenant_id',
   'headers',
   'payload',
+  'next_attempt_at',
 ] as const;
+
+/**
+ * One row's VALUES tuple. The last column is the delay of a delayed message: the database adds it
+ * to its own clock (`delayed(param)`), so the delay holds whatever the application host's clock says.
+ */
+export function valuesTuple(placeholder: (column: number) => string, delayed: (param: string) => string): string {
+  return `(${INSERT_COLUMNS.map((name, column) => (name === 'next_attempt_at' ? delayed(placeholder(column)) : placeholder(column))).join(', ')})`;
+}
 
 /** Column list of a claimed row; `alias` qualifies the columns where a join makes them ambiguous. */
 export function claimedColumns(alias?: string): string {
@@ -111,6 +120,7 @@ export function insertValues(message: NewOutboxMessage, occurredAt: unknown): un
     message.tenantId ?? null,
     JSON.stringify(message.headers),
     message.payloadJson,
+    message.delayMs ?? null,
   ];
 }
 

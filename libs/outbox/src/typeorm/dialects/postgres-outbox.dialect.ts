@@ -5,6 +5,7 @@ import {
   claimedColumns,
   INSERT_COLUMNS,
   insertValues,
+  valuesTuple,
   holdingStatuses,
   type DialectOptions,
   type OutboxSqlDialect,
@@ -67,7 +68,9 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
 
   insert(messages: NewOutboxMessage[]): SqlStatement {
     const width = INSERT_COLUMNS.length;
-    const rows = messages.map((_, row) => `(${INSERT_COLUMNS.map((_, column) => `$${row * width + column + 1}`).join(', ')})`);
+    const rows = messages.map((_, row) =>
+      valuesTuple((column) => `$${row * width + column + 1}`, (param) => `now() + ${param}::double precision * interval '1 millisecond'`),
+    );
     const insert = `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
     const params = messages.flatMap((message) => insertValues(message, message.occurredAt));
     if (!this.notifyChannel) return { sql: insert, params };

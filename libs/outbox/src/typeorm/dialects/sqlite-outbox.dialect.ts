@@ -5,6 +5,7 @@ import {
   claimedColumns,
   INSERT_COLUMNS,
   insertValues,
+  valuesTuple,
   holdingStatuses,
   type DialectOptions,
   type OutboxSqlDialect,
@@ -70,7 +71,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
   }
 
   insert(messages: NewOutboxMessage[]): SqlStatement {
-    const row = `(${INSERT_COLUMNS.map(() => '?').join(', ')})`;
+    const row = valuesTuple(() => '?', (param) => `strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (${param} / 1000.0) || ' seconds')`);
     return {
       sql: `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${messages.map(() => row).join(', ')}`,
       params: messages.flatMap((message) => insertValues(message, message.occurredAt.toISOString())),

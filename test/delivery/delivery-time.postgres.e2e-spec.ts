@@ -1,0 +1,3 @@
+import { describeDeliveryTime } from './delivery-time.contract';
+
+describeDeliveryTime('postgres');
