@@ -60,11 +60,8 @@
       rect.append(title);
       svg.append(rect);
     });
-    const label = document.createElementNS(ns, 'text');
-    label.setAttribute('x', '2');
-    label.setAttribute('y', '10');
-    label.textContent = `max ${max}/min`;
-    svg.append(label);
+    // Outside the SVG: the chart stretches to the panel's width, text would stretch with it.
+    $('#throughput-max').textContent = `peak ${max}/min`;
     svg.dataset.total = String(values.reduce((a, b) => a + b, 0));
   }
 
