@@ -78,3 +78,7 @@ export { TypeOrmInbox } from './typeorm/inbox/typeorm-inbox';
 export { TypeOrmInboxStore } from './typeorm/inbox/typeorm-inbox.store';
 export { CreateInboxTable, createInboxTableMigration } from './typeorm/inbox/create-inbox-table.migration';
 export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';
+
+// In-process handlers
+export { OnOutboxEvent, type OnOutboxEventOptions } from './nest/in-process/on-outbox-event.decorator';
+export { InProcessTransport, IN_PROCESS_TRANSPORT, type InProcessHandler } from './transports/in-process.transport';

@@ -19,6 +19,8 @@ type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTop
   Partial<Pick<ResolvedOutboxSettings, 'routes' | 'maxPayloadBytes'>> & {
     /** Headers taken from the ambient context at write time (the active trace); `enrich` and explicit headers win. */
     captureHeaders?: () => Record<string, string> | undefined;
+    /** Routes known only at bootstrap (one per in-process handler). */
+    extraRoutes?: () => readonly OutboxRoute[];
   };
 
 interface Destination {
@@ -87,7 +89,7 @@ export class OutboxMessageFactory {
 
   private destinationsOf(draft: MessageDraft): Destination[] {
     const primary = draft.topic ?? this.settings.resolveTopic?.(draft) ?? draft.aggregateTopic ?? this.settings.defaultTopic;
-    const routed = (this.settings.routes ?? [])
+    const routed = [...(this.settings.routes ?? []), ...(this.settings.extraRoutes?.() ?? [])]
       .filter((route) => routeMatches(route, draft))
       .map((route) => ({ transport: route.transport, destination: route.topic }));
     const destinations = primary ? [{ transport: DEFAULT_TRANSPORT, destination: primary }, ...routed] : routed;

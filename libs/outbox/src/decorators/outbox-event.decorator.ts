@@ -34,7 +34,22 @@ export function OutboxEvent(type: string, options: OutboxEventOptions = {}): Cla
     }
     const metadata: OutboxEventMetadata = { type, version, topic: options.topic };
     Reflect.defineMetadata(OUTBOX_EVENT_METADATA, metadata, target);
+    DECLARED_EVENTS.set(type, target as unknown as Function);
   };
+}
+
+// Event types are declared by decorating classes at import time; handlers naming a type are
+// checked against them at bootstrap, so a typo fails the start instead of never matching.
+const DECLARED_EVENTS = new Map<string, Function>();
+
+/** The class declaring `type` with `@OutboxEvent`, if one was loaded. */
+export function eventClassOf(type: string): Function | undefined {
+  return DECLARED_EVENTS.get(type);
+}
+
+/** Every event type declared with `@OutboxEvent` so far. */
+export function declaredEventTypes(): string[] {
+  return [...DECLARED_EVENTS.keys()];
 }
 
 export function getOutboxEventMetadata(event: object): OutboxEventMetadata | undefined {

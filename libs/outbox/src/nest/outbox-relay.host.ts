@@ -17,6 +17,7 @@ import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { checkRouteTransports, resolveTransports } from './outbox-transports.resolver';
+import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
@@ -46,6 +47,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     private readonly schedulerRegistry: SchedulerRegistry,
     private readonly observers: OutboxObservers,
     private readonly outboxStats: OutboxStats,
+    private readonly inProcessHandlers: InProcessHandlers,
   ) {}
 
   private get intervalName(): string {
@@ -69,7 +71,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${this.extras.tableName}" only.`);
       return;
     }
-    const transports = resolveTransports(this.options, this.moduleRef);
+    const transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.checkAcknowledgements(transports);
     this.transports = transports;
     const { relayId, batchSize, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;

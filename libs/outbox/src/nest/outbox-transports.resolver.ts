@@ -5,17 +5,22 @@ import { missingTransport, notATransport, unknownRouteTransport, unknownTranspor
 import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
 import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
 import { ClientProxyTransport } from '../transports/client-proxy.transport';
+import { IN_PROCESS_TRANSPORT } from '../transports/in-process.transport';
+import { reservedTransportName } from '../core/in-process.messages';
 import type { OutboxModuleOptions, OutboxTransportOption } from './outbox-module.options';
 
 /** Turns the `transport` / `transports` options into transports by name, failing on what cannot work. */
-export function resolveTransports(options: OutboxModuleOptions, moduleRef: ModuleRef): Map<string, OutboxTransport> {
+export function resolveTransports(options: OutboxModuleOptions, moduleRef: ModuleRef, inProcess?: OutboxTransport): Map<string, OutboxTransport> {
   const transports = new Map<string, OutboxTransport>();
   if (options.transport !== undefined && options.transport !== null) {
     transports.set(DEFAULT_TRANSPORT, resolveTransport(options.transport, moduleRef, 'transport'));
   }
   for (const [name, option] of Object.entries(options.transports ?? {})) {
+    if (name === IN_PROCESS_TRANSPORT) throw new OutboxConfigurationError(reservedTransportName(name));
     transports.set(name, resolveTransport(option, moduleRef, `transports.${name}`));
   }
+  // In-process handlers need no broker: an app with handlers only has a transport all the same.
+  if (inProcess) transports.set(IN_PROCESS_TRANSPORT, inProcess);
   if (transports.size === 0) throw new OutboxConfigurationError(missingTransport());
   return transports;
 }

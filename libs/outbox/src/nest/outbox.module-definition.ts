@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { validateTableName } from '../core/outbox-options';
@@ -28,6 +29,7 @@ export const {
       imports: [
         ...(definition.imports ?? []),
         ScheduleModule.forRoot(),
+        DiscoveryModule,
         TypeOrmModule.forFeature([outboxMessageEntity(resolved.tableName)], resolved.dataSource),
       ],
       providers: [

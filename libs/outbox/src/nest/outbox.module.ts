@@ -20,6 +20,8 @@ import { OUTBOX_OBSERVABILITY } from './outbox.constants';
 import { OutboxMetricsHost } from '../observability/metrics/outbox-metrics.host';
 import { OutboxHealthIndicator } from '../observability/health/outbox.health-indicator';
 import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host';
+import { InProcessHandlers } from './in-process/in-process-handlers';
+import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -40,16 +42,24 @@ import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host'
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     {
       provide: OUTBOX_WRITER,
-      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS, OutboxTracingHost],
-      useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker, extras: ResolvedOutboxExtras, tracing: OutboxTracingHost) =>
+      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS, OutboxTracingHost, InProcessHandlers],
+      useFactory: (
+        settings: ResolvedOutboxSettings,
+        tracker: OutboxTransactionTracker,
+        extras: ResolvedOutboxExtras,
+        tracing: OutboxTracingHost,
+        inProcess: InProcessHandlers,
+      ) =>
         new TypeOrmOutboxWriter(
-          new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture }),
+          new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() }),
           tracker,
           extras.tableName,
           settings.notifications ? notificationChannel(extras.tableName) : undefined,
         ),
     },
     OutboxRelayHost,
+    InProcessHandlers,
+    InProcessHandlersExplorer,
     OutboxCleanupHost,
     OutboxSubscriberRegistrar,
     OutboxPublisher,
