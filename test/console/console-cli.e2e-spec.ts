@@ -17,16 +17,26 @@ interface Result {
   stderr: string;
 }
 
+beforeAll(async () => {
+  // Builds the library as it is packed (tsc, then the console's assets), so the bin under test is the shipped one.
+  await run('npm', ['run', '--silent', 'build:lib'], { cwd: root });
+  expect(existsSync(bin)).toBe(true);
+}, 120_000);
+
+async function cli(...args: string[]): Promise<Result> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, OUTBOX_DATABASE_URL: '' } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
 describe('nest-outbox CLI on PostgreSQL', () => {
   let h: ConsoleHarness;
   let schema: string;
   let url: string;
-
-  beforeAll(async () => {
-    // Builds the library as it is packed (tsc, then the console's assets), so the bin under test is the shipped one.
-    await run('npm', ['run', '--silent', 'build:lib'], { cwd: root });
-    expect(existsSync(bin)).toBe(true);
-  }, 120_000);
 
   beforeEach(async () => {
     h = await createConsoleHarness('postgres');
@@ -35,15 +45,6 @@ describe('nest-outbox CLI on PostgreSQL', () => {
   });
   afterEach(() => h.close());
 
-  async function cli(...args: string[]): Promise<Result> {
-    try {
-      const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, OUTBOX_DATABASE_URL: '' } });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
   const db = () => ['--url', url, '--schema', schema];
   const statuses = async () => {
     const rows: Array<{ status: string; n: string }> = await h.dataSource.query('SELECT status, count(*) AS n FROM outbox_messages GROUP BY status');
@@ -130,5 +131,27 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect((await cli('status', ...db(), '--colour')).code).toBe(2);
     expect(await statuses()).toEqual(before);
     expect(dead).toHaveLength(3);
+  });
+});
+
+describe('nest-outbox CLI on MariaDB', () => {
+  it('pauses, lists, requeues by filter and reports status', async () => {
+    const h = await createConsoleHarness('mariadb');
+    try {
+      const database = (await h.dataSource.query('SELECT DATABASE() AS db'))[0].db as string;
+      const server = new URL(requireService('mariadb'));
+      server.pathname = `/${database}`;
+      const db = ['--url', server.toString()];
+      await h.add([{ type: 'orders.order-failed', aggregateType: 'order', aggregateId: 'm-1', payload: {} }]);
+      await h.dataSource.query(`UPDATE outbox_messages SET status = 'dead', attempts = 5, dead_at = NOW(3), error_history = '[]'`);
+      expect((await cli('pause', 'late', ...db)).stdout).toContain('Paused "late"');
+      expect((await cli('paused', ...db)).stdout).toMatch(/^late\tpaused since /);
+      expect((await cli('status', ...db, '--max-dead', '0')).code).toBe(1);
+      expect((await cli('dead', 'requeue', '--type', 'orders.order-failed', ...db)).stdout).toContain('1 dead message(s) requeued.');
+      expect((await cli('status', ...db, '--max-dead', '0')).code).toBe(0);
+      expect((await cli('resume', 'late', ...db)).stdout).toContain('Resumed "late"');
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { badUrl, cannotConnect, noSqliteFile } from './cli.messages';
 import { CliError } from './cli.error';
 
-/** A data source for a database URL: `postgres(ql)://…` or `sqlite:<path>` (also `sqlite://<path>`). */
+/** A data source for a database URL: `postgres(ql)://…`, `mysql://…` / `mariadb://…`, or `sqlite:<path>` (also `sqlite://<path>`). */
 export async function connect(url: string, schema?: string): Promise<DataSource> {
   const dataSource = new DataSource(optionsFor(url, schema));
   try {
@@ -24,6 +24,9 @@ function optionsFor(url: string, schema?: string): ConstructorParameters<typeof 
       extra: { max: 2, connectionTimeoutMillis: 5_000, ...(schema ? { options: `-c search_path=${schema}` } : {}) },
       logging: false,
     };
+  }
+  if (/^(mysql|mariadb):\/\/[^/]+/.test(url)) {
+    return { type: 'mariadb', url: url.replace(/^mariadb:/, 'mysql:'), connectTimeout: 5_000, logging: false };
   }
   const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
   if (sqlite) {

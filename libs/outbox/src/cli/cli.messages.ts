@@ -20,7 +20,8 @@ Commands:
                               print the DDL of the outbox tables
 
 Connection (every command but sql):
-  --url <url>                 postgres://user:pass@host:5432/db or sqlite:/path/to/file.sqlite
+  --url <url>                 postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db
+                              (MariaDB/MySQL) or sqlite:/path/to/file.sqlite
                               (default: $OUTBOX_DATABASE_URL)
   --schema <name>             PostgreSQL schema of the table (default: the server's search_path)
   --table <name>              outbox table (default: outbox_messages)
@@ -30,7 +31,7 @@ Exit codes: 0 done, 1 a status threshold passed, 2 bad input, unknown message, o
 export const missingUrl = () => 'No database: pass --url postgres://… or sqlite:/path, or set OUTBOX_DATABASE_URL.';
 
 export const badUrl = (url: string) =>
-  `Cannot use "${redactUrl(url)}" as a database URL: expected postgres://user:pass@host:port/db or sqlite:/path/to/file.sqlite.`;
+  `Cannot use "${redactUrl(url)}" as a database URL: expected postgres://user:pass@host:port/db, mysql://user:pass@host:port/db or sqlite:/path/to/file.sqlite.`;
 
 export const noSqliteFile = (path: string) => `No SQLite database at "${path}": check the path (nest-outbox never creates one).`;
 

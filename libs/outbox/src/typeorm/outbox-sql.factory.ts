@@ -18,6 +18,7 @@ import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
 import { consoleUnsupportedDatabase } from '../core/console/console.messages';
 import { ConsoleSql } from './console/console.sql';
 import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
+import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
 
 /** What writers and migrations use: inserts, locks and DDL of the database family. */
 export function tableDialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxTableDialect {
@@ -59,9 +60,10 @@ export function createSqlOutboxStatsSource(dataSource: DataSource, tableName: st
   return new SqlOutboxStatsSource(dialect, tableName, runnerFor(dataSource));
 }
 
-/** The operator console's store (PostgreSQL and SQLite). */
+/** The operator console's store (PostgreSQL, SQLite, MariaDB/MySQL). */
 export function createSqlOutboxConsoleStore(dataSource: DataSource, tableName: string): OutboxConsoleStore {
   const type = dataSource.options.type;
+  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', tableName), dataSource);
   if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
   return new SqlOutboxConsoleStore(new ConsoleSql(type === 'postgres' ? 'postgres' : 'sqlite', tableName), runnerFor(dataSource));
 }

@@ -11,4 +11,4 @@ export const bulkNeedsAFilter = () =>
 export const bulkOnlyDead = (status: string) => `"status" must be "dead" (or left out) for a bulk action: it changes dead rows only, and "${status}" was given.`;
 
 export const consoleUnsupportedDatabase = (type: unknown) =>
-  `The outbox console runs on PostgreSQL and SQLite; this data source is "${String(type)}". Use OutboxAdmin from code on other databases.`;
+  `The outbox console runs on PostgreSQL, SQLite and MariaDB/MySQL; this data source is "${String(type)}". Use OutboxAdmin from code on other databases.`;

@@ -2,7 +2,7 @@ import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { SqlStatement } from '../dialects/outbox-sql.dialect';
 import { pausedTableName } from '../dialects/paused-destinations.sql';
 
-export type ConsoleDialect = 'postgres' | 'sqlite';
+export type ConsoleDialect = 'postgres' | 'sqlite' | 'mariadb';
 
 const SUMMARY = `position AS "position", id AS "id", event_type AS "type", aggregate_type AS "aggregateType",
   aggregate_id AS "aggregateId", transport AS "transport", destination AS "destination", status AS "status",
@@ -12,6 +12,9 @@ const SUMMARY = `position AS "position", id AS "id", event_type AS "type", aggre
 const DETAIL = `${SUMMARY}, event_version AS "version", correlation_id AS "correlationId", causation_id AS "causationId",
   tenant_id AS "tenantId", headers AS "headers", payload AS "payload", error_history AS "errorHistory",
   next_attempt_at AS "nextAttemptAt", lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt"`;
+
+const REQUEUE = `status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL`;
+const DISCARD = `status = 'discarded'`;
 
 /** Collects parameters and hands out the dialect's placeholders in order. */
 class Params {
@@ -25,8 +28,9 @@ class Params {
 }
 
 /**
- * The console's statements on PostgreSQL and SQLite. Filters become parameters, never text.
- * SQLite keeps times as UTC text 'YYYY-MM-DD HH:MM:SS.SSS', so time bounds are given in that form.
+ * The console's statements on PostgreSQL, SQLite and MariaDB. Filters become parameters, never text.
+ * SQLite keeps times as UTC text 'YYYY-MM-DD HH:MM:SS.SSS', and MariaDB as datetime(3) in the
+ * session's time zone (UTC assumed), so time bounds are given in that form there.
  */
 export class ConsoleSql {
   private readonly t: string;
@@ -36,8 +40,9 @@ export class ConsoleSql {
     private readonly dialect: ConsoleDialect,
     table: string,
   ) {
-    this.t = `"${table}"`;
-    this.paused = `"${pausedTableName(table)}"`;
+    const quote = (name: string) => (dialect === 'mariadb' ? `\`${name}\`` : `"${name}"`);
+    this.t = quote(table);
+    this.paused = quote(pausedTableName(table));
   }
 
   list(filter: MessageFilter, before: string | null, limit: number): SqlStatement {
@@ -61,14 +66,21 @@ export class ConsoleSql {
   }
 
   requeueBatch(filter: MessageFilter, after: string, limit: number): SqlStatement {
-    return this.changeBatch(`status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL`, filter, after, limit);
+    return this.changeBatch(REQUEUE, filter, after, limit);
   }
 
   discardBatch(filter: MessageFilter, after: string, limit: number): SqlStatement {
-    return this.changeBatch(`status = 'discarded'`, filter, after, limit);
+    return this.changeBatch(DISCARD, filter, after, limit);
   }
 
   throughput(minutes: number): SqlStatement {
+    if (this.dialect === 'mariadb') {
+      return {
+        sql: `SELECT DATE_FORMAT(published_at, '%Y-%m-%d %H:%i') AS "minute", count(*) AS "published" FROM ${this.t}
+              WHERE status = 'published' AND published_at > NOW(3) - INTERVAL ? MINUTE GROUP BY 1 ORDER BY 1`,
+        params: [minutes],
+      };
+    }
     if (this.dialect === 'postgres') {
       return {
         sql: `SELECT date_trunc('minute', published_at) AS "minute", count(*) AS "published" FROM ${this.t}
@@ -93,6 +105,32 @@ export class ConsoleSql {
       sql: `INSERT INTO ${this.paused} (destination) VALUES (${params.add(destination)}) ON CONFLICT DO NOTHING RETURNING destination`,
       params: params.values,
     };
+  }
+
+  /** MariaDB has no INSERT … ON CONFLICT … RETURNING: the affected-row count says whether it was new. */
+  pauseIgnoring(destination: string): SqlStatement {
+    return { sql: `INSERT IGNORE INTO ${this.paused} (destination) VALUES (?)`, params: [destination] };
+  }
+
+  resumeCounting(destination: string): SqlStatement {
+    return { sql: `DELETE FROM ${this.paused} WHERE destination = ?`, params: [destination] };
+  }
+
+  /** MariaDB's bulk batch, step 1 (in a transaction): lock at most `limit` dead rows past `after`. */
+  lockBatch(filter: MessageFilter, after: string, limit: number): SqlStatement {
+    const params = new Params(this.dialect);
+    const where = this.where(filter, params);
+    where.push(`position > ${params.add(after)}`);
+    return {
+      sql: `SELECT position FROM ${this.t} WHERE ${where.join(' AND ')} ORDER BY position LIMIT ${params.add(limit)} FOR UPDATE SKIP LOCKED`,
+      params: params.values,
+    };
+  }
+
+  /** Step 2: change the locked rows. */
+  changePositions(kind: 'requeue' | 'discard', positions: string[]): SqlStatement {
+    const set = kind === 'requeue' ? REQUEUE : DISCARD;
+    return { sql: `UPDATE ${this.t} SET ${set} WHERE position IN (${positions.map(() => '?').join(', ')}) AND status = 'dead'`, params: positions };
   }
 
   resume(destination: string): SqlStatement {
@@ -147,6 +185,7 @@ export class ConsoleSql {
     return this.dialect === 'postgres' ? '::timestamptz' : '';
   }
 
+  // SQLite's text and MariaDB's datetime(3) both take 'YYYY-MM-DD HH:MM:SS.SSS'.
   private time(value: Date): string {
     return this.dialect === 'postgres' ? value.toISOString() : value.toISOString().replace('T', ' ').replace('Z', '');
   }

@@ -10,7 +10,7 @@ import type {
 import type { SqlRunner } from '../sql-runners';
 import type { ConsoleSql } from './console.sql';
 
-/** The console's store on PostgreSQL and SQLite, each statement outside application transactions. */
+/** The console's store (PostgreSQL, SQLite; MariaDB extends it), each statement outside application transactions. */
 export class SqlOutboxConsoleStore implements OutboxConsoleStore {
   constructor(
     private readonly sql: ConsoleSql,

@@ -1,0 +1,3 @@
+import { consoleRestContract } from './console-rest.contract';
+
+describe('Outbox console REST admin on MariaDB', () => consoleRestContract('mariadb'));
