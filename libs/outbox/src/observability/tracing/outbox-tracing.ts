@@ -49,7 +49,7 @@ export class OutboxTracing implements RelayObserver {
             'messaging.operation.name': 'publish',
             'messaging.destination.name': message.destination,
             'messaging.message.id': message.id,
-            'messaging.message.conversation_id': message.correlationId ?? '',
+            ...(message.correlationId ? { 'messaging.message.conversation_id': message.correlationId } : {}),
             'outbox.transport': transport,
             'outbox.event_type': message.type,
             'outbox.aggregate_type': message.aggregateType,
