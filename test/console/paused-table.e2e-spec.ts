@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { CreateOutboxTable, OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
+import { AddOutboxPausedTable, CreateOutboxTable, OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
 
 /** An outbox table made before paused destinations existed. */
 class DropPausedTable1767225600001 implements MigrationInterface {
@@ -29,7 +29,29 @@ describe('The paused-destinations table at startup (SQLite)', () => {
     module.useLogger(false);
     const started = module.init();
     await expect(started).rejects.toBeInstanceOf(OutboxConfigurationError);
-    await expect(started).rejects.toThrow(/outbox_messages_paused.*nest-outbox sql --dialect/s);
+    await expect(started).rejects.toThrow(/outbox_messages_paused.*AddOutboxPausedTable/s);
     await module.close();
+  });
+
+  it('is added by AddOutboxPausedTable to a table that lacks it, and left alone where it exists', async () => {
+    const database = join(dir, 'db.sqlite');
+    const module = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'better-sqlite3', database, migrations: [CreateOutboxTable, DropPausedTable1767225600001, AddOutboxPausedTable], migrationsRun: true }),
+        OutboxModule.forRoot({ relay: false }),
+      ],
+    }).compile();
+    module.useLogger(false);
+    await expect(module.init()).resolves.toBe(module);
+    await module.close();
+    const fresh = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: join(dir, 'fresh.sqlite'), migrations: [CreateOutboxTable, AddOutboxPausedTable], migrationsRun: true }),
+        OutboxModule.forRoot({ relay: false }),
+      ],
+    }).compile();
+    fresh.useLogger(false);
+    await expect(fresh.init()).resolves.toBe(fresh);
+    await fresh.close();
   });
 });

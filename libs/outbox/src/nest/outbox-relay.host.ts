@@ -63,7 +63,8 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       throw new OutboxConfigurationError(
         `Outbox table "${this.extras.tableName}" cannot be read (${error instanceof Error ? error.message : String(error)}). ` +
           `Add CreateOutboxTable (or createOutboxTableMigration('${this.extras.tableName}')) to the data source's migrations and run them. ` +
-          `A table made by an earlier version lacks "${this.extras.tableName}_paused": "npx nest-outbox sql --dialect <postgres|sqlite|mariadb>" prints its DDL.`,
+          `A table made by an earlier version lacks "${this.extras.tableName}_paused": add AddOutboxPausedTable ` +
+          `(or createOutboxPausedTableMigration('${this.extras.tableName}')) to the migrations; "npx nest-outbox sql" prints the DDL.`,
       );
     });
     checkRouteTransports(this.options);
