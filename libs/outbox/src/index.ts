@@ -83,3 +83,8 @@ export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';
 // In-process handlers
 export { OnOutboxEvent, type OnOutboxEventOptions } from './nest/in-process/on-outbox-event.decorator';
 export { InProcessTransport, IN_PROCESS_TRANSPORT, type InProcessHandler } from './transports/in-process.transport';
+
+// Typed payloads
+export { toOutboxEvent, OutboxEventValidationError } from './core/typed/to-outbox-event';
+export { OutboxEventPipe } from './nest/typed/outbox-event.pipe';
+export type { OutboxUpcaster } from './decorators/outbox-event.decorator';

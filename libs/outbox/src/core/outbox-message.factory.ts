@@ -1,3 +1,5 @@
+import { eventClassOf, getOutboxEventMetadata } from '../decorators/outbox-event.decorator';
+import { validatePayloadForSave } from './typed/payload-validation';
 import { v7 as uuidv7 } from 'uuid';
 import { OutboxWriteError } from './outbox.errors';
 import { conflictingDelay, invalidDelay, invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
@@ -41,6 +43,7 @@ export class OutboxMessageFactory {
 
   create(draft: MessageDraft): NewOutboxMessage[] {
     const destinations = this.destinationsOf(draft);
+    checkDeclaredPayload(draft);
     const payloadJson = serialize(draft.type, draft.payload);
     const limit = this.settings.maxPayloadBytes;
     const bytes = Buffer.byteLength(payloadJson);
@@ -96,6 +99,14 @@ export class OutboxMessageFactory {
     if (destinations.length === 0) throw new OutboxWriteError(noDestination(draft.type, draft.aggregateType));
     return destinations;
   }
+}
+
+/** An event type declared with `@OutboxEvent({ validate: true })` has its payload checked before anything is written. */
+function checkDeclaredPayload(draft: MessageDraft): void {
+  const eventClass = eventClassOf(draft.type);
+  const metadata = eventClass && getOutboxEventMetadata(eventClass.prototype);
+  // The class describes its current version only; older versions written through the explicit API are the caller's.
+  if (eventClass && metadata?.validate && metadata.version === draft.version) validatePayloadForSave(draft.type, eventClass, draft.payload);
 }
 
 function routeMatches(route: OutboxRoute, draft: MessageDraft): boolean {

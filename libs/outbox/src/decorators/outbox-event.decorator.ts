@@ -8,12 +8,28 @@ export interface OutboxEventOptions {
   version?: number;
   /** Destination for this event type, overriding the aggregate's and the module's. */
   topic?: string;
+  /**
+   * Validate the payload with the class's class-validator decorators when it is saved (a bad payload
+   * fails the save, naming the field) and when a consumer reads it with `toOutboxEvent` / `OutboxEventPipe`.
+   * Needs class-validator and class-transformer. Default `false`.
+   */
+  validate?: boolean;
+  /**
+   * Brings the payload of an older `version` to the current shape, for consumers reading with
+   * `toOutboxEvent` / `OutboxEventPipe`. Default: none (older versions are refused).
+   */
+  upcast?: OutboxUpcaster;
 }
+
+/** `({ type, version, payload }) => payload in the current version's shape`. */
+export type OutboxUpcaster = (message: { type: string; version: number; payload: unknown }) => unknown;
 
 export interface OutboxEventMetadata {
   type: string;
   version: number;
   topic?: string;
+  validate?: boolean;
+  upcast?: OutboxUpcaster;
 }
 
 /**
@@ -32,7 +48,10 @@ export function OutboxEvent(type: string, options: OutboxEventOptions = {}): Cla
     if (options.topic !== undefined && (typeof options.topic !== 'string' || options.topic === '')) {
       throw new OutboxConfigurationError(invalidDecoratorOption('OutboxEvent', target.name, 'topic', options.topic));
     }
-    const metadata: OutboxEventMetadata = { type, version, topic: options.topic };
+    if (options.upcast !== undefined && typeof options.upcast !== 'function') {
+      throw new OutboxConfigurationError(`@OutboxEvent() on ${target.name}: "upcast" must be a function ({ type, version, payload }) => payload.`);
+    }
+    const metadata: OutboxEventMetadata = { type, version, topic: options.topic, validate: options.validate === true, upcast: options.upcast };
     Reflect.defineMetadata(OUTBOX_EVENT_METADATA, metadata, target);
     DECLARED_EVENTS.set(type, target as unknown as Function);
   };

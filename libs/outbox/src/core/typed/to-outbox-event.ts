@@ -1,0 +1,40 @@
+import { getOutboxEventMetadata } from '../../decorators/outbox-event.decorator';
+import { NonRetryableOutboxError } from '../outbox.errors';
+import type { OutboxEnvelope } from '../outbox-message';
+import { payloadProblems } from './payload-validation';
+import { invalidPayload, newerVersion, notAnEventClass, olderVersionWithoutUpcaster, wrongEventType } from './typed-events.messages';
+
+/**
+ * A received payload that can never be handled (wrong type, unknown version, invalid fields).
+ * Non-retryable: an in-process handler throwing it sends its row to dead at once.
+ */
+export class OutboxEventValidationError extends NonRetryableOutboxError {
+  override readonly name = 'NonRetryableOutboxError';
+}
+
+type EventClass<T> = new (...args: any[]) => T;
+
+/**
+ * Turns a received envelope into an instance of its `@OutboxEvent` class: checks the type,
+ * brings an older version to the current shape with the class's `upcast` hook, builds the
+ * instance (class-transformer) and, with `validate: true`, validates it (class-validator).
+ */
+export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, envelope: Pick<OutboxEnvelope, 'type' | 'version' | 'payload'>): T {
+  const metadata = getOutboxEventMetadata(eventClass.prototype);
+  if (!metadata) throw new OutboxEventValidationError(notAnEventClass(eventClass.name));
+  if (envelope?.type !== metadata.type) throw new OutboxEventValidationError(wrongEventType(metadata.type, envelope?.type));
+  const version = Number(envelope.version ?? 1);
+  if (version > metadata.version) throw new OutboxEventValidationError(newerVersion(metadata.type, version, metadata.version));
+  let payload = envelope.payload;
+  if (version < metadata.version) {
+    if (!metadata.upcast) throw new OutboxEventValidationError(olderVersionWithoutUpcaster(metadata.type, version, metadata.version));
+    payload = metadata.upcast({ type: metadata.type, version, payload });
+  }
+  if (metadata.validate) {
+    const { instance, problems } = payloadProblems(metadata.type, eventClass, payload);
+    if (problems.length > 0) throw new OutboxEventValidationError(invalidPayload(metadata.type, problems, 'receive'));
+    return instance as T;
+  }
+  // Without validation an instance is still built, so methods and getters of the class work.
+  return Object.assign(Object.create(eventClass.prototype) as T, payload);
+}
