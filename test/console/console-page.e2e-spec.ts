@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import type { Page } from 'playwright-core';
+import { OutboxRelayHost } from '@nest-outbox/outbox';
 import { launchChromium } from '../support/chromium';
 import { createConsoleHarness } from '../support/console.harness';
 import { startOrderService, type RunningOrderService } from '../support/order-service.harness';
@@ -105,6 +106,34 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
     expect((await service.outboxRows()).every((row) => row.status === 'published')).toBe(true);
     await page.click('#refresh');
     await waitFor('no dead row left on the page', async () => (await count(page, 'dead')) === '0');
+    await page.close();
+  });
+
+  it('pauses and resumes a destination from the page, which every relay honours', async () => {
+    const topic = service.config.ordersTopic;
+    const page = await browser.context.newPage();
+    await page.goto(`${await service.app.getUrl()}/outbox`);
+    await page.fill('#pause-form input[name=destination]', topic);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.click('#pause-form button[type=submit]');
+    await waitFor('the paused destination listed', async () => (await page.locator('#paused').textContent())?.includes(topic));
+    const paused = await service.dataSource.query('SELECT destination FROM outbox_messages_paused');
+    expect(paused).toEqual([{ destination: topic }]);
+    const { body: order } = await request(service.app.getHttpServer())
+      .post('/orders')
+      .send({ customerId: 'p-1', items: [{ sku: 'PEN', quantity: 1, unitPriceCents: 250 }] })
+      .expect(201);
+    // A full relay pass while paused leaves it pending.
+    await service.app.get(OutboxRelayHost).drain();
+    expect((await service.dataSource.query('SELECT status FROM outbox_messages WHERE aggregate_id = $1', [order.id])).map((row: { status: string }) => row.status)).toEqual([
+      'pending',
+    ]);
+    await page.locator('#paused li', { hasText: topic }).locator('button').click();
+    await waitFor('the held event at the demo consumer after resuming', async () => {
+      const { body } = await request(service.app.getHttpServer()).get('/received-events').query({ aggregateId: order.id });
+      return body.length === 1;
+    }, 20_000);
+    await waitFor('no paused destination listed', async () => (await page.locator('#paused').textContent()) === 'none');
     await page.close();
   });
 
