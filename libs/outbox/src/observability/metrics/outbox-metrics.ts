@@ -119,20 +119,39 @@ export class OutboxMetrics implements RelayObserver {
 
   settled(batch: SettledBatch): void {
     const now = this.now();
+    // Counted per label set first: prom-client hashes the labels on every call, so one call per
+    // label set and batch instead of one per message keeps the cost per message low.
+    const counts = new Map<string, { labels: Record<(typeof MESSAGE_LABELS)[number], string>; published: number; failed: number; dead: number }>();
+    const latencies = new Map<string, { labels: Record<(typeof DESTINATION_LABELS)[number], string>; seconds: number[] }>();
     const durations = new Map<string, { seconds: number; ok: boolean }>();
     for (const { message, error, retryInMs, durationMs } of batch.outcomes) {
-      const labels = { transport: message.transport, destination: message.destination, event_type: message.type };
+      const { transport, destination, type } = message;
+      const key = `${transport}\u0000${destination}\u0000${type}`;
+      let count = counts.get(key);
+      if (!count) counts.set(key, (count = { labels: { transport, destination, event_type: type }, published: 0, failed: 0, dead: 0 }));
       if (error === undefined) {
-        this.published.inc(labels);
-        this.latency.observe({ transport: message.transport, destination: message.destination }, Math.max(0, now - Date.parse(message.occurredAt)) / 1000);
+        count.published++;
+        const where = `${transport}\u0000${destination}`;
+        let latency = latencies.get(where);
+        if (!latency) latencies.set(where, (latency = { labels: { transport, destination }, seconds: [] }));
+        latency.seconds.push(Math.max(0, now - Date.parse(message.occurredAt)) / 1000);
       } else {
-        this.failures.inc(labels);
-        if (retryInMs === null) this.dead.inc(labels);
+        count.failed++;
+        if (retryInMs === null) count.dead++;
       }
       // One observation per transport group: its messages went out together.
-      const group = durations.get(message.transport) ?? { seconds: durationMs / 1000, ok: true };
+      const group = durations.get(transport) ?? { seconds: durationMs / 1000, ok: true };
       group.ok &&= error === undefined;
-      durations.set(message.transport, group);
+      durations.set(transport, group);
+    }
+    for (const { labels, published, failed, dead } of counts.values()) {
+      if (published > 0) this.published.inc(labels, published);
+      if (failed > 0) this.failures.inc(labels, failed);
+      if (dead > 0) this.dead.inc(labels, dead);
+    }
+    for (const { labels, seconds } of latencies.values()) {
+      const child = this.latency.labels(labels);
+      for (const value of seconds) child.observe(value);
     }
     for (const [transport, { seconds, ok }] of durations) this.duration.observe({ transport, outcome: ok ? 'ok' : 'error' }, seconds);
     if (batch.leaseLost.published > 0) this.leaseLost.inc({ outcome: 'published' }, batch.leaseLost.published);
