@@ -77,6 +77,16 @@ describe('Outbox console security', () => {
       expect(() => OutboxConsoleModule.forRoot({ guard: BearerTokenGuard, readonly: true } as never)).toThrow(/no option "readonly"/);
     });
 
+    it('takes a guard instance as well as a class', async () => {
+      const h = await createConsoleHarness('sqlite', { guard: new BearerTokenGuard(), path: 'ops/outbox' });
+      try {
+        await request(h.app.getHttpServer()).get('/ops/outbox/api/summary').expect(401);
+        await request(h.app.getHttpServer()).get('/ops/outbox/api/summary').set('Authorization', `Bearer ${OPERATOR_TOKEN}`).expect(200);
+      } finally {
+        await h.close();
+      }
+    });
+
     it('warns at every start when served without authentication, and redacts payloads with the hook', async () => {
       const warnings: string[] = [];
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warnings.push(String(message)));
