@@ -1,3 +1,5 @@
+import { ClientTCP } from '@nestjs/microservices';
+import { lastValueFrom } from 'rxjs';
 import request from 'supertest';
 import { startOrderService, type RunningOrderService } from './support/order-service.harness';
 import { waitFor } from './support/wait-for';
@@ -31,5 +33,31 @@ describe.each([
     expect(received.map((event: { envelope: { type: string } }) => event.envelope.type)).toEqual(['orders.order-placed', 'orders.order-paid']);
     expect(received[0]).toMatchObject({ transport: 'tcp', envelope: { correlationId: 'c-sqlite', payload: { totalCents: 297 } } });
     expect((await service.outboxRows()).map((row) => row.status)).toEqual(['published', 'published']);
+
+    // The consumer's side effect went through the inbox: one timeline entry per message...
+    const timeline = await waitFor('two timeline entries', async () => {
+      const { body } = await request(http).get('/received-events/timeline').query({ orderId: created.id });
+      return body.length === 2 && body;
+    });
+    expect(timeline.map((entry: { eventType: string }) => entry.eventType)).toEqual(['orders.order-placed', 'orders.order-paid']);
+
+    // ...and a redelivery of the same message is counted but not applied again.
+    const { host, port } = service.config.broker as { host: string; port: number };
+    const client = new ClientTCP({ host, port });
+    try {
+      await lastValueFrom(client.emit(service.config.ordersTopic, received[0].envelope), { defaultValue: undefined });
+      await waitFor('the redelivery at the consumer', async () => {
+        const { body } = await request(http).get('/received-events').query({ aggregateId: created.id });
+        return body[0]?.deliveries === 2;
+      });
+    } finally {
+      client.close();
+    }
+    await waitFor('the inbox to have skipped the redelivery', async () => {
+      const [mark] = await service.dataSource.query(`SELECT COUNT(*) AS n FROM outbox_inbox WHERE message_id = '${received[0].envelope.id}'`);
+      return Number(mark.n) === 1;
+    });
+    const { body: after } = await request(http).get('/received-events/timeline').query({ orderId: created.id });
+    expect(after).toHaveLength(2);
   });
 });

@@ -1,7 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OutboxConsoleModule, OutboxModule } from '@nest-outbox/outbox';
+import { OutboxConsoleModule, OutboxInboxModule, OutboxModule } from '@nest-outbox/outbox';
+import { DatabaseModule } from './database/database.module';
+import { TransactionRunner } from './database/transaction.runner';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { currentRequestContext } from './correlation/correlation.context';
@@ -41,6 +43,12 @@ export class AppModule {
               return context && { correlationId: context.correlationId, tenantId: context.tenantId };
             },
           }),
+        }),
+        // The consumer records each message it handled in the inbox, in the transaction of its side effect.
+        OutboxInboxModule.forRootAsync({
+          imports: [DatabaseModule],
+          inject: [TransactionRunner],
+          useFactory: (transactions: TransactionRunner) => ({ runTransaction: (work) => transactions.run(work) }),
         }),
         OrdersModule,
         OperationsModule,

@@ -1,15 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { CreateOutboxTable } from '@nest-outbox/outbox';
+import { CreateInboxTable, CreateOutboxTable } from '@nest-outbox/outbox';
 import type { DatabaseConfig } from '../config/order-service.config';
 import { CreateOrderTables1767225600001 } from './create-order-tables.migration';
+import { CreateOrderTimeline1767225600002 } from './create-order-timeline.migration';
 
 /** TypeORM options for the demo: migrations create every table, the outbox's included; no synchronize. */
 export function databaseOptions(config: DatabaseConfig): TypeOrmModuleOptions {
   const common = {
     autoLoadEntities: true,
-    migrations: [CreateOutboxTable, CreateOrderTables1767225600001],
+    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable, CreateOrderTimeline1767225600002],
     migrationsRun: true,
     synchronize: false,
   };

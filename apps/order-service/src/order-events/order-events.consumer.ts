@@ -1,6 +1,9 @@
 import { Controller, Get, Logger, Query, type Type } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
-import { continueOutboxTrace, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { continueOutboxTrace, Idempotent, OutboxInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { OrderTimelineEntry } from './order-timeline.entity';
 import { ReceivedEventsStore, type ReceivedEvent } from './received-events.store';
 
 /**
@@ -12,16 +15,36 @@ export function createOrderEventsController(topic: string): Type<unknown> {
   class OrderEventsController {
     private readonly logger = new Logger('OrderEventsConsumer');
 
-    constructor(private readonly received: ReceivedEventsStore) {}
+    constructor(
+      private readonly received: ReceivedEventsStore,
+      private readonly inbox: OutboxInbox,
+      @InjectRepository(OrderTimelineEntry) private readonly timeline: Repository<OrderTimelineEntry>,
+    ) {}
 
     @EventPattern<Record<string, OutboxEnvelope>>(topic)
-    handle(@Payload() envelope: OutboxEnvelope, @Ctx() context: unknown): void {
+    handle(@Payload() envelope: OutboxEnvelope, @Ctx() context: unknown): Promise<void> {
+      // Every delivery is counted (at-least-once shows here); the side effect runs once per message.
+      const fromKafka = context instanceof KafkaContext ? kafkaDetails(context) : {};
+      const event = this.received.record({ transport: context instanceof KafkaContext ? 'kafka' : 'tcp', topic, envelope, ...fromKafka });
+      this.logger.log(`${envelope.type} v${envelope.version} for ${envelope.aggregateType} ${envelope.aggregateId} (delivery ${event.deliveries})`);
       // The handler's span joins the trace of the HTTP request that wrote the event.
-      continueOutboxTrace(envelope, () => {
-        const fromKafka = context instanceof KafkaContext ? kafkaDetails(context) : {};
-        const event = this.received.record({ transport: context instanceof KafkaContext ? 'kafka' : 'tcp', topic, envelope, ...fromKafka });
-        this.logger.log(`${envelope.type} v${envelope.version} for ${envelope.aggregateType} ${envelope.aggregateId} (delivery ${event.deliveries})`);
+      return continueOutboxTrace(envelope, () => this.addToTimeline(envelope));
+    }
+
+    /** Writes the timeline entry and the inbox mark in one transaction; a redelivered message is skipped. */
+    @Idempotent('order-service.timeline')
+    async addToTimeline(envelope: OutboxEnvelope): Promise<void> {
+      await this.inbox.manager().insert(OrderTimelineEntry, {
+        messageId: envelope.id,
+        orderId: envelope.aggregateId,
+        eventType: envelope.type,
+        occurredAt: envelope.occurredAt,
       });
+    }
+
+    @Get('timeline')
+    timelineOf(@Query('orderId') orderId?: string): Promise<OrderTimelineEntry[]> {
+      return this.timeline.find({ where: orderId ? { orderId } : {}, order: { occurredAt: 'ASC' } });
     }
 
     @Get()

@@ -1,4 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { OrderTimelineEntry } from './order-timeline.entity';
 import { createOrderEventsController } from './order-events.consumer';
 import { ReceivedEventsStore } from './received-events.store';
 
@@ -7,6 +9,7 @@ export class OrderEventsModule {
   static register(topic: string): DynamicModule {
     return {
       module: OrderEventsModule,
+      imports: [TypeOrmModule.forFeature([OrderTimelineEntry])],
       controllers: [createOrderEventsController(topic)],
       providers: [ReceivedEventsStore],
       exports: [ReceivedEventsStore],

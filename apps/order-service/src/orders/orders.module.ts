@@ -1,13 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { TransactionRunner } from '../database/transaction.runner';
+import { DatabaseModule } from '../database/database.module';
 import { Order, OrderLine } from './order.entity';
 import { OrdersController } from './orders.controller';
 import { OrdersService } from './orders.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Order, OrderLine])],
+  imports: [TypeOrmModule.forFeature([Order, OrderLine]), DatabaseModule],
   controllers: [OrdersController],
-  providers: [OrdersService, TransactionRunner],
+  providers: [OrdersService],
 })
 export class OrdersModule {}

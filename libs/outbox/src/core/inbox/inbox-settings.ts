@@ -2,11 +2,12 @@ import { OutboxConfigurationError } from '../outbox.errors';
 import { INBOX_DEFAULTS, type InboxSettings } from './inbox.port';
 import { invalidConsumerName, invalidInboxOption } from './inbox.messages';
 
-export type ResolvedInboxSettings = Required<InboxSettings>;
+export type ResolvedInboxSettings<O extends InboxSettings = InboxSettings> = Required<InboxSettings> & Omit<O, keyof InboxSettings>;
 
 /** Applies the defaults once and rejects values that cannot work, naming the option. */
-export function resolveInboxSettings(options: InboxSettings): ResolvedInboxSettings {
+export function resolveInboxSettings<O extends InboxSettings>(options: O): ResolvedInboxSettings<O> {
   const resolved = {
+    ...options,
     retentionMs: options.retentionMs ?? INBOX_DEFAULTS.retentionMs,
     pruneIntervalMs: options.pruneIntervalMs ?? INBOX_DEFAULTS.pruneIntervalMs,
     pruneBatchSize: options.pruneBatchSize ?? INBOX_DEFAULTS.pruneBatchSize,
@@ -20,6 +21,8 @@ export function resolveInboxSettings(options: InboxSettings): ResolvedInboxSetti
   check('retentionMs', 1);
   check('pruneIntervalMs', 0);
   check('pruneBatchSize', 1);
+  const runner = (options as { runTransaction?: unknown }).runTransaction;
+  if (runner !== undefined && typeof runner !== 'function') throw new OutboxConfigurationError(invalidInboxOption('runTransaction', 'a function (work) => Promise', runner));
   return resolved;
 }
 

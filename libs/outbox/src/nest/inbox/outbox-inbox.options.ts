@@ -1,7 +1,18 @@
+import type { EntityManager } from 'typeorm';
 import type { InboxSettings } from '../../core/inbox/inbox.port';
 
+/** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */
+export type InboxTransactionRunner = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
+
 /** Options of `OutboxInboxModule.forRoot()` / `forRootAsync()`. */
-export type OutboxInboxModuleOptions = InboxSettings;
+export interface OutboxInboxModuleOptions extends InboxSettings {
+  /**
+   * How the inbox opens its transactions. Default: `dataSource.transaction` (one after another on
+   * SQLite). On SQLite, pass the runner that serializes the rest of your units of work, so an inbox
+   * transaction never overlaps one of yours on TypeORM's single connection.
+   */
+  runTransaction?: InboxTransactionRunner;
+}
 
 /** Fixed when the module is declared. */
 export interface OutboxInboxModuleExtras {
@@ -14,4 +25,4 @@ export interface OutboxInboxModuleExtras {
 }
 
 /** Keys `OutboxInboxModule` accepts, for the unknown-key check. */
-export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize'] as const;
+export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction'] as const;

@@ -6,6 +6,7 @@ import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { errorText } from '../../core/outbox-relay';
 import { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 import { TypeOrmInboxStore } from '../../typeorm/inbox/typeorm-inbox.store';
+import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
 import { INBOX_DATA_SOURCE, INBOX_EXTRAS, type ResolvedInboxExtras } from './outbox-inbox.module-definition';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
@@ -23,11 +24,11 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   private pruning: Promise<number> | undefined;
 
   constructor(
-    @Inject(INBOX_SETTINGS) private readonly settings: ResolvedInboxSettings,
+    @Inject(INBOX_SETTINGS) private readonly settings: ResolvedInboxSettings<OutboxInboxModuleOptions>,
     @Inject(INBOX_EXTRAS) private readonly extras: ResolvedInboxExtras,
     @Inject(INBOX_DATA_SOURCE) dataSource: DataSource,
   ) {
-    this.inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName));
+    this.inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName), settings.runTransaction);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -21,6 +21,8 @@ export class TypeOrmInbox {
   constructor(
     private readonly dataSource: DataSource,
     readonly store: TypeOrmInboxStore,
+    /** Opens the transaction; default `dataSource.transaction`. A runner given here does its own serializing. */
+    private readonly runTransaction?: <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>,
   ) {}
 
   async process<R>(message: { id: string } | string, consumer: string, work: (manager: EntityManager) => Promise<R> | R): Promise<InboxOutcome<R>> {
@@ -29,12 +31,13 @@ export class TypeOrmInbox {
     if (typeof messageId !== 'string' || messageId === '' || messageId.length > 255) {
       throw new OutboxConfigurationError(invalidMessageId(consumer, typeof message === 'object' ? message?.id : message));
     }
-    const run = () =>
-      this.dataSource.transaction(async (manager): Promise<InboxOutcome<R>> => {
-        if (!(await this.store.mark(manager, consumer, messageId))) return { duplicate: true };
-        const result = await this.current.run(manager, () => work(manager));
-        return { duplicate: false, result };
-      });
+    const unit = async (manager: EntityManager): Promise<InboxOutcome<R>> => {
+      if (!(await this.store.mark(manager, consumer, messageId))) return { duplicate: true };
+      const result = await this.current.run(manager, () => work(manager));
+      return { duplicate: false, result };
+    };
+    if (this.runTransaction) return this.runTransaction(unit);
+    const run = () => this.dataSource.transaction(unit);
     if (this.dataSource.options.type !== 'better-sqlite3') return run();
     const next = this.queue.catch(() => undefined).then(run);
     this.queue = next;
