@@ -40,6 +40,22 @@ export function describeOutboxStats(database: TestDatabase): void {
       expect(byDestination['stats-a'].oldestPendingAgeMs).toBeNull();
     });
 
+    it('keeps the hour’s published count across reads that only count the last minutes again, without counting a row twice', async () => {
+      const transport = new RecordingTransport();
+      const relay = harness.relay('stats-relay', transport);
+      const source = createSqlOutboxStatsSource(harness.dataSource, 'outbox_messages');
+      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'hourly'), event(2, 'hourly')]));
+      await relay.publishBatch();
+      expect(await source.readCounts()).toEqual([expect.objectContaining({ destination: 'hourly', publishedLastHour: 2, publishedLastMinute: 2 })]);
+
+      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(3, 'hourly')]));
+      await relay.publishBatch();
+      expect(await source.readCounts()).toEqual([expect.objectContaining({ publishedLastHour: 3, publishedLastMinute: 3 })]);
+      const [again] = await source.readCounts();
+      expect(again).toMatchObject({ publishedLastHour: 3, publishedLastMinute: 3, pending: 0 });
+      expect(again.lastPublishedAgoMs).toBeLessThan(60_000);
+    });
+
     it('sees rows waiting for a retry, and the lag of the oldest pending row growing', async () => {
       await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'lagging'), event(2, 'lagging')]));
       const [first] = await harness.rows();

@@ -1,39 +1,105 @@
 import type { DestinationCounts, OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import { statsStatement, type StatsDialect } from './dialects/outbox-stats.sql';
-import type { SqlStatement } from './dialects/outbox-sql.dialect';
 import type { SqlRunner } from './sql-runners';
 
-/** Stats of an outbox table, read with one statement outside application transactions. */
+const HOUR_MINUTES = 60;
+
+interface PublishedMinute {
+  transport: string;
+  destination: string;
+  count: number;
+}
+
+/**
+ * Stats of an outbox table, read with one statement outside application transactions. The rows
+ * published in the last hour are counted per minute and kept here: each read counts again only
+ * the previous and the current minute (which also catches rows whose publish committed a little
+ * late), so a busy table costs the same to read every few seconds as a quiet one.
+ */
 export class SqlOutboxStatsSource implements OutboxStatsSource {
-  private readonly statement: SqlStatement;
+  /** Minute number (database clock) → destination key → rows published in that minute. */
+  private readonly minutes = new Map<number, Map<string, PublishedMinute>>();
+  /** Destination key → local time of its newest published row seen. */
+  private readonly lastPublished = new Map<string, number>();
+  private currentMinute: number | null = null;
 
   constructor(
-    dialect: StatsDialect,
-    table: string,
+    private readonly dialect: StatsDialect,
+    private readonly table: string,
     private readonly runner: SqlRunner,
-  ) {
-    this.statement = statsStatement(dialect, table);
-  }
+    private readonly now: () => number = Date.now,
+  ) {}
 
   async readCounts(): Promise<DestinationCounts[]> {
-    return (await this.runner.rows(this.statement)).map(toCounts);
+    const since = this.currentMinute === null ? null : this.currentMinute - 1;
+    const rows = await this.runner.rows(statsStatement(this.dialect, this.table, since));
+    const readAt = this.now();
+    const backlog = new Map<string, DestinationCounts>();
+    const lastMinute = new Map<string, number>();
+    const fresh = new Map<number, Map<string, PublishedMinute>>();
+    for (const row of rows) {
+      if (row.kind === 'clock') {
+        this.currentMinute = Number(row.minute);
+        continue;
+      }
+      const transport = String(row.transport);
+      const destination = String(row.destination);
+      const key = `${transport}\u0000${destination}`;
+      if (row.kind === 'backlog') {
+        backlog.set(key, { ...emptyCounts(transport, destination), ...backlogCounts(row) });
+        continue;
+      }
+      const minute = Number(row.minute);
+      const byDestination = fresh.get(minute) ?? new Map<string, PublishedMinute>();
+      byDestination.set(key, { transport, destination, count: Number(row.published ?? 0) });
+      fresh.set(minute, byDestination);
+      lastMinute.set(key, (lastMinute.get(key) ?? 0) + Number(row.publishedLastMinute ?? 0));
+      const ago = milliseconds(row.lastPublishedAgoMs);
+      if (ago !== null) this.lastPublished.set(key, Math.max(this.lastPublished.get(key) ?? 0, readAt - ago));
+    }
+    // The minutes read again replace what was kept of them; minutes older than an hour go.
+    if (since !== null) for (const minute of [...this.minutes.keys()]) if (minute >= since) this.minutes.delete(minute);
+    for (const [minute, byDestination] of fresh) this.minutes.set(minute, byDestination);
+    const current = this.currentMinute ?? Math.floor(readAt / 60_000);
+    for (const minute of [...this.minutes.keys()]) if (minute <= current - HOUR_MINUTES) this.minutes.delete(minute);
+
+    const result = new Map(backlog);
+    for (const byDestination of this.minutes.values()) {
+      for (const [key, { transport, destination, count }] of byDestination) {
+        let counts = result.get(key);
+        if (!counts) result.set(key, (counts = emptyCounts(transport, destination)));
+        counts.publishedLastHour += count;
+      }
+    }
+    for (const [key, counts] of result) {
+      counts.publishedLastMinute = lastMinute.get(key) ?? 0;
+      const at = this.lastPublished.get(key);
+      counts.lastPublishedAgoMs = at === undefined || counts.publishedLastHour === 0 ? null : Math.max(0, readAt - at);
+    }
+    for (const key of this.lastPublished.keys()) if (!result.has(key)) this.lastPublished.delete(key);
+    return [...result.values()];
   }
 }
 
-// Drivers return SUM() as bigint text (pg), decimal text (mysql2) or numbers (SQLite).
-function toCounts(row: Record<string, unknown>): DestinationCounts {
-  const count = (value: unknown) => Number(value ?? 0);
-  const ms = (value: unknown) => (value === null || value === undefined ? null : Math.max(0, Math.round(Number(value))));
+function emptyCounts(transport: string, destination: string): DestinationCounts {
   return {
-    transport: String(row.transport),
-    destination: String(row.destination),
+    transport, destination, pending: 0, inFlight: 0, retrying: 0, dead: 0,
+    publishedLastMinute: 0, publishedLastHour: 0, oldestPendingAgeMs: null, lastPublishedAgoMs: null,
+  };
+}
+
+// Drivers return SUM() as bigint text (pg), decimal text (mysql2) or numbers (SQLite).
+function backlogCounts(row: Record<string, unknown>): Pick<DestinationCounts, 'pending' | 'inFlight' | 'retrying' | 'dead' | 'oldestPendingAgeMs'> {
+  const count = (value: unknown) => Number(value ?? 0);
+  return {
     pending: count(row.pending),
     inFlight: count(row.inFlight),
     retrying: count(row.retrying),
     dead: count(row.dead),
-    publishedLastMinute: count(row.publishedLastMinute),
-    publishedLastHour: count(row.publishedLastHour),
-    oldestPendingAgeMs: ms(row.oldestPendingAgeMs),
-    lastPublishedAgoMs: ms(row.lastPublishedAgoMs),
+    oldestPendingAgeMs: milliseconds(row.oldestPendingAgeMs),
   };
+}
+
+function milliseconds(value: unknown): number | null {
+  return value === null || value === undefined ? null : Math.max(0, Math.round(Number(value)));
 }
