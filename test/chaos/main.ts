@@ -13,7 +13,7 @@ import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSyn
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, outboxMessageEntity } from '@nest-outbox/outbox';
+import { CreateInboxTable, CreateOutboxTable, outboxMessageEntity } from '@nest-outbox/outbox';
 import { CreateOrderTables1767225600001 } from '../../apps/order-service/src/database/create-order-tables.migration';
 import { Order, OrderLine } from '../../apps/order-service/src/orders/order.entity';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
@@ -21,6 +21,7 @@ import { requireService, serviceEnv } from '../support/services';
 import { analyse, type OutboxRow, type UnsettledReason } from './analysis';
 import { errorText, prng, type RelayReport, type RelaySettings, type WriterRecord, type WriterSettings } from './chaos.protocol';
 import { KafkaLedger } from './ledger';
+import { InboxConsumer } from './inbox-consumer';
 
 // ------------------------------------------------------------------------------------------------
 // Parameters
@@ -100,12 +101,12 @@ function parseArguments(argv: string[]): Profile & { seed: number; selfTest: str
     } else if (name === 'duration' && Number.isFinite(Number(value))) overrides.writeSeconds = Number(value);
     else if (name === 'help' || name === 'h') {
       console.log('usage: npm run chaos [-- --full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N]');
-      console.log('       CHAOS_SELF_TEST=drop|ghost|reorder|dup (comma-separated) corrupts the ledger on purpose: the run must then fail.');
+      console.log('       CHAOS_SELF_TEST=drop|ghost|reorder|dup|inbox (comma-separated) corrupts the ledger, or bypasses the inbox, on purpose: the run must then fail.');
       process.exit(0);
     } else throw new Error(`unknown argument ${argument} (try --help)`);
   }
   const selfTest = (process.env.CHAOS_SELF_TEST ?? '').split(',').map((mode) => mode.trim()).filter(Boolean);
-  for (const mode of selfTest) if (!['drop', 'ghost', 'reorder', 'dup'].includes(mode)) throw new Error(`CHAOS_SELF_TEST: unknown mode ${mode} (drop, ghost, reorder, dup)`);
+  for (const mode of selfTest) if (!['drop', 'ghost', 'reorder', 'dup', 'inbox'].includes(mode)) throw new Error(`CHAOS_SELF_TEST: unknown mode ${mode} (drop, ghost, reorder, dup, inbox)`);
   return { ...profile, ...overrides, seed, selfTest } as Profile & { seed: number; selfTest: string[] };
 }
 
@@ -518,7 +519,7 @@ async function migrate(url: string, schema: string): Promise<void> {
     schema,
     extra: { options: `-c search_path=${schema}` },
     entities: [Order, OrderLine, outboxMessageEntity()],
-    migrations: [CreateOutboxTable, CreateOrderTables1767225600001],
+    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable],
     logging: false,
   });
   await dataSource.initialize();
@@ -553,6 +554,8 @@ async function main(): Promise<number> {
 
   const ledger = new KafkaLedger(brokers, topic, log);
   await ledger.start();
+  const inboxConsumer = new InboxConsumer(brokers, topic, postgres, schema, log, profile.selfTest.includes('inbox'));
+  await inboxConsumer.start();
 
   relayBase = {
     postgresUrl: postgres,
@@ -629,7 +632,9 @@ async function main(): Promise<number> {
       const { caughtUp, behind } = await ledger.caughtUp();
       const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
       lastState = `${counts.pending ?? 0} pending, ${counts.dead ?? 0} dead, ${counts.published ?? 0} published of ${total}; ledger ${ledger.count} records, ${behind} behind`;
-      if ((counts.pending ?? 0) === 0 && caughtUp) {
+      const inboxBehind = (await inboxConsumer.caughtUp()).behind;
+      lastState += `; inbox consumer ${inboxBehind} behind`;
+      if ((counts.pending ?? 0) === 0 && caughtUp && inboxBehind === 0) {
         const ids = new Set(ledger.deliveries().map((delivery) => delivery.id));
         const rows = await outboxRows(postgres, schema);
         if (rows.every((row) => ids.has(row.id) || row.status !== 'published')) {
@@ -656,7 +661,8 @@ async function main(): Promise<number> {
   const catchUpDeadline = Date.now() + 30_000;
   while (Date.now() < catchUpDeadline) {
     const { caughtUp } = await ledger.caughtUp().catch(() => ({ caughtUp: false }));
-    if (caughtUp) break;
+    const inboxCaughtUp = (await inboxConsumer.caughtUp().catch(() => ({ caughtUp: false }))).caughtUp;
+    if (caughtUp && inboxCaughtUp) break;
     await sleep(500);
   }
   await sleep(1_000);
@@ -688,6 +694,10 @@ async function main(): Promise<number> {
   });
   if (stallViolations.length > 0) result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: false, detail: `${stallViolations.length} rows changed` });
   else result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: true, detail: `${counters.stalls} stalls checked` });
+  const inbox = await inboxConsumer.findings(rows.filter((row) => row.status === 'published').map((row) => row.id));
+  await inboxConsumer.stop();
+  result.findings.push(...inbox.findings);
+  result.figures.push(...inbox.figures);
   if (ledger.malformed.length > 0) result.findings.push({ check: 'well-formed records (id, key and headers agree)', ok: false, detail: String(ledger.malformed.length) });
   const planned = Math.min(20, profile.kills);
   result.findings.push({
