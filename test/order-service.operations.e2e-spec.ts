@@ -51,9 +51,11 @@ describe('order-service operations on PostgreSQL + Kafka', () => {
     const labels = { transport: 'default', destination: topic, event_type: 'orders.order-placed' };
     await request(http).post('/orders').send(order).expect(201);
     await request(http).post('/orders').send(order).expect(201);
-    await waitFor('two published events in /metrics', async () => sampleValue(await scrape(http), 'outbox_messages_published_total', labels) === 2, 30_000);
-    const before = await scrape(http);
-    expect(sampleValue(before, 'outbox_pending_messages', { destination: topic })).toBe(0);
+    // Gauges come from a stats snapshot up to statsRefreshMs old, counters from the relay: wait for both.
+    const before = await waitFor('two published events and nothing pending in /metrics', async () => {
+      const text = await scrape(http);
+      return sampleValue(text, 'outbox_messages_published_total', labels) === 2 && sampleValue(text, 'outbox_pending_messages', { destination: topic }) === 0 && text;
+    }, 30_000);
     expect(sampleValue(before, 'outbox_commit_to_ack_seconds_count', { destination: topic })).toBe(2);
     expect(sampleValue(before, 'outbox_relay_up')).toBe(1);
     expect(sampleValue(before, 'outbox_relay_last_round_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
@@ -79,11 +81,12 @@ describe('order-service operations on PostgreSQL + Kafka', () => {
     const topic = service!.config.ordersTopic;
     await stopBroker();
     await request(http).post('/orders').send(order).expect(201);
+    // The gauge reads the table, the counter is fed by the relay right after it wrote the row: wait for both.
     const text = await waitFor('a dead row in /metrics', async () => {
       const scraped = await scrape(http);
-      return sampleValue(scraped, 'outbox_dead_messages', { destination: topic }) === 1 && scraped;
+      const dead = sampleValue(scraped, 'outbox_messages_dead_total', { destination: topic, event_type: 'orders.order-placed' });
+      return sampleValue(scraped, 'outbox_dead_messages', { destination: topic }) === 1 && dead === 1 && scraped;
     }, 30_000);
-    expect(sampleValue(text, 'outbox_messages_dead_total', { destination: topic, event_type: 'orders.order-placed' })).toBe(1);
     expect(sampleValue(text, 'outbox_publish_failures_total', { destination: topic, event_type: 'orders.order-placed' })).toBe(2);
     expect(sampleValue(text, 'outbox_pending_messages', { destination: topic })).toBe(0);
   });
