@@ -66,7 +66,7 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
   }
 
   it.each<[string, OutboxModuleOptions, RegExp]>([
-    ['a negative poll interval', { transport: new ArrayTransport(), pollIntervalMs: -1 }, /"pollIntervalMs": expected a positive integer, got -1/],
+    ['a negative poll interval', { transport: new ArrayTransport(), pollIntervalMs: -1 }, /"pollIntervalMs": expected an integer from 1 to 3600000, got -1/],
     ['a transport token nobody provides', { transport: 'KAFKA_CLIENT' }, /"transport" names the provider "KAFKA_CLIENT", but no module provides it/],
     ['no transport while relaying', {}, /"transport" \(or "transports"\) is required when "relay" is enabled/],
     ['a provider that is no transport', { transport: DataSource }, /neither a ClientProxy nor an OutboxTransport/],

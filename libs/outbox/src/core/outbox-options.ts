@@ -155,15 +155,15 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
 function validate(settings: ResolvedOutboxSettings): void {
   if (typeof settings.relay !== 'boolean') fail('relay', 'true or false', settings.relay);
   if (typeof settings.notifications !== 'boolean') fail('notifications', 'true or false', settings.notifications);
-  positiveInteger('pollIntervalMs', settings.pollIntervalMs);
-  positiveInteger('batchSize', settings.batchSize);
-  positiveInteger('leaseMs', settings.leaseMs);
-  positiveInteger('publishTimeoutMs', settings.publishTimeoutMs);
-  positiveInteger('maxAttempts', settings.maxAttempts);
-  positiveInteger('backoff.initialMs', settings.backoff.initialMs);
-  positiveInteger('backoff.maxMs', settings.backoff.maxMs);
-  nonNegativeInteger('shutdownTimeoutMs', settings.shutdownTimeoutMs);
-  positiveInteger('maxPayloadBytes', settings.maxPayloadBytes);
+  bounded('pollIntervalMs', settings.pollIntervalMs, 1, LIMITS.pollIntervalMs);
+  bounded('batchSize', settings.batchSize, 1, LIMITS.batchSize);
+  bounded('leaseMs', settings.leaseMs, 1, LIMITS.leaseMs);
+  bounded('publishTimeoutMs', settings.publishTimeoutMs, 1, LIMITS.publishTimeoutMs);
+  bounded('maxAttempts', settings.maxAttempts, 1, LIMITS.maxAttempts);
+  bounded('backoff.initialMs', settings.backoff.initialMs, 1, LIMITS.backoffMs);
+  bounded('backoff.maxMs', settings.backoff.maxMs, 1, LIMITS.backoffMs);
+  bounded('shutdownTimeoutMs', settings.shutdownTimeoutMs, 0, LIMITS.shutdownTimeoutMs);
+  bounded('maxPayloadBytes', settings.maxPayloadBytes, 1, LIMITS.maxPayloadBytes);
   if (typeof settings.requireAcknowledgement !== 'boolean') fail('requireAcknowledgement', 'true or false', settings.requireAcknowledgement);
   validateRoutes(settings.routes);
   if (settings.deadLetterPolicy !== 'hold' && settings.deadLetterPolicy !== 'skip') fail('deadLetterPolicy', `'hold' or 'skip'`, settings.deadLetterPolicy);
@@ -196,11 +196,11 @@ function validate(settings: ResolvedOutboxSettings): void {
 }
 
 function validateCleanup({ cleanup, leaseMs }: ResolvedOutboxSettings): void {
-  positiveInteger('cleanup.publishedRetentionMs', cleanup.publishedRetentionMs);
-  positiveInteger('cleanup.intervalMs', cleanup.intervalMs);
-  positiveInteger('cleanup.batchSize', cleanup.batchSize);
+  bounded('cleanup.publishedRetentionMs', cleanup.publishedRetentionMs, 1, LIMITS.retentionMs);
+  bounded('cleanup.intervalMs', cleanup.intervalMs, 1, LIMITS.cleanupIntervalMs);
+  bounded('cleanup.batchSize', cleanup.batchSize, 1, LIMITS.batchSize);
   if (typeof cleanup.deleteOnPublish !== 'boolean') fail('cleanup.deleteOnPublish', 'true or false', cleanup.deleteOnPublish);
-  if (cleanup.deadRetentionMs !== null) positiveInteger('cleanup.deadRetentionMs', cleanup.deadRetentionMs);
+  if (cleanup.deadRetentionMs !== null) bounded('cleanup.deadRetentionMs', cleanup.deadRetentionMs, 1, LIMITS.retentionMs);
   // A row must outlive any lease on it, or a slow relay's late outcome would meet a missing row.
   for (const option of ['publishedRetentionMs', 'deadRetentionMs'] as const) {
     const retention = cleanup[option];
@@ -226,12 +226,32 @@ function validateRoutes(routes: unknown): void {
   });
 }
 
-function positiveInteger(option: string, value: unknown): void {
-  if (!Number.isSafeInteger(value) || (value as number) <= 0) fail(option, 'a positive integer', value);
-}
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
-function nonNegativeInteger(option: string, value: unknown): void {
-  if (!Number.isSafeInteger(value) || (value as number) < 0) fail(option, 'an integer of 0 or more', value);
+/**
+ * Upper bounds of the numeric options. Node.js timers cannot wait longer than 2^31 − 1 ms (about
+ * 24.8 days): a longer delay fires after 1 ms, so `pollIntervalMs: 3e9` would poll a thousand times
+ * a second. Every timer option stays far below that, at what still makes sense for an outbox.
+ */
+export const OUTBOX_LIMITS = {
+  pollIntervalMs: HOUR,
+  leaseMs: HOUR,
+  publishTimeoutMs: 10 * 60_000,
+  shutdownTimeoutMs: 10 * 60_000,
+  backoffMs: DAY,
+  cleanupIntervalMs: DAY,
+  retentionMs: 3_650 * DAY,
+  batchSize: 10_000,
+  maxAttempts: 1_000,
+  maxPayloadBytes: 64 * 1_048_576,
+} as const;
+const LIMITS = OUTBOX_LIMITS;
+
+function bounded(option: string, value: unknown, min: number, max: number): void {
+  if (!Number.isSafeInteger(value) || (value as number) < min || (value as number) > max) {
+    fail(option, `an integer from ${min} to ${max}`, value);
+  }
 }
 
 function fail(option: string, expected: string, got: unknown): never {

@@ -84,6 +84,35 @@ export const conflictingDelay = (eventType: string) =>
 export const invalidHeader = (name: string, got: unknown) =>
   `Outbox header "${name}" must be a string, got ${describe(got)}. Convert it before returning it from "enrich".`;
 
+export const unknownOption = (option: string, suggestion: string | undefined, known: readonly string[]) =>
+  `Unknown OutboxModule option "${option}"` +
+  (suggestion ? `: did you mean "${suggestion}"?` : `. Known options here: ${known.map((key) => `"${key}"`).join(', ')}.`) +
+  ` Misspelled options would otherwise be ignored and their defaults used.`;
+
+export const notAnOptionsObject = (got: unknown) =>
+  `OutboxModule.forRoot() needs an options object, got ${describe(got)}. ` +
+  `Pass at least the transport, e.g. OutboxModule.forRoot({ transport: 'KAFKA' }), or { relay: false } for a write-only instance; ` +
+  `with forRootAsync, make useFactory return that object.`;
+
+export const metadataTooLong = (eventType: string, field: string, length: number, limit: number) =>
+  `Event "${eventType}" cannot be written to the outbox: ${field} is ${length} characters long, over the limit of ${limit}. ` +
+  `Shorten it where it is set (a request header, "enrich" or the explicit API's metadata).`;
+
+export const tooManyHeaders = (eventType: string, count: number, limit: number) =>
+  `Event "${eventType}" cannot be written to the outbox: it carries ${count} headers, over the limit of ${limit}. ` +
+  `Keep headers for routing and tracing, and put data in the payload.`;
+
+export const invalidIdentifier = (what: string, got: unknown) =>
+  `${what} must be an identifier (letters, digits and _, not starting with a digit, at most 63 characters), got ${describe(got)}. ` +
+  `It is written into SQL, so nothing else is accepted.`;
+
+export const undecodableRow = (position: string, part: string, cause: string) =>
+  `Outbox row ${position} cannot be decoded: its ${part} ${cause}. It was written by hand or by another program, or is corrupt; ` +
+  `it is dead-lettered alone. Fix the row and requeue it, or discard it.`;
+
+export const invalidListOption = (option: string, expected: string, got: unknown) =>
+  `OutboxAdmin.listDead(): option "${option}" must be ${expected}, got ${describe(got)}. Pass the "position" of the last message of the previous page.`;
+
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'symbol') return value.toString();

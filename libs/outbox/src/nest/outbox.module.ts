@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { rejectUnknownOptionKeys } from '../core/option-keys';
 import { resolveOutboxSettings } from '../core/outbox-options';
 import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
@@ -6,7 +7,13 @@ import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker'
 import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
 import { notificationChannel } from '../typeorm/postgres-notification.listener';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
-import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
+import {
+  ConfigurableOutboxModule,
+  OUTBOX_ASYNC_OPTIONS_TYPE,
+  OUTBOX_MODULE_OPTIONS,
+  OUTBOX_OPTIONS_TYPE,
+  type ResolvedOutboxExtras,
+} from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { OutboxPublisher } from './outbox.publisher';
 import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
@@ -32,7 +39,11 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
     {
       provide: OUTBOX_SETTINGS,
       inject: [OUTBOX_MODULE_OPTIONS],
-      useFactory: (options: OutboxModuleOptions) => resolveOutboxSettings(options, defaultRelayId),
+      useFactory: (options: OutboxModuleOptions) => {
+        // forRootAsync factories are checked here; forRoot options were checked when declared.
+        rejectUnknownOptionKeys(options);
+        return resolveOutboxSettings(options, defaultRelayId);
+      },
     },
     {
       provide: OUTBOX_OBSERVABILITY,
@@ -73,4 +84,15 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
   // The data source and extras are exported for OutboxConsoleModule, which works on the same table.
   exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
 })
-export class OutboxModule extends ConfigurableOutboxModule {}
+export class OutboxModule extends ConfigurableOutboxModule {
+  /** Refuses a missing options object and misspelled keys where the module is declared, before anything connects. */
+  static forRoot(options: typeof OUTBOX_OPTIONS_TYPE): DynamicModule {
+    rejectUnknownOptionKeys(options);
+    return super.forRoot(options);
+  }
+
+  static forRootAsync(options: typeof OUTBOX_ASYNC_OPTIONS_TYPE): DynamicModule {
+    if (options === null || typeof options !== 'object') rejectUnknownOptionKeys(options);
+    return super.forRootAsync(options);
+  }
+}

@@ -1,3 +1,4 @@
+import { validateTableName } from '../core/outbox-options';
 import { EntitySchema } from 'typeorm';
 import type { OutboxMessageStatus } from '../core/outbox-message';
 
@@ -44,6 +45,7 @@ const schemas = new Map<string, EntitySchema<OutboxMessageRow>>();
  * migration, which knows each database's types; `synchronize` leaves this table alone.
  */
 export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): EntitySchema<OutboxMessageRow> {
+  validateTableName(tableName);
   let schema = schemas.get(tableName);
   if (!schema) {
     schema = new EntitySchema<OutboxMessageRow>({

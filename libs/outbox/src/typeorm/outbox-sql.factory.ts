@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { unsupportedDatabase } from '../core/outbox.messages';
+import { validateTableName } from '../core/outbox-options';
 import type { DialectOptions, OutboxSqlDialect, OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
 import { MariaDbOutboxStore } from './mariadb-outbox.store';
@@ -22,11 +23,14 @@ import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.stor
 
 /** What writers and migrations use: inserts, locks and DDL of the database family. */
 export function tableDialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxTableDialect {
+  // Exported: a table name from elsewhere goes into SQL text, so it is checked here too.
+  validateTableName(tableName);
   if (driverType === 'mariadb' || driverType === 'mysql') return new MariaDbOutboxDialect(tableName, options);
   return dialectFor(driverType, tableName, options);
 }
 
 export function dialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxSqlDialect {
+  validateTableName(tableName);
   switch (driverType) {
     case 'postgres':
       return new PostgresOutboxDialect(tableName, options);
@@ -39,6 +43,7 @@ export function dialectFor(driverType: string, tableName: string, options: Diale
 
 /** The store for a data source: its dialect, and a way to run statements outside application transactions. */
 export function createSqlOutboxStore(dataSource: DataSource, tableName: string, options: DialectOptions = {}): OutboxStore & { probe(): Promise<void> } {
+  validateTableName(tableName);
   const type = dataSource.options.type;
   if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName, options));
   return new SqlOutboxStore(dialectFor(dataSource.options.type, tableName, options), runnerFor(dataSource));
@@ -46,6 +51,7 @@ export function createSqlOutboxStore(dataSource: DataSource, tableName: string, 
 
 /** Operator and cleanup access to the outbox table of a data source. */
 export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableName: string): OutboxMaintenanceStore {
+  validateTableName(tableName);
   const type = dataSource.options.type;
   if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName));
   const sql = dataSource.options.type === 'postgres' ? new PostgresMaintenanceSql(tableName) : new SqliteMaintenanceSql(tableName);
@@ -54,6 +60,7 @@ export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableNam
 
 /** One-statement stats of the outbox table of a data source. */
 export function createSqlOutboxStatsSource(dataSource: DataSource, tableName: string): OutboxStatsSource {
+  validateTableName(tableName);
   const type = dataSource.options.type;
   const dialect = type === 'mariadb' || type === 'mysql' ? 'mariadb' : type === 'postgres' ? 'postgres' : type === 'better-sqlite3' ? 'sqlite' : undefined;
   if (!dialect) throw new OutboxConfigurationError(unsupportedDatabase(type));
@@ -62,6 +69,7 @@ export function createSqlOutboxStatsSource(dataSource: DataSource, tableName: st
 
 /** The operator console's store (PostgreSQL, SQLite, MariaDB/MySQL). */
 export function createSqlOutboxConsoleStore(dataSource: DataSource, tableName: string): OutboxConsoleStore {
+  validateTableName(tableName);
   const type = dataSource.options.type;
   if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', tableName), dataSource);
   if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
