@@ -54,6 +54,13 @@ export function describeDeadLettersAndCleanup(database: TestDatabase): void {
       expect(await admin.listDead()).toEqual([]);
     });
 
+    it('refuses a malformed page cursor with an OutboxAdminError, not a database error', async () => {
+      const admin = harness.module.get(OutboxAdmin);
+      await expect(admin.listDead({ after: 'abc' })).rejects.toThrow(OutboxAdminError);
+      await expect(admin.listDead({ after: 'abc' })).rejects.toThrow('option "after" must be a row position (digits only), got "abc"');
+      await expect(admin.listDead({ limit: 0 })).rejects.toThrow('option "limit" must be a positive integer');
+    });
+
     it('discards a dead message and releases the messages held behind it', async () => {
       const transport = new RecordingTransport();
       const { poison, next, relay } = await poisonFirstOf('discard', transport);

@@ -1,5 +1,7 @@
+import { describeMalformedRows } from './malformed-rows.contract';
 import { describeDeadLettersAndCleanup } from './dead-letters.contract';
 import { describeOutboxContract } from './outbox-store.contract';
 
 describeOutboxContract('mariadb');
 describeDeadLettersAndCleanup('mariadb');
+describeMalformedRows('mariadb');

@@ -1,3 +1,4 @@
+import { describeMalformedRows } from './malformed-rows.contract';
 import type { EntityManager } from 'typeorm';
 import { describeDeadLettersAndCleanup } from './dead-letters.contract';
 import { describeOutboxContract } from './outbox-store.contract';
@@ -68,3 +69,4 @@ describe('commit order on postgres', () => {
     expect((await harness.rows()).map((row) => row.aggregateId)).toEqual(['A', 'B']);
   });
 });
+describeMalformedRows('postgres');

@@ -79,3 +79,22 @@ describe('OutboxMessageFactory', () => {
     expect(a < b).toBe(true);
   });
 });
+
+describe('OutboxMessageFactory limits', () => {
+  const factory = new OutboxMessageFactory({ defaultTopic: 'orders' });
+  const draft = { type: 'orders.placed', version: 1, aggregateType: 'order', aggregateId: 'o-1', payload: {} };
+
+  it.each([
+    [{ correlationId: 'c'.repeat(256) }, 'correlationId is 256 characters long, over the limit of 255'],
+    [{ tenantId: 't'.repeat(300) }, 'tenantId is 300 characters long'],
+    [{ headers: { traceparent: 'x'.repeat(9_000) } }, 'header "traceparent" is 9000 characters long, over the limit of 8192'],
+    [{ headers: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`h${i}`, 'v'])) }, 'it carries 65 headers, over the limit of 64'],
+  ])('refuses metadata %#, naming the field', (metadata, message) => {
+    expect(() => factory.create({ ...draft, metadata })).toThrow(OutboxWriteError);
+    expect(() => factory.create({ ...draft, metadata })).toThrow(message);
+  });
+
+  it('refuses an aggregate id longer than its column', () => {
+    expect(() => factory.create({ ...draft, aggregateId: 'a'.repeat(256) })).toThrow('the aggregate id is 256 characters long');
+  });
+});

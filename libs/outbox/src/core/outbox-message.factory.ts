@@ -1,6 +1,7 @@
 import { eventClassOf, getOutboxEventMetadata } from '../decorators/outbox-event.decorator';
 import { validatePayloadForSave } from './typed/payload-validation';
 import { v7 as uuidv7 } from 'uuid';
+import { checkMessageLimits } from './message-limits';
 import { OutboxWriteError } from './outbox.errors';
 import { conflictingDelay, invalidDelay, invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
 import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
@@ -56,7 +57,7 @@ export class OutboxMessageFactory {
     }
     const occurredAt = draft.occurredAt ?? this.now();
     const delayMs = this.delayOf(draft);
-    return destinations.map(({ transport, destination }) => ({
+    const messages: NewOutboxMessage[] = destinations.map(({ transport, destination }) => ({
       id: this.newId(),
       type: draft.type,
       version: draft.version,
@@ -72,6 +73,8 @@ export class OutboxMessageFactory {
       payloadJson,
       delayMs,
     }));
+    messages.forEach(checkMessageLimits);
+    return messages;
   }
 
   /** Milliseconds to hold the message back, counted by the database from the write; undefined for none. */

@@ -72,6 +72,8 @@ export interface ClaimedMessage extends Omit<NewOutboxMessage, 'occurredAt'> {
   occurredAt: string;
   /** Attempts including the one about to be made. */
   attempt: number;
+  /** Set by a store when a column of the row could not be read; the relay dead-letters such a row alone. */
+  decodeError?: { part: string; cause: string };
 }
 
 /** The transport-neutral view of a message that a transport publishes. */

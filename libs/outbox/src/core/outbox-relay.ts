@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { types } from 'node:util';
-import { toOutgoingMessage } from './envelope';
+import { decodeBatch } from './row-decoding';
+import { clipErrorText } from './message-limits';
 import { noTransportForRow } from './outbox.messages';
 import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
 import type { FailedDelivery, OutboxStore } from './outbox-store.port';
@@ -97,13 +98,20 @@ export class OutboxRelay {
     }
     this.observer.claimed?.(owner, messages);
 
+    // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual.
+    const { decoded, undecodable } = decodeBatch(messages);
+    const sendable = undecodable.size === 0 ? messages : messages.filter((message) => decoded.has(message.position));
     // The store hands out at most one row per aggregate and destination per batch, so the
     // messages of a batch can be published concurrently without breaking their order.
-    const { errors, durations } = await this.publishAll(messages);
+    const sent = await this.publishAll(sendable, decoded);
+    const outcomeOf = new Map(sendable.map((message, index) => [message.position, { error: sent.errors[index], durationMs: sent.durations[index] }]));
+    const durations = messages.map((message) => outcomeOf.get(message.position)?.durationMs ?? 0);
     const published: string[] = [];
     const failed: FailedDelivery[] = [];
-    messages.forEach((message, index) => {
-      const error = errors[index];
+    messages.forEach((message) => {
+      const poison = undecodable.get(message.position);
+      if (poison !== undefined) return failed.push({ position: message.position, error: poison, retryInMs: null });
+      const error = outcomeOf.get(message.position)?.error;
       if (error === undefined) published.push(message.position);
       else failed.push({ position: message.position, error: error.text, retryInMs: error.final ? null : this.config.retryPolicy.delayAfter(message.attempt) });
     });
@@ -170,7 +178,10 @@ export class OutboxRelay {
   }
 
   /** One entry per message, in order: `undefined` when acknowledged, else the error text to record; and how long each took. */
-  private async publishAll(messages: ClaimedMessage[]): Promise<{ errors: Array<PublishFailure | undefined>; durations: number[] }> {
+  private async publishAll(
+    messages: ClaimedMessage[],
+    decoded: ReadonlyMap<string, OutgoingMessage>,
+  ): Promise<{ errors: Array<PublishFailure | undefined>; durations: number[] }> {
     const results = new Array<PublishFailure | undefined>(messages.length);
     const durations = new Array<number>(messages.length).fill(0);
     const byTransport = new Map<string, number[]>();
@@ -187,7 +198,7 @@ export class OutboxRelay {
           return;
         }
         const started = performance.now();
-        const outcomes = await this.publishGroup(name, transport, indexes.map((index) => messages[index]));
+        const outcomes = await this.publishGroup(name, transport, indexes.map((index) => messages[index]), decoded);
         const took = performance.now() - started;
         indexes.forEach((index, position) => {
           results[index] = outcomes[position];
@@ -198,13 +209,13 @@ export class OutboxRelay {
     return { errors: results, durations };
   }
 
-  private async publishGroup(name: string, transport: OutboxTransport, messages: ClaimedMessage[]): Promise<Array<PublishFailure | undefined>> {
-    let outgoing: ReturnType<typeof toOutgoingMessage>[];
-    try {
-      outgoing = messages.map(toOutgoingMessage);
-    } catch (error) {
-      return messages.map(() => this.failure(error));
-    }
+  private async publishGroup(
+    name: string,
+    transport: OutboxTransport,
+    messages: ClaimedMessage[],
+    decoded: ReadonlyMap<string, OutgoingMessage>,
+  ): Promise<Array<PublishFailure | undefined>> {
+    const outgoing = messages.map((message) => decoded.get(message.position) as OutgoingMessage);
     const finish = this.observer.publishing?.(name, messages, outgoing, transport.name);
     const errors = await this.send(transport, outgoing);
     finish?.(errors.map((error) => error?.text));
@@ -284,12 +295,17 @@ export class OutboxRelay {
   }
 }
 
+/** The text recorded for an error: its message, cut to ERROR_LIMITS.textChars so that huge errors do not bloat rows. */
 export function errorText(error: unknown): string {
+  return clipErrorText(fullErrorText(error));
+}
+
+function fullErrorText(error: unknown): string {
   // isNativeError also recognizes errors made in another realm (vm contexts, test sandboxes).
   if (error instanceof Error || types.isNativeError(error)) return (error as Error).message || (error as Error).name;
   if (typeof error === 'string') return error;
   try {
-    return JSON.stringify(error);
+    return JSON.stringify(error) ?? String(error);
   } catch {
     return String(error);
   }

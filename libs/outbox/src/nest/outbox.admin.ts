@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { OutboxAdminError } from '../core/outbox.errors';
-import { noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
+import { invalidListOption, noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import { createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
@@ -24,8 +24,12 @@ export class OutboxAdmin {
   }
 
   /** Dead messages, oldest first, with every failed attempt; page with the last `position` seen. */
-  listDead(options: { after?: string; limit?: number } = {}): Promise<DeadMessage[]> {
-    return this.store.listDead(options.after ?? '0', Math.min(Math.max(options.limit ?? 100, 1), 1_000));
+  async listDead(options: { after?: string; limit?: number } = {}): Promise<DeadMessage[]> {
+    const { after = '0', limit = 100 } = options ?? {};
+    // `after` is a position (a bigint as text); anything else would reach the database as a type error.
+    if (typeof after !== 'string' || !/^\d{1,19}$/.test(after)) throw new OutboxAdminError(invalidListOption('after', 'a row position (digits only)', after), 'invalid');
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new OutboxAdminError(invalidListOption('limit', 'a positive integer (at most 1000 are returned)', limit), 'invalid');
+    return this.store.listDead(after, Math.min(limit, 1_000));
   }
 
   /** Makes a dead message pending again with fresh attempts; the relay is woken to send it. */

@@ -1,3 +1,4 @@
+import { decodeHeaders } from '../core/row-decoding';
 import type { ClaimedMessage } from '../core/outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
 import type { OutboxRowRecord, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
@@ -37,6 +38,8 @@ export class SqlOutboxStore implements OutboxStore {
 }
 
 export function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
+  // Never throws: a row that cannot be read must not fail the claim of its neighbours.
+  const { headers, problem } = decodeHeaders(record.headers);
   return {
     position: String(record.position),
     id: record.id,
@@ -50,9 +53,10 @@ export function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
     correlationId: record.correlationId ?? undefined,
     causationId: record.causationId ?? undefined,
     tenantId: record.tenantId ?? undefined,
-    headers: JSON.parse(record.headers),
+    headers,
     payloadJson: record.payloadJson,
     attempt: Number(record.attempt),
+    ...(problem ? { decodeError: problem } : {}),
   };
 }
 

@@ -1,7 +1,12 @@
+import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
+
+// The history keeps the latest attempts: the oldest entry makes room once it is full.
+const keepLatestErrors = `IF(JSON_LENGTH(COALESCE(error_history, '[]')) >= ${ERROR_LIMITS.historyEntries},
+  JSON_REMOVE(COALESCE(error_history, '[]'), '$[0]'), COALESCE(error_history, '[]'))`;
 
 const list = (count: number) => Array(count).fill('?').join(', ');
 const AFTER_MS = (param = '?') => `NOW(3) + INTERVAL (${param} * 1000) MICROSECOND`;
@@ -91,7 +96,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
     const dead = failure.retryInMs === null;
     return {
       sql: `UPDATE ${this.t} SET last_error = ?, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-              error_history = JSON_ARRAY_APPEND(COALESCE(error_history, '[]'), '$', JSON_OBJECT('at', DATE_FORMAT(NOW(3), '%Y-%m-%dT%H:%i:%s.%fZ'), 'error', ?)),
+              error_history = JSON_ARRAY_APPEND(${keepLatestErrors}, '$', JSON_OBJECT('at', DATE_FORMAT(NOW(3), '%Y-%m-%dT%H:%i:%s.%fZ'), 'error', ?)),
               status = ?, dead_at = ${dead ? 'NOW(3)' : 'NULL'}, next_attempt_at = ${dead ? 'NULL' : AFTER_MS()}
             WHERE position = ? AND lease_token = ? AND status = 'pending'`,
       params: [failure.error, failure.error, dead ? 'dead' : 'pending', ...(dead ? [] : [failure.retryInMs]), failure.position, token],

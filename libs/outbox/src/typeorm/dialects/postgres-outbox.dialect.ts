@@ -1,3 +1,4 @@
+import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import {
@@ -52,7 +53,8 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
            RETURNING position`,
       markFailed: `
         UPDATE ${t} AS m SET last_error = f.error, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-          error_history = (COALESCE(m.error_history, '[]')::jsonb || jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error)))::text,
+          error_history = jsonb_path_query_array(COALESCE(m.error_history, '[]')::jsonb || jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error)),
+            '$[last - ${ERROR_LIMITS.historyEntries - 1} to last]')::text,
           status = CASE WHEN f.retry_ms IS NULL THEN 'dead' ELSE 'pending' END,
           dead_at = CASE WHEN f.retry_ms IS NULL THEN now() ELSE NULL END,
           next_attempt_at = CASE WHEN f.retry_ms IS NULL THEN NULL ELSE now() + f.retry_ms * interval '1 millisecond' END

@@ -1,3 +1,4 @@
+import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import {
@@ -12,6 +13,10 @@ import {
   type SqlStatement,
 } from './outbox-sql.dialect';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
+
+// The history keeps the latest attempts: the oldest entry makes room once it is full.
+const keepLatestErrors = `CASE WHEN json_array_length(COALESCE(error_history, '[]')) >= ${ERROR_LIMITS.historyEntries}
+  THEN json_remove(COALESCE(error_history, '[]'), '$[0]') ELSE COALESCE(error_history, '[]') END`;
 
 // Times are UTC text with milliseconds, which compares correctly as text.
 const NOW = `strftime('%Y-%m-%d %H:%M:%f', 'now')`;
@@ -55,7 +60,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         UPDATE ${t} SET
           last_error = (SELECT f.error FROM f WHERE f.position = ${t}.position),
           lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-          error_history = json_insert(COALESCE(error_history, '[]'), '$[#]',
+          error_history = json_insert(${keepLatestErrors}, '$[#]',
             json_object('at', ${NOW}, 'error', (SELECT f.error FROM f WHERE f.position = ${t}.position))),
           status = CASE WHEN (SELECT f.retry_ms FROM f WHERE f.position = ${t}.position) IS NULL THEN 'dead' ELSE 'pending' END,
           dead_at = CASE WHEN (SELECT f.retry_ms FROM f WHERE f.position = ${t}.position) IS NULL THEN ${NOW} ELSE NULL END,

@@ -1,0 +1,64 @@
+import { toOutgoingMessage } from './envelope';
+import { undecodableRow } from './outbox.messages';
+import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
+
+/**
+ * Rows are written by this library, but also by hand, by other programs or by a disk that lies.
+ * Each claimed row is decoded on its own, so a row that cannot be read is dead-lettered alone
+ * with the reason, instead of failing the claim or the publish of its whole batch.
+ */
+export interface DecodedBatch {
+  /** Ready to publish, by position. */
+  decoded: Map<string, OutgoingMessage>;
+  /** Why a row cannot be published, by position; such a row goes dead at once. */
+  undecodable: Map<string, string>;
+}
+
+export function decodeBatch(messages: readonly ClaimedMessage[]): DecodedBatch {
+  const batch: DecodedBatch = { decoded: new Map(), undecodable: new Map() };
+  for (const message of messages) {
+    const reason = message.decodeError ?? metadataProblem(message);
+    if (reason !== undefined) {
+      batch.undecodable.set(message.position, undecodableRow(message.position, reason.part, reason.cause));
+      continue;
+    }
+    try {
+      batch.decoded.set(message.position, toOutgoingMessage(message));
+    } catch (error) {
+      batch.undecodable.set(message.position, undecodableRow(message.position, 'payload', `is not JSON (${(error as Error).message})`));
+    }
+  }
+  return batch;
+}
+
+export interface DecodeProblem {
+  part: string;
+  cause: string;
+}
+
+/** Parses the stored headers, or says why they are unusable; never throws. */
+export function decodeHeaders(text: unknown): { headers: Record<string, string>; problem?: DecodeProblem } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(text));
+  } catch (error) {
+    return { headers: {}, problem: { part: 'headers', cause: `are not JSON (${(error as Error).message})` } };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    return { headers: {}, problem: { part: 'headers', cause: 'are not a JSON object' } };
+  }
+  const wrong = Object.entries(parsed).find(([, value]) => typeof value !== 'string');
+  if (wrong) return { headers: {}, problem: { part: 'headers', cause: `hold a value that is not a string (header "${wrong[0]}")` } };
+  return { headers: parsed as Record<string, string> };
+}
+
+function metadataProblem(message: ClaimedMessage): DecodeProblem | undefined {
+  if (!Number.isSafeInteger(message.version)) return { part: 'event version', cause: `is not an integer (${String(message.version)})` };
+  for (const field of ['id', 'type', 'aggregateType', 'aggregateId', 'destination'] as const) {
+    if (typeof message[field] !== 'string' || message[field] === '') return { part: field, cause: 'is empty' };
+  }
+  if (typeof message.occurredAt !== 'string' || Number.isNaN(Date.parse(message.occurredAt))) {
+    return { part: 'occurred_at', cause: `is not a date (${String(message.occurredAt)})` };
+  }
+  return undefined;
+}
