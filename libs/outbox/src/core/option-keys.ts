@@ -12,8 +12,8 @@ export const OUTBOX_OPTION_KEYS = {
     'relay', 'notifications', 'pollIntervalMs', 'batchSize', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
     'enrich', 'shutdownTimeoutMs', 'relayId',
-    // observability (core/observe/observability.options.ts)
-    'stats', 'health',
+    // observability (core/observe/observability.options.ts, observability/)
+    'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
     'transport', 'transports', 'tableName', 'dataSource', 'isGlobal',
   ],
@@ -22,6 +22,8 @@ export const OUTBOX_OPTION_KEYS = {
   'routes[]': ['events', 'aggregates', 'transport', 'topic'],
   stats: ['refreshIntervalMs'],
   health: ['maxLagMs', 'maxDeadRows', 'maxRoundAgeMs'],
+  metrics: ['registry', 'prefix', 'latencyBuckets'],
+  tracing: ['tracerName'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Fails on the first key that is not an option, suggesting the closest known one. */

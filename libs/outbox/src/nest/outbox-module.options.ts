@@ -2,6 +2,7 @@ import type { Type } from '@nestjs/common';
 import type { ClientProxy } from '@nestjs/microservices';
 import type { OutboxSettings } from '../core/outbox-options';
 import type { OutboxTransport } from '../core/outbox-transport.port';
+import type { OUTBOX_OPTION_KEYS } from '../core/option-keys';
 import type { OutboxMetricsOptions } from '../observability/metrics/metrics.options';
 import type { OutboxTracingOptions } from '../observability/tracing/tracing.options';
 
@@ -38,3 +39,9 @@ export interface OutboxModuleExtras {
   /** Register the module globally, so `OutboxPublisher` can be injected anywhere. Default `true`. */
   isGlobal?: boolean;
 }
+
+// Unknown option keys are refused at startup; an option missing from OUTBOX_OPTION_KEYS would be
+// refused too, so adding one to these interfaces without listing it fails to compile here.
+type UnlistedOption = Exclude<keyof (OutboxModuleOptions & OutboxModuleExtras), (typeof OUTBOX_OPTION_KEYS)[''][number]>;
+const everyOptionIsListed: [UnlistedOption] extends [never] ? true : UnlistedOption = true;
+void everyOptionIsListed;
