@@ -11,7 +11,7 @@ export const OUTBOX_OPTION_KEYS = {
     // settings (core/outbox-options.ts)
     'relay', 'notifications', 'pollIntervalMs', 'batchSize', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
-    'enrich', 'shutdownTimeoutMs', 'relayId',
+    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf',
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
