@@ -226,7 +226,11 @@ export function describeOutboxContract(database: TestDatabase): void {
         expect(failed.every((row) => row.nextAttemptAt !== null)).toBe(true);
 
         rows.forEach((row) => transport.failTimes(row.id, 1));
-        await waitFor('the retry time to come', async () => (await harness.relay('relay', transport, { maxAttempts: 2 }).publishBatch()).claimed === 3);
+        // The three retry times are set by separate statements on some databases, so they may come due in different claims.
+        const retrying = harness.relay('relay', transport, { maxAttempts: 2 });
+        let claimed = 0;
+        await waitFor('the retry times to come', async () => (claimed += (await retrying.publishBatch()).claimed) === 3);
+        await retrying.stop(0);
         expect((await harness.rows()).map((row) => row.status)).toEqual(['dead', 'dead', 'dead']);
       });
 
