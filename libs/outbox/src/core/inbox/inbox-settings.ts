@@ -1,11 +1,20 @@
 import { OutboxConfigurationError } from '../outbox.errors';
 import { INBOX_DEFAULTS, type InboxSettings } from './inbox.port';
-import { invalidConsumerName, invalidInboxOption } from './inbox.messages';
+import { invalidConsumerName, invalidInboxOption, unknownInboxOption } from './inbox.messages';
+import { closest } from '../option-keys';
+
+/** Keys `OutboxInboxModule` accepts: a misspelled one would otherwise leave its default in place in silence. */
+export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction'] as const;
 
 export type ResolvedInboxSettings<O extends InboxSettings = InboxSettings> = Required<InboxSettings> & Omit<O, keyof InboxSettings>;
 
 /** Applies the defaults once and rejects values that cannot work, naming the option. */
 export function resolveInboxSettings<O extends InboxSettings>(options: O): ResolvedInboxSettings<O> {
+  for (const key of Object.keys(options ?? {})) {
+    if (!(INBOX_OPTION_KEYS as readonly string[]).includes(key)) {
+      throw new OutboxConfigurationError(unknownInboxOption(key, closest(key, INBOX_OPTION_KEYS), INBOX_OPTION_KEYS));
+    }
+  }
   const resolved = {
     ...options,
     retentionMs: options.retentionMs ?? INBOX_DEFAULTS.retentionMs,

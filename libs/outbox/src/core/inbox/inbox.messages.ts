@@ -24,6 +24,10 @@ export const outsideInboxTransaction = () =>
   `OutboxInbox.manager() was called outside a handler run by the inbox. ` +
   `Call it from an @Idempotent() handler or from the function given to OutboxInbox.process().`;
 
+export const unknownInboxOption = (key: string, suggestion: string | undefined, known: readonly string[]) =>
+  `Unknown OutboxInboxModule option "${key}"` +
+  (suggestion ? `: did you mean "${suggestion}"?` : `. Known options: ${known.map((name) => `"${name}"`).join(', ')}.`);
+
 export const invalidInboxOption = (option: string, expected: string, got: unknown) =>
   `Invalid OutboxInboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
 

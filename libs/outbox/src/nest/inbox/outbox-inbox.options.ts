@@ -23,6 +23,3 @@ export interface OutboxInboxModuleExtras {
   /** Register the module globally, so `OutboxInbox` can be injected anywhere. Default `true`. */
   isGlobal?: boolean;
 }
-
-/** Keys `OutboxInboxModule` accepts, for the unknown-key check. */
-export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction'] as const;
