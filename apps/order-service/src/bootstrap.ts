@@ -1,10 +1,12 @@
 import { ValidationPipe, type INestApplication, type LogLevel } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { HttpAdapterHost, NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { orderEventsConsumer } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { correlationMiddleware } from './correlation/correlation.context';
 import { traceContextMiddleware } from './operations/trace-context.middleware';
+import { DatabaseUnavailableFilter } from './http/database-unavailable.filter';
+import { JsonDepthPipe } from './http/json-depth.pipe';
 
 /** Builds the order service (HTTP API + event consumer) without starting it; shared by main.ts and the tests. */
 export async function createOrderServiceApp(config: OrderServiceConfig, logger: false | LogLevel[] = ['log', 'warn', 'error']): Promise<INestApplication> {
@@ -12,7 +14,8 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
   app.use(traceContextMiddleware);
   app.use(correlationMiddleware);
   // whitelist + forbidNonWhitelisted: an unknown field is a 400 too, and nothing is written.
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.useGlobalPipes(new JsonDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.useGlobalFilters(new DatabaseUnavailableFilter(app.get(HttpAdapterHost).httpAdapter));
   app.connectMicroservice(orderEventsConsumer(config.broker), { inheritAppConfig: true });
   app.enableShutdownHooks();
   return app;

@@ -30,3 +30,12 @@ describe('loadOrderServiceConfig', () => {
     expect(() => loadOrderServiceConfig(env)).toThrow(message);
   });
 });
+
+describe('DATABASE_URL in errors', () => {
+  it('never shows the password of a mistyped URL', () => {
+    expect(() => loadOrderServiceConfig({ DATABASE_URL: 'postgress://orders:s3cret-pa55@db.internal:5432/orders' })).toThrow(
+      'DATABASE_URL "postgress://orders:***@db.internal:5432/orders" is not supported',
+    );
+    expect(() => loadOrderServiceConfig({ DATABASE_URL: 'postgress://orders:s3cret-pa55@db.internal:5432/orders' })).not.toThrow(/s3cret/);
+  });
+});

@@ -63,12 +63,17 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
 function database(url: string): DatabaseConfig {
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length);
-    if (!file) throw new ConfigError(`DATABASE_URL "${url}" names no file; use sqlite:path/to/file.sqlite or sqlite::memory:`);
+    if (!file) throw new ConfigError(`DATABASE_URL "${withoutPassword(url)}" names no file; use sqlite:path/to/file.sqlite or sqlite::memory:`);
     return { type: 'better-sqlite3', database: file === ':memory:' ? file : resolve(file) };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { type: 'postgres', url };
   if (url.startsWith('mysql://') || url.startsWith('mariadb://')) return { type: 'mariadb', url: url.replace(/^mariadb:/, 'mysql:') };
-  throw new ConfigError(`DATABASE_URL "${url}" is not supported: use sqlite:<file>, postgres://user@host:port/db or mysql://user:password@host:port/db.`);
+  throw new ConfigError(`DATABASE_URL "${withoutPassword(url)}" is not supported: use sqlite:<file>, postgres://user@host:port/db or mysql://user:password@host:port/db.`);
+}
+
+/** Error messages end up in logs: a URL is shown with its password masked, whatever its scheme. */
+export function withoutPassword(url: string): string {
+  return url.replace(/^([^:/?#]*:\/\/[^:/@?#]*):[^@/?#]*@/, '$1:***@');
 }
 
 function broker(env: NodeJS.ProcessEnv): BrokerConfig {

@@ -9,6 +9,9 @@ export class OrderStateError extends Error {
   override readonly name = 'OrderStateError';
 }
 
+/** The total is stored as a 32-bit integer. */
+export const MAX_TOTAL_CENTS = 2_147_483_647;
+
 @Entity('order_lines')
 export class OrderLine {
   @PrimaryGeneratedColumn()
@@ -59,6 +62,9 @@ export class Order extends OutboxAggregateRoot {
     order.status = 'placed';
     order.lines = lines.map((snapshot) => Object.assign(new OrderLine(), snapshot));
     order.totalCents = lines.reduce((sum, line) => sum + line.quantity * line.unitPriceCents, 0);
+    if (order.totalCents > MAX_TOTAL_CENTS) {
+      throw new OrderStateError(`The order total ${order.totalCents} cents is over the limit of ${MAX_TOTAL_CENTS} cents.`);
+    }
     order.recordEvent(new OrderPlaced(order.id, customerId, lines, order.totalCents));
     return order;
   }

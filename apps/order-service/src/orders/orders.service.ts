@@ -1,4 +1,4 @@
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, NotFoundException, UnprocessableEntityException } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { TransactionRunner } from '../database/transaction.runner';
 import type { CreateOrderDto } from './dto/create-order.dto';
@@ -10,7 +10,13 @@ export class OrdersService {
   constructor(private readonly transactions: TransactionRunner) {}
 
   place(dto: CreateOrderDto): Promise<Order> {
-    const order = Order.place(dto.customerId, dto.items);
+    let order: Order;
+    try {
+      order = Order.place(dto.customerId, dto.items);
+    } catch (error) {
+      if (error instanceof OrderStateError) throw new UnprocessableEntityException(error.message);
+      throw error;
+    }
     return this.transactions.run((manager) => manager.save(order));
   }
 

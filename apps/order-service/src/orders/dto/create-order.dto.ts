@@ -21,6 +21,8 @@ export class CreateOrderDto {
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
+  // No control characters: PostgreSQL refuses NUL in text, and none belongs in an id.
+  @Matches(/^[^\u0000-\u001f\u007f]+$/, { message: 'customerId must not contain control characters' })
   customerId: string;
 
   @IsArray()

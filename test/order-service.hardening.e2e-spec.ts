@@ -1,0 +1,65 @@
+import request from 'supertest';
+import { privatePostgresDatabase } from './support/databases';
+import { startOrderService, type RunningOrderService } from './support/order-service.harness';
+import { waitFor } from './support/wait-for';
+
+const item = { sku: 'PEN', quantity: 1, unitPriceCents: 99 };
+
+describe('order-service refuses hostile input with 4xx and writes nothing (PostgreSQL + TCP)', () => {
+  let service: RunningOrderService;
+
+  beforeAll(async () => {
+    service = await startOrderService('postgres', 'tcp');
+  });
+
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  // Sent as text: client-side serializers recurse and would overflow before the server sees it.
+  const json = (body: unknown) => JSON.stringify(body);
+  const deepBody = (levels: number) => `{"customerId":"c-1","items":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+
+  it.each([
+    ['a NUL character in customerId', {}, json({ customerId: 'c\u0000-1', items: [item] }), 400, /customerId must not contain control characters/],
+    ['an order total past the 32-bit range', {}, json({ customerId: 'c-1', items: [{ sku: 'GOLD', quantity: 10_000, unitPriceCents: 100_000_000 }] }), 422, /over the limit of 2147483647 cents/],
+    ['a body nested 20,000 levels deep', {}, deepBody(20_000), 400, /nested deeper than 16 levels/],
+    ['an X-Correlation-Id of 300 characters', { 'x-correlation-id': 'c'.repeat(300) }, json({ customerId: 'c-1', items: [item] }), 400, /x-correlation-id must be 1–128/],
+    ['an X-Tenant-Id with spaces and quotes', { 'x-tenant-id': `t" OR 1=1 --` }, json({ customerId: 'c-1', items: [item] }), 400, /x-tenant-id must be 1–128/],
+  ])('%s → %#', async (_, headers, body, status, message) => {
+    const before = (await service.outboxRows()).length;
+    const response = await request(service.app.getHttpServer()).post('/orders').set(headers).set('content-type', 'application/json').send(body);
+    expect(response.status).toBe(status);
+    expect(JSON.stringify(response.body)).toMatch(message);
+    expect(await service.outboxRows()).toHaveLength(before);
+    const [{ n }] = await service.dataSource.query('SELECT COUNT(*) AS n FROM orders');
+    expect(Number(n)).toBe(0);
+  });
+});
+
+describe('order-service while its database is away (PostgreSQL + TCP)', () => {
+  it('answers 503 with Retry-After and writes nothing, then 201 once the database is back', async () => {
+    const database = await privatePostgresDatabase('orders_outage');
+    const service = await startOrderService('postgres', 'tcp', { database: { type: 'postgres', url: database.url } });
+    try {
+      const http = service.app.getHttpServer();
+      const order = { customerId: 'c-outage', items: [item] };
+      await request(http).post('/orders').send(order).expect(201);
+
+      await database.setReachable(false);
+      const refused = await request(http).post('/orders').send(order);
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(refused.body.message).toMatch(/database is unavailable; nothing was saved/);
+
+      await database.setReachable(true);
+      await waitFor('the API to take orders again', async () => (await request(http).post('/orders').send(order)).status === 201);
+      const rows = await service.outboxRows();
+      expect(rows.map((row) => row.event_type)).toEqual(['orders.order-placed', 'orders.order-placed']);
+    } finally {
+      await database.setReachable(true);
+      await service.close();
+      await database.drop();
+    }
+  });
+});
