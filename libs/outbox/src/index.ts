@@ -49,7 +49,7 @@ export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageSta
 export { ENVELOPE_HEADERS } from './core/envelope';
 export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
 export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';
-export { OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
+export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
 export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, NonRetryableOutboxError } from './core/outbox.errors';
 export type { RetryIf } from './core/failure-classification';
 export { InMemoryOutboxStore } from './core/in-memory-outbox.store';
@@ -88,3 +88,5 @@ export { InProcessTransport, IN_PROCESS_TRANSPORT, type InProcessHandler } from 
 export { toOutboxEvent, OutboxEventValidationError } from './core/typed/to-outbox-event';
 export { OutboxEventPipe } from './nest/typed/outbox-event.pipe';
 export type { OutboxUpcaster } from './decorators/outbox-event.decorator';
+export { MESSAGE_LIMITS, ERROR_LIMITS } from './core/message-limits';
+export { OUTBOX_OPTION_KEYS } from './core/option-keys';
