@@ -73,6 +73,9 @@ export const noSuchMessage = (id: string, table: string) => `Outbox message ${id
 export const notDead = (action: string, id: string, status: string) =>
   `Outbox message ${id} is ${status}, not dead: only dead messages can be ${action}. Nothing was changed.`;
 
+export const invalidUpcaster = (target: string) =>
+  `@OutboxEvent() on ${target}: "upcast" must be a function ({ type, version, payload }) => payload in the current shape.`;
+
 export const invalidDelay = (eventType: string, option: 'delayMs' | 'deliverAt', got: unknown) =>
   `Event "${eventType}" cannot be written to the outbox: "${option}" must be ` +
   (option === 'delayMs' ? 'a number of milliseconds, 0 or more' : 'a valid Date') +

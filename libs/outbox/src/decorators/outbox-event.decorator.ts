@@ -1,4 +1,4 @@
-import { invalidDecoratorOption } from '../core/outbox.messages';
+import { invalidDecoratorOption, invalidUpcaster } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 
 export const OUTBOX_EVENT_METADATA = 'outbox:event_metadata';
@@ -49,7 +49,7 @@ export function OutboxEvent(type: string, options: OutboxEventOptions = {}): Cla
       throw new OutboxConfigurationError(invalidDecoratorOption('OutboxEvent', target.name, 'topic', options.topic));
     }
     if (options.upcast !== undefined && typeof options.upcast !== 'function') {
-      throw new OutboxConfigurationError(`@OutboxEvent() on ${target.name}: "upcast" must be a function ({ type, version, payload }) => payload.`);
+      throw new OutboxConfigurationError(invalidUpcaster(target.name));
     }
     const metadata: OutboxEventMetadata = { type, version, topic: options.topic, validate: options.validate === true, upcast: options.upcast };
     Reflect.defineMetadata(OUTBOX_EVENT_METADATA, metadata, target);

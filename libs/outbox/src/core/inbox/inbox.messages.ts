@@ -28,6 +28,13 @@ export const unknownInboxOption = (key: string, suggestion: string | undefined, 
   `Unknown OutboxInboxModule option "${key}"` +
   (suggestion ? `: did you mean "${suggestion}"?` : `. Known options: ${known.map((name) => `"${name}"`).join(', ')}.`);
 
+export const notAMethod = (consumer: string, handler: string) =>
+  `@Idempotent('${consumer}') on ${handler}: only methods can be idempotent. Put it on the handler method.`;
+
+export const inboxTableMissing = (table: string, cause: string) =>
+  `Inbox table "${table}" cannot be read (${cause}). ` +
+  `Add CreateInboxTable (or createInboxTableMigration('${table}')) to the data source's migrations and run them.`;
+
 export const invalidInboxOption = (option: string, expected: string, got: unknown) =>
   `Invalid OutboxInboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
 

@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { checkConsumerName, looksLikeEnvelope } from '../../core/inbox/inbox-settings';
-import { inboxNotWired, noEnvelopeArgument } from '../../core/inbox/inbox.messages';
+import { inboxNotWired, noEnvelopeArgument, notAMethod } from '../../core/inbox/inbox.messages';
 
 export const IDEMPOTENT_METADATA = 'outbox:idempotent';
 
@@ -22,7 +22,7 @@ export function Idempotent(consumer: string): MethodDecorator {
   return (target, key, descriptor: PropertyDescriptor) => {
     const original = descriptor.value as (...args: unknown[]) => unknown;
     const handlerName = `${target.constructor.name}.${String(key)}`;
-    if (typeof original !== 'function') throw new OutboxConfigurationError(`@Idempotent('${consumer}') on ${handlerName}: only methods can be idempotent.`);
+    if (typeof original !== 'function') throw new OutboxConfigurationError(notAMethod(consumer, handlerName));
     const wrapped = async function (this: Record<symbol, InboxRunner | undefined>, ...args: unknown[]) {
       const inbox = this[INBOX_REF];
       if (!inbox) throw new OutboxConfigurationError(inboxNotWired(handlerName));

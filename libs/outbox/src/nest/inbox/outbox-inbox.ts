@@ -3,6 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { InboxOutcome } from '../../core/inbox/inbox.port';
 import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
+import { inboxTableMissing } from '../../core/inbox/inbox.messages';
 import { errorText } from '../../core/outbox-relay';
 import { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 import { TypeOrmInboxStore } from '../../typeorm/inbox/typeorm-inbox.store';
@@ -33,10 +34,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
 
   async onApplicationBootstrap(): Promise<void> {
     await this.inbox.store.probe().catch((error: unknown) => {
-      throw new OutboxConfigurationError(
-        `Inbox table "${this.extras.tableName}" cannot be read (${errorText(error)}). ` +
-          `Add CreateInboxTable (or createInboxTableMigration('${this.extras.tableName}')) to the data source's migrations and run them.`,
-      );
+      throw new OutboxConfigurationError(inboxTableMissing(this.extras.tableName, errorText(error)));
     });
     if (this.settings.pruneIntervalMs > 0) {
       this.timer = setInterval(() => void this.pruneNow().catch((error: unknown) => this.logger.warn(`Inbox pruning failed: ${errorText(error)}`)), this.settings.pruneIntervalMs);
