@@ -11,6 +11,7 @@ interface Step {
   fatal?: boolean;
   failOnce?: boolean;
   hang?: boolean;
+  refused?: boolean;
 }
 
 /** What the handlers did, shared across app restarts. */
@@ -27,6 +28,7 @@ class Journal {
     const attempt = (this.attempts.get(key) ?? 0) + 1;
     this.attempts.set(key, attempt);
     if (step.fatal) throw new NonRetryableOutboxError(`cannot ever handle ${envelope.id}`);
+    if (step.refused) throw new RangeError(`out of range ${envelope.id}`);
     if (step.poison && handler === 'parcels.count') throw new Error(`poison ${envelope.id}`);
     if (step.failOnce && attempt === 1) throw new Error(`transient ${envelope.id}`);
     if (step.hang && this.hangEnabled) await this.hung;
@@ -111,6 +113,13 @@ describe.each<TestDatabase>(['postgres', 'sqlite'])('in-process handlers on %s',
     await app.add('f', [{ seq: 0, fatal: true }]);
     await waitFor('both rows dead', async () => (await app!.rows()).every((row) => row.status === 'dead'));
     for (const row of await app.rows()) expect(row).toMatchObject({ attempts: 1, lastError: expect.stringMatching(/^cannot ever handle /) });
+  });
+
+  it('asks the retryIf option about other errors: false sends the row to dead at once', async () => {
+    app = await startHandlersApp(isolated.options, [ParcelHandlers], { retryIf: (error) => !(error instanceof RangeError) });
+    await app.add('q', [{ seq: 0, refused: true }]);
+    await waitFor('both rows dead', async () => (await app!.rows()).every((row) => row.status === 'dead'));
+    for (const row of await app.rows()) expect(row).toMatchObject({ attempts: 1, lastError: expect.stringMatching(/^out of range /) });
   });
 
   it('loses nothing when the app stops mid-run and another instance takes over', async () => {
