@@ -1,5 +1,4 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
 import { OutboxCleaner, type CleanupOutcome } from '../core/outbox-cleaner';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
@@ -17,12 +16,11 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
-    private readonly schedulerRegistry: SchedulerRegistry,
   ) {}
 
-  private get intervalName(): string {
-    return `outbox-cleanup:${this.extras.dataSource ?? 'default'}:${this.extras.tableName}`;
-  }
+  // Timers of its own rather than the app's SchedulerRegistry: a second ScheduleModule.forRoot()
+  // would run the app's own @Interval/@Cron jobs twice.
+  private timer: NodeJS.Timeout | undefined;
 
   onApplicationBootstrap(): void {
     if (!this.settings.relay) return;
@@ -38,7 +36,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
       },
       this.logger,
     );
-    this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.cleaner?.run(), cleanup.intervalMs));
+    this.timer = setInterval(() => void this.cleaner?.run(), cleanup.intervalMs);
   }
 
   /** One cleanup run now; for tests and tools. */
@@ -47,7 +45,8 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) this.schedulerRegistry.deleteInterval(this.intervalName);
+    clearInterval(this.timer);
+    this.timer = undefined;
     await this.cleaner?.run().catch(() => undefined);
     this.cleaner = undefined;
   }

@@ -2,7 +2,6 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { unacknowledgedTransport } from '../core/outbox.messages';
@@ -27,9 +26,8 @@ export function defaultRelayId(): string {
 }
 
 /**
- * Runs this instance's relay: builds it at bootstrap, polls on an interval registered with
- * SchedulerRegistry, wakes it after commits, and on shutdown stops claiming and hands back
- * its leases before TypeORM and the clients are closed.
+ * Runs this instance's relay: builds it at bootstrap, polls on an interval of its own, wakes it
+ * after commits, and on shutdown stops claiming and hands back its leases before TypeORM and the clients are closed.
  */
 @Injectable()
 export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -44,15 +42,14 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
     private readonly moduleRef: ModuleRef,
-    private readonly schedulerRegistry: SchedulerRegistry,
     private readonly observers: OutboxObservers,
     private readonly outboxStats: OutboxStats,
     private readonly inProcessHandlers: InProcessHandlers,
   ) {}
 
-  private get intervalName(): string {
-    return `outbox-relay:${this.extras.dataSource ?? 'default'}:${this.extras.tableName}`;
-  }
+  // A timer of its own rather than the app's SchedulerRegistry: a second ScheduleModule.forRoot()
+  // would run the app's own @Interval/@Cron jobs twice, and the app need not import one at all.
+  private pollTimer: NodeJS.Timeout | undefined;
 
   async onApplicationBootstrap(): Promise<void> {
     const store = createSqlOutboxStore(this.dataSource, this.extras.tableName, {
@@ -89,7 +86,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       retryIf: this.settings.retryIf,
     });
     this.observers.activity.running = true;
-    this.schedulerRegistry.addInterval(this.intervalName, setInterval(() => void this.relay?.trigger(), pollIntervalMs));
+    this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
     const wakeUps = await this.listenForCommits();
     this.logger.log(
       `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(transports)}: poll every ${pollIntervalMs} ms, ` +
@@ -100,7 +97,8 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
 
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.relay) return;
-    if (this.schedulerRegistry.doesExist('interval', this.intervalName)) this.schedulerRegistry.deleteInterval(this.intervalName);
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
     await this.listener?.stop();
     this.listener = undefined;
     await this.relay.stop(this.settings.shutdownTimeoutMs);

@@ -1,6 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ScheduleModule } from '@nestjs/schedule';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { validateTableName } from '../core/outbox-options';
 import { DEFAULT_OUTBOX_TABLE, outboxMessageEntity } from '../typeorm/outbox-message.entity';
@@ -28,7 +27,6 @@ export const {
       global: resolved.isGlobal,
       imports: [
         ...(definition.imports ?? []),
-        ScheduleModule.forRoot(),
         DiscoveryModule,
         TypeOrmModule.forFeature([outboxMessageEntity(resolved.tableName)], resolved.dataSource),
       ],
