@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { privatePostgresDatabase } from './support/databases';
 import { startOrderService, type RunningOrderService } from './support/order-service.harness';
+import { serviceOutage } from './transports/transport-contract';
 import { waitFor } from './support/wait-for';
 
 const item = { sku: 'PEN', quantity: 1, unitPriceCents: 99 };
@@ -26,7 +26,7 @@ describe('order-service refuses hostile input with 4xx and writes nothing (Postg
     ['a body nested 20,000 levels deep', {}, deepBody(20_000), 400, /nested deeper than 16 levels/],
     ['an X-Correlation-Id of 300 characters', { 'x-correlation-id': 'c'.repeat(300) }, json({ customerId: 'c-1', items: [item] }), 400, /x-correlation-id must be 1–128/],
     ['an X-Tenant-Id with spaces and quotes', { 'x-tenant-id': `t" OR 1=1 --` }, json({ customerId: 'c-1', items: [item] }), 400, /x-tenant-id must be 1–128/],
-  ])('%s → %#', async (_, headers, body, status, message) => {
+  ])('%s is refused with a 4xx', async (_, headers, body, status, message) => {
     const before = (await service.outboxRows()).length;
     const response = await request(service.app.getHttpServer()).post('/orders').set(headers).set('content-type', 'application/json').send(body);
     expect(response.status).toBe(status);
@@ -37,29 +37,32 @@ describe('order-service refuses hostile input with 4xx and writes nothing (Postg
   });
 });
 
-describe('order-service while its database is away (PostgreSQL + TCP)', () => {
-  it('answers 503 with Retry-After and writes nothing, then 201 once the database is back', async () => {
-    const database = await privatePostgresDatabase('orders_outage');
-    const service = await startOrderService('postgres', 'tcp', { database: { type: 'postgres', url: database.url } });
+describe('order-service while its database server is stopped (PostgreSQL + TCP)', () => {
+  it('answers 503 with Retry-After and writes nothing, then 201 once the server is back', async () => {
+    // The real outage: scripts/services.sh stops the PostgreSQL server (data and port kept) and resumes it.
+    const postgres = serviceOutage('postgres')({} as never);
+    const service = await startOrderService('postgres', 'tcp');
+    let stopped = false;
     try {
       const http = service.app.getHttpServer();
       const order = { customerId: 'c-outage', items: [item] };
       await request(http).post('/orders').send(order).expect(201);
 
-      await database.setReachable(false);
+      await postgres.stop();
+      stopped = true;
       const refused = await request(http).post('/orders').send(order);
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
       expect(refused.body.message).toMatch(/database is unavailable; nothing was saved/);
 
-      await database.setReachable(true);
-      await waitFor('the API to take orders again', async () => (await request(http).post('/orders').send(order)).status === 201);
+      await postgres.start();
+      stopped = false;
+      await waitFor('the API to take orders again', async () => (await request(http).post('/orders').send(order)).status === 201, 60_000);
       const rows = await service.outboxRows();
       expect(rows.map((row) => row.event_type)).toEqual(['orders.order-placed', 'orders.order-placed']);
     } finally {
-      await database.setReachable(true);
+      if (stopped) await postgres.start();
       await service.close();
-      await database.drop();
     }
   });
 });

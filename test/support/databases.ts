@@ -39,27 +39,3 @@ export async function privateMariaDbDatabase(prefix: string): Promise<{ url: str
   url.pathname = `/${name}`;
   return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name}`) };
 }
-
-/**
- * A fresh PostgreSQL database of its own, for tests that take the database away from the app
- * (`ALLOW_CONNECTIONS false` and its backends terminated) without touching other tests' schemas.
- */
-export async function privatePostgresDatabase(prefix: string): Promise<{ url: string; setReachable(reachable: boolean): Promise<void>; drop(): Promise<void> }> {
-  const server = requireService('postgres');
-  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  await postgresAdmin(server, `CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const setReachable = async (reachable: boolean) => {
-    await postgresAdmin(server, `ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS ${reachable}`);
-    if (!reachable) await postgresAdmin(server, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
-  };
-  return {
-    url: url.toString(),
-    setReachable,
-    drop: async () => {
-      await setReachable(true);
-      await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    },
-  };
-}
