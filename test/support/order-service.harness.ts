@@ -16,6 +16,8 @@ export interface RunningOrderService {
   dataSource: DataSource;
   outboxRows(): Promise<Array<{ status: string; attempts: number; last_error: string | null; aggregate_id: string; event_type: string }>>;
   close(): Promise<void>;
+  /** Drops the private database only, for a test that closed the app itself. */
+  dropDatabase(): Promise<void>;
 }
 
 /** Starts the demo on a private database (temp SQLite file or fresh PostgreSQL schema) and a private topic. */
@@ -53,6 +55,7 @@ export async function startOrderService(
       await app.close();
       await db.drop();
     },
+    dropDatabase: () => db.drop(),
   };
 }
 

@@ -7,6 +7,7 @@ import { correlationMiddleware } from './correlation/correlation.context';
 import { traceContextMiddleware } from './operations/trace-context.middleware';
 import { DatabaseUnavailableFilter } from './http/database-unavailable.filter';
 import { JsonDepthPipe } from './http/json-depth.pipe';
+import { ConsumerReadiness } from './operations/consumer-readiness';
 
 /** Builds the order service (HTTP API + event consumer) without starting it; shared by main.ts and the tests. */
 export async function createOrderServiceApp(config: OrderServiceConfig, logger: false | LogLevel[] = ['log', 'warn', 'error']): Promise<INestApplication> {
@@ -19,4 +20,14 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
   app.connectMicroservice(orderEventsConsumer(config.broker), { inheritAppConfig: true });
   app.enableShutdownHooks();
   return app;
+}
+
+/**
+ * HTTP first: orders are taken while the consumer joins its broker (a Kafka group join takes
+ * seconds, longer after a crash, and the broker may be down at start); the outbox holds their events
+ * until they are delivered. `/health/consumer` says when the consumer has joined.
+ */
+export async function serveOrderService(app: INestApplication, port: number): Promise<void> {
+  await app.listen(port, '127.0.0.1');
+  app.get(ConsumerReadiness).track(app.startAllMicroservices());
 }

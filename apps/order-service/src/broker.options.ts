@@ -30,8 +30,19 @@ export function orderEventsConsumer(broker: BrokerConfig): MicroserviceOptions {
   return {
     transport: Transport.KAFKA,
     options: {
-      client: { clientId: `${broker.clientId}-consumer`, brokers: broker.brokers },
-      consumer: { groupId: broker.groupId, allowAutoTopicCreation: true },
+      // Keeps trying to reach the broker (for about an hour): the app serves HTTP meanwhile.
+      client: { clientId: `${broker.clientId}-consumer`, brokers: broker.brokers, retry: { initialRetryTime: 300, maxRetryTime: 5_000, retries: 720 } },
+      consumer: {
+        groupId: broker.groupId,
+        allowAutoTopicCreation: true,
+        // kafkajs waits up to 5 s for data by default before answering a fetch: events would
+        // arrive seconds after the relay published them. 100 ms shows the outbox's real latency.
+        maxWaitTimeInMs: 100,
+        // A crashed member's partitions are reassigned after the session timeout (30 s by default).
+        sessionTimeout: 10_000,
+        rebalanceTimeout: 10_000,
+        heartbeatInterval: 1_000,
+      },
       subscribe: { fromBeginning: true },
     },
   };

@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createOrderServiceApp } from './bootstrap';
+import { createOrderServiceApp, serveOrderService } from './bootstrap';
 import { loadOrderServiceConfig } from './config/order-service.config';
 
 async function main(): Promise<void> {
   const config = loadOrderServiceConfig();
   const app = await createOrderServiceApp(config);
-  await app.startAllMicroservices();
-  await app.listen(config.httpPort, '127.0.0.1');
+  await serveOrderService(app, config.httpPort);
   const where = config.database.type === 'better-sqlite3' ? `SQLite (${config.database.database})` : config.database.type === 'postgres' ? 'PostgreSQL' : 'MariaDB';
   new Logger('OrderService').log(
     `Listening on http://127.0.0.1:${config.httpPort} — database ${where}, events to "${config.ordersTopic}" over ${config.broker.transport}`,
