@@ -11,10 +11,11 @@ import { p3Latency } from './p3-latency';
 import { p4ScaleOut } from './p4-scale-out';
 import { p5Memory } from './p5-memory';
 import { p6Idle } from './p6-idle';
+import { p7Inbox } from './p7-inbox';
 
 const USAGE = `npm run bench [-- --full] [-- --only P1,P3] [-- --update-doc]
   --full        the larger size (P1/P4 100k rows, P5 1M rows, longer P2/P3/P6 windows)
-  --only LIST   run only these benchmarks (P1..P6); P5 runs only with --full or when named here
+  --only LIST   run only these benchmarks (P1..P7); P5 runs only with --full or when named here
   --update-doc  also replace the figures section of BENCHMARKS.md with this run's`;
 
 interface Args {
@@ -51,6 +52,7 @@ const BENCHMARKS: Array<{ id: string; fullOnly?: boolean; run: (context: BenchCo
   { id: 'P4', run: p4ScaleOut },
   { id: 'P5', fullOnly: true, run: p5Memory },
   { id: 'P6', run: p6Idle },
+  { id: 'P7', run: p7Inbox },
 ];
 
 async function main(): Promise<void> {
