@@ -14,6 +14,7 @@ export type { OutboxStatsSnapshot, OutboxDestinationStats, RelayActivity } from 
 export type { OutboxStatsSource, DestinationCounts } from './core/stats/outbox-stats.port';
 export { OutboxStatsReader } from './core/stats/outbox-stats.reader';
 export type { StatsOptions, HealthThresholds } from './core/observe/observability.options';
+export { OBSERVABILITY_LIMITS } from './core/observe/observability.options';
 export type { RelayObserver, SettledBatch, MessageOutcome, RoundEnd } from './core/observe/relay-observer';
 export {
   OUTBOX_CHANNELS,
@@ -75,6 +76,7 @@ export { OutboxInbox } from './nest/inbox/outbox-inbox';
 export { Idempotent } from './nest/inbox/idempotent.decorator';
 export type { OutboxInboxModuleOptions, OutboxInboxModuleExtras } from './nest/inbox/outbox-inbox.options';
 export type { InboxOutcome, InboxSettings, InboxStore } from './core/inbox/inbox.port';
+export { INBOX_LIMITS } from './core/inbox/inbox-settings';
 export { TypeOrmInbox } from './typeorm/inbox/typeorm-inbox';
 export { TypeOrmInboxStore } from './typeorm/inbox/typeorm-inbox.store';
 export { CreateInboxTable, createInboxTableMigration } from './typeorm/inbox/create-inbox-table.migration';

@@ -4,7 +4,8 @@ import { ConsoleError } from '../core/console/console.error';
 import { OutboxConsole } from '../core/console/outbox-console';
 import type { MessageFilter } from '../core/console/outbox-console.port';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { validateTableName } from '../core/outbox-options';
+import { invalidIdentifier } from '../core/outbox.messages';
+import { isIdentifier, validateTableName } from '../core/outbox-options';
 import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../typeorm/outbox-sql.factory';
 import { CliError } from './cli.error';
@@ -71,6 +72,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 async function run(positionals: string[], values: Parsed, io: CliIo): Promise<number> {
   const [command, sub, argument] = positionals;
   const table = validateTableName(values.table ?? DEFAULT_OUTBOX_TABLE);
+  // The schema goes into the connection's search_path setting: anything but a name could set other settings.
+  if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   if (command === 'sql') return printSql(values.dialect, table, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));

@@ -1,5 +1,6 @@
 import { OutboxConfigurationError } from './outbox.errors';
 import { closest, rejectUnknownOptionKeys } from './option-keys';
+import { OBSERVABILITY_LIMITS, resolveObservability } from './observe/observability.options';
 import { OUTBOX_LIMITS, resolveOutboxSettings } from './outbox-options';
 
 const relayId = () => 'relay-under-test';
@@ -49,6 +50,15 @@ describe('bounds of numeric options', () => {
   ])('refuses %j naming the option and its range', (options, option, max) => {
     expect(() => resolveOutboxSettings(options, relayId)).toThrow(`Invalid OutboxModule option "${option}": expected an integer from`);
     expect(() => resolveOutboxSettings(options, relayId)).toThrow(`to ${max},`);
+  });
+
+  it.each([
+    [{ stats: { refreshIntervalMs: 2 ** 31 } }, 'stats.refreshIntervalMs', OBSERVABILITY_LIMITS.refreshIntervalMs],
+    [{ health: { maxLagMs: 1e12 } }, 'health.maxLagMs', OBSERVABILITY_LIMITS.thresholdMs],
+    [{ health: { maxRoundAgeMs: 1e12 } }, 'health.maxRoundAgeMs', OBSERVABILITY_LIMITS.thresholdMs],
+  ])('refuses the observability option %j naming it and its range', (options, option, max) => {
+    const relay = resolveOutboxSettings({}, relayId);
+    expect(() => resolveObservability(options, relay)).toThrow(`Invalid OutboxModule option "${option}": expected an integer from 1 to ${max},`);
   });
 
   it('keeps every timer option within what a Node.js timer can hold', () => {

@@ -260,9 +260,14 @@ function fail(option: string, expected: string, got: unknown): never {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
+/** A plain SQL identifier (letters, digits and _, not starting with a digit, at most 63 characters). */
+export function isIdentifier(value: unknown): value is string {
+  return typeof value === 'string' && IDENTIFIER.test(value);
+}
+
 /** Table names go into SQL text, so only plain identifiers are accepted. */
 export function validateTableName(tableName: unknown): string {
-  if (typeof tableName !== 'string' || !IDENTIFIER.test(tableName)) {
+  if (!isIdentifier(tableName)) {
     fail('tableName', 'an identifier (letters, digits and _, not starting with a digit, at most 63 characters)', tableName);
   }
   return tableName;

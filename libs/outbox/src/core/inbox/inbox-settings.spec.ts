@@ -8,8 +8,10 @@ describe('resolveInboxSettings', () => {
 
   it.each([
     [{ retentionMS: 5 }, 'Unknown OutboxInboxModule option "retentionMS": did you mean "retentionMs"?'],
-    [{ retentionMs: 0 }, 'Invalid OutboxInboxModule option "retentionMs": expected a positive integer, got 0.'],
-    [{ pruneIntervalMs: -1 }, 'Invalid OutboxInboxModule option "pruneIntervalMs": expected an integer of 0 or more, got -1.'],
+    [{ retentionMs: 0 }, 'Invalid OutboxInboxModule option "retentionMs": expected an integer from 1 to 315360000000, got 0.'],
+    [{ pruneIntervalMs: -1 }, 'Invalid OutboxInboxModule option "pruneIntervalMs": expected an integer from 0 to 86400000, got -1.'],
+    [{ pruneIntervalMs: 3e9 }, 'Invalid OutboxInboxModule option "pruneIntervalMs": expected an integer from 0 to 86400000, got 3000000000.'],
+    [{ pruneBatchSize: 1e9 }, 'Invalid OutboxInboxModule option "pruneBatchSize": expected an integer from 1 to 100000, got 1000000000.'],
     [{ runTransaction: 'yes' }, 'Invalid OutboxInboxModule option "runTransaction": expected a function (work) => Promise, got "yes".'],
   ])('refuses %j, naming the option', (options, message) => {
     expect(() => resolveInboxSettings(options as object)).toThrow(OutboxConfigurationError);

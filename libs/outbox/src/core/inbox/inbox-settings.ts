@@ -6,6 +6,16 @@ import { closest } from '../option-keys';
 /** Keys `OutboxInboxModule` accepts: a misspelled one would otherwise leave its default in place in silence. */
 export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction'] as const;
 
+/**
+ * Upper bounds. `pruneIntervalMs` is a timer, and Node.js fires a timer longer than 2^31 − 1 ms
+ * after 1 ms instead; a day is already far more than pruning needs.
+ */
+export const INBOX_LIMITS = {
+  retentionMs: 3_650 * 86_400_000,
+  pruneIntervalMs: 86_400_000,
+  pruneBatchSize: 100_000,
+} as const;
+
 export type ResolvedInboxSettings<O extends InboxSettings = InboxSettings> = Required<InboxSettings> & Omit<O, keyof InboxSettings>;
 
 /** Applies the defaults once and rejects values that cannot work, naming the option. */
@@ -21,10 +31,10 @@ export function resolveInboxSettings<O extends InboxSettings>(options: O): Resol
     pruneIntervalMs: options.pruneIntervalMs ?? INBOX_DEFAULTS.pruneIntervalMs,
     pruneBatchSize: options.pruneBatchSize ?? INBOX_DEFAULTS.pruneBatchSize,
   };
-  const check = (option: keyof ResolvedInboxSettings, min: number) => {
+  const check = (option: keyof typeof INBOX_LIMITS, min: number) => {
     const value = resolved[option];
-    if (!Number.isSafeInteger(value) || value < min) {
-      throw new OutboxConfigurationError(invalidInboxOption(option, min === 0 ? 'an integer of 0 or more' : 'a positive integer', value));
+    if (!Number.isSafeInteger(value) || value < min || value > INBOX_LIMITS[option]) {
+      throw new OutboxConfigurationError(invalidInboxOption(option, `an integer from ${min} to ${INBOX_LIMITS[option]}`, value));
     }
   };
   check('retentionMs', 1);

@@ -47,12 +47,12 @@ export function resolveObservability(
     stats: { ...OBSERVABILITY_DEFAULTS.stats, ...defined(options.stats) },
     health: { ...OBSERVABILITY_DEFAULTS.health, maxRoundAgeMs: roundAge, ...defined(options.health) },
   };
-  positiveInteger('stats.refreshIntervalMs', resolved.stats.refreshIntervalMs);
+  positiveInteger('stats.refreshIntervalMs', resolved.stats.refreshIntervalMs, OBSERVABILITY_LIMITS.refreshIntervalMs);
   const { maxLagMs, maxDeadRows, maxRoundAgeMs } = resolved.health;
-  if (maxLagMs !== null) positiveInteger('health.maxLagMs', maxLagMs);
+  if (maxLagMs !== null) positiveInteger('health.maxLagMs', maxLagMs, OBSERVABILITY_LIMITS.thresholdMs);
   if (maxDeadRows !== null && (!Number.isSafeInteger(maxDeadRows) || maxDeadRows < 0)) fail('health.maxDeadRows', 'an integer of 0 or more, or null', maxDeadRows);
   if (maxRoundAgeMs !== null) {
-    positiveInteger('health.maxRoundAgeMs', maxRoundAgeMs);
+    positiveInteger('health.maxRoundAgeMs', maxRoundAgeMs, OBSERVABILITY_LIMITS.thresholdMs);
     for (const option of ['pollIntervalMs', 'publishTimeoutMs'] as const) {
       if (maxRoundAgeMs <= relay[option]) {
         throw new OutboxConfigurationError(
@@ -73,8 +73,14 @@ function defined<T extends object>(options: T | undefined): Partial<T> {
   return Object.fromEntries(Object.entries(options ?? {}).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
-function positiveInteger(option: string, value: unknown): void {
-  if (!Number.isSafeInteger(value) || (value as number) <= 0) fail(option, 'a positive integer', value);
+/** Upper bounds, like `OUTBOX_LIMITS`: a cache older than an hour or a threshold of a month helps nobody. */
+export const OBSERVABILITY_LIMITS = {
+  refreshIntervalMs: 3_600_000,
+  thresholdMs: 30 * 86_400_000,
+} as const;
+
+function positiveInteger(option: string, value: unknown, max: number): void {
+  if (!Number.isSafeInteger(value) || (value as number) <= 0 || (value as number) > max) fail(option, `an integer from 1 to ${max}`, value);
 }
 
 function fail(option: string, expected: string, got: unknown): never {
