@@ -27,6 +27,21 @@ RUN_DIR="${OUTBOX_SERVICES_DIR:-$PWD/.services}"
 case "$RUN_DIR" in /*) ;; *) RUN_DIR="$PWD/$RUN_DIR" ;; esac
 RUN_DIR="${RUN_DIR%/}"
 
+# A clone inside a directory the service users cannot enter (a `mktemp -d` or /root clone): the
+# daemons run as postgres, mysql, … and could not reach ./.services. Keep the state in a reachable
+# directory of this clone's own under /tmp and make ./.services a link to it, so `. .services/env`
+# and the tests find the settings where they always do.
+if [[ -z "${OUTBOX_SERVICES_DIR:-}" && $EUID -eq 0 ]]; then
+  if [[ -L "$RUN_DIR" ]]; then
+    RUN_DIR="$(readlink -f "$RUN_DIR")"
+  elif [[ ! -e "$RUN_DIR" ]] && ! runuser -u nobody -- test -x "$PWD" 2>/dev/null; then
+    reachable="/tmp/outbox-services-$(printf '%s' "$PWD" | sha1sum | cut -c1-12)"
+    mkdir -p "$reachable" && chmod 755 "$reachable" && ln -s "$reachable" "$RUN_DIR"
+    echo "[services] $PWD is not reachable by the service users; state kept in $reachable (linked as $RUN_DIR)" >&2
+    RUN_DIR="$reachable"
+  fi
+fi
+
 # Ports (each overridable).
 PG_PORT="${OUTBOX_POSTGRES_PORT:-55432}"
 MARIADB_PORT="${OUTBOX_MARIADB_PORT:-53306}"
