@@ -132,6 +132,18 @@ describe('OutboxRelay', () => {
     expect(await subject.publishBatch()).toMatchObject({ claimed: 1, published: 1 });
   });
 
+  it('dead-letters, unpublished and alone, a row whose relays crashed on it maxAttempts times', async () => {
+    store.add([message('poison'), message('healthy')]);
+    for (let crash = 1; crash <= 3; crash++) {
+      await store.claim({ owner: `crashed-${crash}`, token: `crashed-${crash}`, limit: 1, leaseMs: 1_000 });
+      now += 1_000;
+    }
+    expect(await relay(store, transport).publishBatch()).toEqual({ claimed: 2, published: 1, retried: 0, dead: 1 });
+    expect(store.rows[0]).toMatchObject({ status: 'dead', attempts: 4 });
+    expect(store.rows[0].lastError).toMatch(/claimed 4 times, over "maxAttempts" \(3\), without an outcome/);
+    expect(transport.delivered.map((m) => m.key)).toEqual(['healthy']);
+  });
+
   it('records a publish that is never acknowledged as a failed attempt', async () => {
     store.add([message('a')]);
     transport.hang = true;

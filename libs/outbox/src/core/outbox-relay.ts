@@ -99,7 +99,7 @@ export class OutboxRelay {
     this.observer.claimed?.(owner, messages);
 
     // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual.
-    const { decoded, undecodable } = decodeBatch(messages);
+    const { decoded, undecodable } = decodeBatch(messages, this.config.retryPolicy.attemptLimit);
     const sendable = undecodable.size === 0 ? messages : messages.filter((message) => decoded.has(message.position));
     // The store hands out at most one row per aggregate and destination per batch, so the
     // messages of a batch can be published concurrently without breaking their order.

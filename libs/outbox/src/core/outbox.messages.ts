@@ -113,6 +113,11 @@ export const undecodableRow = (position: string, part: string, cause: string) =>
   `Outbox row ${position} cannot be decoded: its ${part} ${cause}. It was written by hand or by another program, or is corrupt; ` +
   `it is dead-lettered alone. Fix the row and requeue it, or discard it.`;
 
+export const claimedTooOften = (position: string, attempt: number, maxAttempts: number) =>
+  `Outbox row ${position} was claimed ${attempt} times, over "maxAttempts" (${maxAttempts}), without an outcome: the relays that took it ` +
+  `stopped or lost their lease mid-publish (a crash, a stall, or a message that crashes the process). It is dead-lettered alone; ` +
+  `find out why, then requeue or discard it.`;
+
 export const invalidListOption = (option: string, expected: string, got: unknown) =>
   `OutboxAdmin.listDead(): option "${option}" must be ${expected}, got ${describe(got)}. Pass the "position" of the last message of the previous page.`;
 

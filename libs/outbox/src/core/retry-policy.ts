@@ -18,6 +18,11 @@ export class RetryPolicy {
     private readonly random: () => number = Math.random,
   ) {}
 
+  /** The attempts a row may use; a row claimed more often is dead-lettered unpublished. */
+  get attemptLimit(): number {
+    return this.maxAttempts;
+  }
+
   /** Milliseconds until the next try after `attempt` failed, or `null` when the row is dead. */
   delayAfter(attempt: number): number | null {
     if (attempt >= this.maxAttempts) return null;

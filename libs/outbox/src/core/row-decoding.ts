@@ -1,5 +1,5 @@
 import { toOutgoingMessage } from './envelope';
-import { undecodableRow } from './outbox.messages';
+import { claimedTooOften, undecodableRow } from './outbox.messages';
 import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
 
 /**
@@ -14,9 +14,18 @@ export interface DecodedBatch {
   undecodable: Map<string, string>;
 }
 
-export function decodeBatch(messages: readonly ClaimedMessage[]): DecodedBatch {
+/**
+ * `maxAttempts`, when given, also refuses a row claimed more often than that: each earlier claim
+ * ended without an outcome (its relay crashed or lost the lease mid-publish), so a row that crashes
+ * every relay taking it is dead-lettered alone instead of crashing them for ever.
+ */
+export function decodeBatch(messages: readonly ClaimedMessage[], maxAttempts?: number): DecodedBatch {
   const batch: DecodedBatch = { decoded: new Map(), undecodable: new Map() };
   for (const message of messages) {
+    if (maxAttempts !== undefined && message.attempt > maxAttempts) {
+      batch.undecodable.set(message.position, claimedTooOften(message.position, message.attempt, maxAttempts));
+      continue;
+    }
     const reason = message.decodeError ?? metadataProblem(message);
     if (reason !== undefined) {
       batch.undecodable.set(message.position, undecodableRow(message.position, reason.part, reason.cause));
