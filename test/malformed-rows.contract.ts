@@ -18,7 +18,7 @@ export function describeMalformedRows(database: TestDatabase): void {
     });
 
     /** Overwrites one column of the row with this message id, as a hand-written UPDATE would. */
-    async function corrupt(id: string, column: 'headers' | 'payload', value: string): Promise<void> {
+    async function corrupt(id: string, column: 'headers' | 'payload' | 'event_type', value: string): Promise<void> {
       const placeholder = database === 'postgres' ? ['$1', '$2'] : ['?', '?'];
       await harness.dataSource.query(`UPDATE outbox_messages SET ${column} = ${placeholder[0]} WHERE id = ${placeholder[1]}`, [value, id]);
     }
@@ -31,13 +31,15 @@ export function describeMalformedRows(database: TestDatabase): void {
       const badPayload = Parcel.register('bad-payload', 3);
       const badHeaderValue = Parcel.register('bad-version', 4);
       const badShape = Parcel.register('bad-shape', 5);
+      const badMetadata = Parcel.register('bad-metadata', 7);
       const healthyB = Parcel.register('healthy-b', 6);
-      await repository.save([healthyA, badHeaders, badPayload, badHeaderValue, badShape, healthyB]);
+      await repository.save([healthyA, badHeaders, badPayload, badHeaderValue, badShape, badMetadata, healthyB]);
       const rowOf = async (parcel: Parcel) => (await harness.rows()).find((row) => row.aggregateId === parcel.id)!;
       await corrupt((await rowOf(badHeaders)).id, 'headers', '{"traceparent": ');
       await corrupt((await rowOf(badPayload)).id, 'payload', '{not json');
       await corrupt((await rowOf(badHeaderValue)).id, 'headers', '{"tenant": 42}');
       await corrupt((await rowOf(badShape)).id, 'headers', '["not", "an", "object"]');
+      await corrupt((await rowOf(badMetadata)).id, 'event_type', '');
 
       const transport = new RecordingTransport();
       const relay = harness.relay('relay', transport, { batchSize: 20, maxAttempts: 3 });
@@ -59,11 +61,12 @@ export function describeMalformedRows(database: TestDatabase): void {
 
       const dead = await harness.module.get(OutboxAdmin).listDead();
       const reasons = Object.fromEntries(dead.map((row) => [row.aggregateId, row.lastError ?? '']));
-      expect(Object.keys(reasons).sort()).toEqual([badHeaders.id, badPayload.id, badHeaderValue.id, badShape.id].sort());
+      expect(Object.keys(reasons).sort()).toEqual([badHeaders.id, badPayload.id, badHeaderValue.id, badShape.id, badMetadata.id].sort());
       expect(reasons[badHeaders.id]).toMatch(/its headers are not JSON/);
       expect(reasons[badPayload.id]).toMatch(/its payload is not JSON/);
       expect(reasons[badHeaderValue.id]).toMatch(/its headers hold a value that is not a string \(header "tenant"\)/);
       expect(reasons[badShape.id]).toMatch(/its headers are not a JSON object/);
+      expect(reasons[badMetadata.id]).toMatch(/its type is empty/);
       for (const row of dead) expect(row.attempts).toBe(1);
     });
 
