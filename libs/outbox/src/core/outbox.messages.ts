@@ -138,3 +138,13 @@ export const metricAlreadyRegistered = (name: string) =>
   `Cannot register the outbox metric "${name}": a metric of that name is already in the prom-client registry ` +
   `(another OutboxModule on the same registry, or one of the app's own). ` +
   `Give this module its own "metrics.prefix", or its own "metrics.registry".`;
+
+export const cqrsAutoCommit = (aggregateType: string) =>
+  `Aggregate "${aggregateType}" is a @nestjs/cqrs AggregateRoot with autoCommit on: apply() hands each event to the ` +
+  `EventBus at once and keeps none for the outbox. Leave autoCommit off; the outbox commits the events to the aggregate ` +
+  `(and so to the EventBus) after the transaction that wrote them commits.`;
+
+export const cannotHandOverEvents = (className: string) =>
+  `@PublishesEvents() on ${className}: ${className} has no way to hand its events to the outbox, so they would never be written. ` +
+  `Extend OutboxAggregateRoot, or WithOutboxEvents(YourBase) if it already extends a class, ` +
+  `or @nestjs/cqrs's AggregateRoot / WithAggregateRoot(YourBase) to record events with apply().`;

@@ -1,4 +1,5 @@
-import { invalidDecoratorOption } from '../core/outbox.messages';
+import { canHandOverEvents } from '../core/aggregate-events';
+import { cannotHandOverEvents, invalidDecoratorOption } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 
 export const PUBLISHES_EVENTS_METADATA = 'outbox:publishes_events';
@@ -19,6 +20,8 @@ export function PublishesEvents(options: PublishesEventsOptions = {}): ClassDeco
         throw new OutboxConfigurationError(invalidDecoratorOption('PublishesEvents', target.name, option, value));
       }
     }
+    // Checked here rather than at save: an aggregate that cannot hand over its events would save without them, silently.
+    if (!canHandOverEvents(target)) throw new OutboxConfigurationError(cannotHandOverEvents(target.name));
     Reflect.defineMetadata(PUBLISHES_EVENTS_METADATA, { ...options }, target);
   };
 }

@@ -15,7 +15,8 @@ import type {
 import { OutboxWriteError } from '../core/outbox.errors';
 import { missingAggregateId, missingEventType, saveOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft } from '../core/outbox-message.factory';
-import { getRecordedEvents, type RecordedEvent } from '../core/recorded-events';
+import { pendingEventsOf } from '../core/aggregate-events';
+import type { RecordedEvent } from '../core/recorded-events';
 import { getOutboxEventMetadata } from '../decorators/outbox-event.decorator';
 import { getPublishesEventsOptions, type PublishesEventsOptions } from '../decorators/publishes-events.decorator';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
@@ -74,8 +75,29 @@ export class OutboxEntitySubscriber implements EntitySubscriberInterface {
 
   private requireTransaction(entity: ObjectLiteral | undefined, metadata: EntityMetadata, queryRunner: QueryRunner): void {
     const options = entity && getPublishesEventsOptions(entity);
-    if (!options || getRecordedEvents(entity).length === 0 || queryRunner.isTransactionActive) return;
+    if (!options || queryRunner.isTransactionActive || pendingEventsOf(entity, aggregateTypeOf(options, metadata)).length === 0) return;
     throw new OutboxWriteError(saveOutsideTransaction(aggregateTypeOf(options, metadata)));
+  }
+
+  /**
+   * Called after every save (see unchanged-save.guard): TypeORM runs no statement and calls no
+   * subscriber for an entity with no changed column, so events recorded on it are written here, in
+   * the caller's transaction, or in one of their own when the save had none to write in.
+   */
+  async afterSave(manager: EntityManager, entity: ObjectLiteral, target?: unknown): Promise<void> {
+    if (!getPublishesEventsOptions(entity)) return;
+    const metadata = manager.connection.getMetadata((target ?? entity.constructor) as Function);
+    const queryRunner = manager.queryRunner;
+    if (queryRunner?.isTransactionActive) return this.capture(entity, metadata, manager, queryRunner);
+    if (!this.hasUnstaged(entity, metadata, queryRunner)) return;
+    await manager.transaction((inner) => this.capture(entity, metadata, inner, inner.queryRunner!));
+  }
+
+  private hasUnstaged(entity: ObjectLiteral, metadata: EntityMetadata, queryRunner: QueryRunner | undefined): boolean {
+    const options = getPublishesEventsOptions(entity)!;
+    return pendingEventsOf(entity, aggregateTypeOf(options, metadata)).some(
+      (recorded) => !queryRunner || !this.tracker.isStaged(queryRunner, recorded),
+    );
   }
 
   private async capture(
@@ -86,9 +108,9 @@ export class OutboxEntitySubscriber implements EntitySubscriberInterface {
   ): Promise<void> {
     const options = entity && getPublishesEventsOptions(entity);
     if (!options) return;
-    const pending = getRecordedEvents(entity).filter((recorded) => !this.tracker.isStaged(queryRunner, recorded));
-    if (pending.length === 0) return;
     const aggregateType = aggregateTypeOf(options, metadata);
+    const pending = pendingEventsOf(entity, aggregateType).filter((recorded) => !this.tracker.isStaged(queryRunner, recorded));
+    if (pending.length === 0) return;
     const aggregateId = aggregateIdOf(entity, metadata, aggregateType);
     const drafts = pending.map((recorded) => toDraft(recorded, aggregateType, aggregateId, options));
     await this.writer.write(manager, drafts);

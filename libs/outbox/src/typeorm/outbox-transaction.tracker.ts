@@ -1,5 +1,6 @@
 import type { QueryRunner } from 'typeorm';
-import { forgetEvents, type RecordedEvent } from '../core/recorded-events';
+import { commitWrittenEvents } from '../core/aggregate-events';
+import type { RecordedEvent } from '../core/recorded-events';
 
 interface StagedEvents {
   aggregate: object;
@@ -56,7 +57,7 @@ export class OutboxTransactionTracker {
       events.forEach((event) => set.add(event));
       committed.set(aggregate, set);
     }
-    committed.forEach((events, aggregate) => forgetEvents(aggregate, events));
+    committed.forEach((events, aggregate) => commitWrittenEvents(aggregate, events));
     const wrote = scope.wroteMessages;
     this.scopes.delete(queryRunner);
     return wrote;

@@ -1,0 +1,136 @@
+import { EventsHandler, CqrsModule, EventPublisher, type IEventHandler } from '@nestjs/cqrs';
+import { Injectable } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { CreateOutboxTable, OutboxModule, outboxMessageEntity, OutboxWriteError, type OutboxMessageRow } from '@nest-outbox/outbox';
+import { waitFor } from './support/wait-for';
+import { isolatedDatabase, type TestDatabase } from './support/outbox-harness';
+import { EntryBooked, Ledger } from './support/ledger.fixtures';
+import { PARCEL_ENTITIES } from './support/parcel.fixtures';
+
+@Injectable()
+@EventsHandler(EntryBooked)
+class BookedEntries implements IEventHandler<EntryBooked> {
+  readonly seen: EntryBooked[] = [];
+  handle(event: EntryBooked): void {
+    this.seen.push(event);
+  }
+}
+
+describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs aggregates on %s', (database) => {
+  let module: TestingModule;
+  let dataSource: DataSource;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    const isolated = await isolatedDatabase(database);
+    drop = isolated.drop;
+    module = await Test.createTestingModule({
+      imports: [
+        CqrsModule.forRoot(),
+        TypeOrmModule.forRoot({
+          ...isolated.options,
+          entities: [...PARCEL_ENTITIES, Ledger],
+          autoLoadEntities: true,
+          synchronize: true,
+          migrations: [CreateOutboxTable],
+          migrationsRun: true,
+          logging: false,
+        } as TypeOrmModuleOptions),
+        OutboxModule.forRoot({ relay: false }),
+      ],
+      providers: [BookedEntries],
+    }).compile();
+    module.useLogger(false);
+    await module.init();
+    dataSource = module.get(DataSource);
+  });
+
+  afterAll(async () => {
+    await module?.close();
+    await drop?.();
+  });
+
+  const rowsOf = (ledger: Ledger) => dataSource.getRepository(outboxMessageEntity()).find({ where: { aggregateId: ledger.id }, order: { position: 'ASC' } });
+
+  it('writes apply()-ed events with the save and commits them to the aggregate, and so to the EventBus, after the commit', async () => {
+    const handler = module.get(BookedEntries);
+    const ledger = module.get(EventPublisher).mergeObjectContext(new Ledger());
+    ledger.book(500);
+    ledger.book(250);
+    await dataSource.getRepository(Ledger).save(ledger);
+    const rows = await rowsOf(ledger);
+    expect(rows.map((row) => [row.eventType, row.aggregateType, amountOf(row)])).toEqual([
+      ['ledger.entry-booked', 'ledger', 500],
+      ['ledger.entry-booked', 'ledger', 250],
+    ]);
+    expect(ledger.getUncommittedEvents()).toEqual([]);
+    expect(ledger.balanceCents).toBe(750);
+    await waitForHandler(handler, ledger.id, 2);
+  });
+
+  it('keeps the events uncommitted on the aggregate when the transaction rolls back, and writes them on the retry', async () => {
+    const ledger = new Ledger();
+    ledger.book(100);
+    const failure = await dataSource
+      .transaction(async (manager) => {
+        await manager.save(ledger);
+        throw new Error('business rule failed after the save');
+      })
+      .catch((error: Error) => error);
+    expect((failure as Error).message).toBe('business rule failed after the save');
+    expect(await rowsOf(ledger)).toHaveLength(0);
+    expect(ledger.getUncommittedEvents()).toHaveLength(1);
+    await dataSource.transaction((manager) => manager.save(ledger));
+    expect(await rowsOf(ledger)).toHaveLength(1);
+    expect(ledger.getUncommittedEvents()).toEqual([]);
+  });
+
+  it('keeps the events for a retry when the savepoint that wrote them rolls back', async () => {
+    const ledger = new Ledger();
+    ledger.book(42);
+    await dataSource.transaction(async (outer) => {
+      await outer
+        .transaction(async (inner) => {
+          await inner.save(ledger);
+          throw new Error('savepoint rolled back');
+        })
+        .catch(() => undefined);
+      expect(ledger.getUncommittedEvents()).toHaveLength(1);
+      await outer.save(ledger);
+      // Not committed to the aggregate before the outermost commit.
+      expect(ledger.getUncommittedEvents()).toHaveLength(1);
+    });
+    expect((await rowsOf(ledger)).map((row) => amountOf(row))).toEqual([42]);
+    expect(ledger.getUncommittedEvents()).toEqual([]);
+  });
+
+  it('writes an event applied before a save that changes no column, in that save', async () => {
+    const ledger = new Ledger();
+    await dataSource.getRepository(Ledger).save(ledger);
+    const loaded = (await dataSource.getRepository(Ledger).findOneByOrFail({ id: ledger.id })) as Ledger;
+    // A zero booking leaves every column as it is: TypeORM runs no UPDATE and calls no subscriber.
+    loaded.book(0);
+    await dataSource.getRepository(Ledger).save(loaded);
+    expect((await rowsOf(ledger)).map((row) => row.eventType)).toEqual(['ledger.entry-booked']);
+    expect(loaded.getUncommittedEvents()).toEqual([]);
+  });
+
+  it('refuses to save an aggregate with autoCommit on, whose events would bypass the outbox', async () => {
+    const ledger = new Ledger();
+    ledger.autoCommit = true;
+    ledger.book(1);
+    const failure = await dataSource.getRepository(Ledger).save(ledger).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OutboxWriteError);
+    expect((failure as Error).message).toMatch(/autoCommit on.*Leave autoCommit off/);
+  });
+});
+
+async function waitForHandler(handler: BookedEntries, ledgerId: string, count: number): Promise<void> {
+  await waitFor(`${count} EntryBooked events on the EventBus`, () => handler.seen.filter((event) => event.ledgerId === ledgerId).length === count);
+}
+
+function amountOf(row: OutboxMessageRow): number {
+  return (JSON.parse(row.payload) as EntryBooked).amountCents;
+}
