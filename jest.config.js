@@ -19,6 +19,8 @@ const common = {
   transform: { '^.+\\.(t|j)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   moduleNameMapper: { '^@nest-outbox/outbox$': '<rootDir>/libs/outbox/src/index.ts' },
+  // The packaging test's fresh app (installed from the tarball) is not part of the suite.
+  modulePathIgnorePatterns: ['<rootDir>/test/packaging/.app-'],
 };
 
 module.exports = {
