@@ -1,4 +1,4 @@
-import { Controller, Get, Logger, Query, type Type } from '@nestjs/common';
+import { Controller, Get, Logger, ParseUUIDPipe, Query, type Type } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
@@ -43,7 +43,8 @@ export function createOrderEventsController(topic: string): Type<unknown> {
     }
 
     @Get('timeline')
-    timelineOf(@Query('orderId') orderId?: string): Promise<OrderTimelineEntry[]> {
+    // Order ids are UUIDs: anything else (a NUL character, which PostgreSQL refuses) is a 400, not a database error.
+    timelineOf(@Query('orderId', new ParseUUIDPipe({ optional: true })) orderId?: string): Promise<OrderTimelineEntry[]> {
       return this.timeline.find({ where: orderId ? { orderId } : {}, order: { occurredAt: 'ASC' } });
     }
 
