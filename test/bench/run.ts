@@ -12,10 +12,12 @@ import { p4ScaleOut } from './p4-scale-out';
 import { p5Memory } from './p5-memory';
 import { p6Idle } from './p6-idle';
 import { p7Inbox } from './p7-inbox';
+import { p8KeySkew } from './p8-key-skew';
+import { p9BurstBacklog } from './p9-burst-backlog';
 
 const USAGE = `npm run bench [-- --full] [-- --only P1,P3] [-- --update-doc]
   --full        the larger size (P1/P4 100k rows, P5 1M rows, longer P2/P3/P6 windows)
-  --only LIST   run only these benchmarks (P1..P7); P5 runs only with --full or when named here
+  --only LIST   run only these benchmarks (P1..P9); P5 runs only with --full or when named here
   --update-doc  also replace the figures section of BENCHMARKS.md with this run's`;
 
 interface Args {
@@ -53,6 +55,8 @@ const BENCHMARKS: Array<{ id: string; fullOnly?: boolean; run: (context: BenchCo
   { id: 'P5', fullOnly: true, run: p5Memory },
   { id: 'P6', run: p6Idle },
   { id: 'P7', run: p7Inbox },
+  { id: 'P8', run: p8KeySkew },
+  { id: 'P9', run: p9BurstBacklog },
 ];
 
 async function main(): Promise<void> {

@@ -18,6 +18,10 @@ export interface Sizes {
   memoryRows: number;
   /** P6: measurement window. */
   idleSeconds: number;
+  /** P8: rows per key distribution. */
+  skewRows: number;
+  /** P9: rows of the burst backlog (over 50 aggregates). */
+  burstRows: number;
 }
 
 export const QUICK: Sizes = {
@@ -31,6 +35,8 @@ export const QUICK: Sizes = {
   latencySeconds: 10,
   memoryRows: 0,
   idleSeconds: 20,
+  skewRows: 3_000,
+  burstRows: 5_000,
 };
 
 export const FULL: Sizes = {
@@ -44,6 +50,8 @@ export const FULL: Sizes = {
   latencySeconds: 30,
   memoryRows: 1_000_000,
   idleSeconds: 30,
+  skewRows: 20_000,
+  burstRows: 20_000,
 };
 
 export interface BenchContext {

@@ -83,3 +83,19 @@ export function recordOfRow(row: Record<string, unknown>): KafkaRecord {
   const outgoing = toOutgoingMessage(claimed);
   return { key: outgoing.key, value: JSON.stringify(outgoing.envelope), headers: outgoing.headers };
 }
+
+/**
+ * Inserts one pending row per entry of `aggregateIds`, in that order, into the library's table;
+ * each row's payload `seq` is its number within its aggregate. No ANALYZE: callers decide.
+ */
+export async function seedKeyedRows(client: Client, schema: string, table: string, topic: string, aggregateIds: string[]): Promise<void> {
+  await client.query(
+    `INSERT INTO "${schema}"."${table}"
+       (id, event_type, event_version, aggregate_type, aggregate_id, transport, destination, occurred_at, headers, payload)
+     SELECT gen_random_uuid(), 'bench.account-debited', 1, 'account', k.aggregate_id, 'default', $1, now(), '{}',
+            json_build_object('accountId', k.aggregate_id, 'seq', row_number() OVER (PARTITION BY k.aggregate_id ORDER BY k.n) - 1,
+                              'note', 'benchmark event for the outbox relay drain')::text
+     FROM unnest($2::text[]) WITH ORDINALITY AS k(aggregate_id, n) ORDER BY k.n`,
+    [topic, aggregateIds],
+  );
+}
