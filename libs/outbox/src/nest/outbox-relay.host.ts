@@ -17,6 +17,7 @@ import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { checkRouteTransports, resolveTransports } from './outbox-transports.resolver';
 import { InProcessHandlers } from './in-process/in-process-handlers';
+import { DelayedWakeUps } from '../core/delayed-wake-ups';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
@@ -33,6 +34,7 @@ export function defaultRelayId(): string {
 export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private relay: OutboxRelay | undefined;
+  private readonly delayed = new DelayedWakeUps(() => void this.drain());
   private listener: PostgresNotificationListener | undefined;
   private transports = new Map<string, OutboxTransport>();
 
@@ -96,6 +98,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.delayed.stop();
     if (!this.relay) return;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
@@ -107,6 +110,11 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     for (const transport of this.transports.values()) {
       await transport.close?.().catch((error: unknown) => this.logger.warn(`Closing transport ${transport.name} failed: ${String(error)}`));
     }
+  }
+
+  /** A delayed row written by this process comes due in `delayMs`: wake then rather than at the next poll. */
+  wakeIn(delayMs: number): void {
+    if (this.settings.relay) this.delayed.schedule(delayMs);
   }
 
   /** Publishes what is claimable now; resolves when nothing is left. No-op when the relay is off. */

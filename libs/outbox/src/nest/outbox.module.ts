@@ -53,16 +53,17 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     {
       provide: OUTBOX_WRITER,
-      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS, OutboxTracingHost, InProcessHandlers],
+      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
       useFactory: (
         settings: ResolvedOutboxSettings,
         tracker: OutboxTransactionTracker,
         extras: ResolvedOutboxExtras,
         tracing: OutboxTracingHost,
         inProcess: InProcessHandlers,
+        relayHost: OutboxRelayHost,
       ) =>
         new TypeOrmOutboxWriter(
-          new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() }),
+          new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes(), onDelayed: (delayMs) => relayHost.wakeIn(delayMs) }),
           tracker,
           extras.tableName,
           settings.notifications ? notificationChannel(extras.tableName) : undefined,
