@@ -53,7 +53,7 @@ export interface OutboxSettings {
    */
   pollIntervalMs?: number;
   /**
-   * PostgreSQL: writers send a NOTIFY inside their transaction and every instance's relay LISTENs,
+   * PostgreSQL: writers send one NOTIFY per transaction (with its first outbox insert) and every instance's relay LISTENs,
    * so a commit anywhere wakes all relays at once. Turn off behind a transaction-pooling proxy
    * (PgBouncer in transaction mode), where LISTEN does not work. Ignored elsewhere. Default `true`.
    */

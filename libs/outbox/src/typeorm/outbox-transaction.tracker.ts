@@ -12,6 +12,8 @@ interface TransactionScope {
   depth: number;
   staged: StagedEvents[];
   wroteMessages: boolean;
+  /** Depth of the (sub)transaction whose insert carried the notification; a rollback of that level discards it. */
+  notifiedAt?: number;
 }
 
 /**
@@ -42,13 +44,24 @@ export class OutboxTransactionTracker {
     this.scope(queryRunner).wroteMessages = true;
   }
 
+  /** Whether this transaction still needs a notification: none sent yet, or the savepoint that sent it rolled back. */
+  needsNotification(queryRunner: QueryRunner): boolean {
+    return this.scope(queryRunner).notifiedAt === undefined;
+  }
+
+  notified(queryRunner: QueryRunner): void {
+    const scope = this.scope(queryRunner);
+    scope.notifiedAt = Math.min(scope.notifiedAt ?? scope.depth, scope.depth);
+  }
+
   /** Returns true when the outermost transaction committed after outbox rows were written. */
   committed(queryRunner: QueryRunner): boolean {
     const scope = this.scope(queryRunner);
     scope.depth = Math.max(0, scope.depth - 1);
     if (queryRunner.isTransactionActive) {
-      // A savepoint was released: what it staged now belongs to the enclosing level.
+      // A savepoint was released: what it staged (and the notification it sent) now belongs to the enclosing level.
       for (const entry of scope.staged) entry.depth = Math.min(entry.depth, scope.depth);
+      if (scope.notifiedAt !== undefined) scope.notifiedAt = Math.min(scope.notifiedAt, scope.depth);
       return false;
     }
     const committed = new Map<object, Set<RecordedEvent>>();
@@ -71,6 +84,8 @@ export class OutboxTransactionTracker {
       return;
     }
     scope.staged = scope.staged.filter((entry) => entry.depth <= scope.depth);
+    // PostgreSQL drops the notifications of a rolled-back savepoint with it.
+    if (scope.notifiedAt !== undefined && scope.notifiedAt > scope.depth) scope.notifiedAt = undefined;
   }
 
   private scope(queryRunner: QueryRunner): TransactionScope {

@@ -37,7 +37,7 @@ export class TypeOrmOutboxWriter {
     private readonly factory: OutboxMessageFactory,
     private readonly tracker: OutboxTransactionTracker,
     private readonly tableName: string,
-    /** PostgreSQL channel notified by each insert, or undefined for none. */
+    /** PostgreSQL channel notified once per writing transaction, or undefined for none. */
     private readonly notifyChannel?: string,
   ) {}
 
@@ -72,10 +72,15 @@ export class TypeOrmOutboxWriter {
     if (drafts.length === 0) return [];
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
     const dialect = this.dialectFor(manager);
+    const queryRunner = manager.queryRunner;
     const insertAll = async () => {
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
-        const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT));
+        // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE.
+        const inTransaction = queryRunner?.isTransactionActive === true;
+        const notify = !inTransaction || this.tracker.needsNotification(queryRunner);
+        const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify });
         await manager.query(sql, params);
+        if (notify && inTransaction) this.tracker.notified(queryRunner);
       }
     };
     const connection = manager.queryRunner ?? manager;

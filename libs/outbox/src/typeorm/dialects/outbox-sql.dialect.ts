@@ -29,7 +29,11 @@ export interface SqlStatement {
 /** What writers and migrations need of a database family. */
 export interface OutboxTableDialect {
   readonly name: string;
-  insert(messages: NewOutboxMessage[]): SqlStatement;
+  /**
+   * `notify: false` leaves out the notification of `notifyChannel` (PostgreSQL): the writer sends
+   * it with the first insert of a transaction only, since one wakes the relays as well as several.
+   */
+  insert(messages: NewOutboxMessage[], options?: { notify?: boolean }): SqlStatement;
   /**
    * Serializes writers of the same aggregates until their transactions end, so that positions of
    * one aggregate are handed out in commit order. `undefined` where writers are serialized anyway.

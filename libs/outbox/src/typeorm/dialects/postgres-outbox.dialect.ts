@@ -21,7 +21,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
 
   private readonly notifyChannel?: string;
 
-  /** `notifyChannel`: when set, every insert also notifies it, delivered by PostgreSQL at commit. */
+  /** `notifyChannel`: when set, an insert also notifies it (unless told not to), delivered by PostgreSQL at commit. */
   constructor(table: string, options: DialectOptions = {}) {
     super(table);
     this.notifyChannel = options.notifyChannel;
@@ -68,14 +68,14 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     };
   }
 
-  insert(messages: NewOutboxMessage[]): SqlStatement {
+  insert(messages: NewOutboxMessage[], options: { notify?: boolean } = {}): SqlStatement {
     const width = INSERT_COLUMNS.length;
     const rows = messages.map((_, row) =>
       valuesTuple((column) => `$${row * width + column + 1}`, (param) => `now() + ${param}::double precision * interval '1 millisecond'`),
     );
     const insert = `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
     const params = messages.flatMap((message) => insertValues(message, message.occurredAt));
-    if (!this.notifyChannel) return { sql: insert, params };
+    if (!this.notifyChannel || options.notify === false) return { sql: insert, params };
     // One round trip: the notification rides on the insert and is only delivered if it commits.
     return {
       sql: `WITH inserted AS (${insert} RETURNING position) SELECT pg_notify($${params.length + 1}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`,
