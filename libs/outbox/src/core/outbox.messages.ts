@@ -148,3 +148,8 @@ export const cannotHandOverEvents = (className: string) =>
   `@PublishesEvents() on ${className}: ${className} has no way to hand its events to the outbox, so they would never be written. ` +
   `Extend OutboxAggregateRoot, or WithOutboxEvents(YourBase) if it already extends a class, ` +
   `or @nestjs/cqrs's AggregateRoot / WithAggregateRoot(YourBase) to record events with apply().`;
+
+export const aggregateLockTimeout = (aggregates: string[]) =>
+  `Timed out waiting for the outbox lock of ${aggregates.map((aggregate) => `"${aggregate}"`).join(', ')} ` +
+  `(innodb_lock_wait_timeout): another transaction writing events of the same aggregate has held it that long. ` +
+  `Keep transactions that write events short; when one also updates the aggregate's row, update the row before adding events.`;

@@ -65,12 +65,14 @@ export class OutboxEntitySubscriber implements EntitySubscriberInterface {
     this.tracker.started(event.queryRunner);
   }
 
-  afterTransactionCommit(event: TransactionCommitEvent): void {
+  afterTransactionCommit(event: TransactionCommitEvent): Promise<void> | undefined {
     if (this.tracker.committed(event.queryRunner)) this.onCommitted();
+    return this.writer.releaseLocks(event.queryRunner);
   }
 
-  afterTransactionRollback(event: TransactionRollbackEvent): void {
+  afterTransactionRollback(event: TransactionRollbackEvent): Promise<void> | undefined {
     this.tracker.rolledBack(event.queryRunner);
+    return this.writer.releaseLocks(event.queryRunner);
   }
 
   private requireTransaction(entity: ObjectLiteral | undefined, metadata: EntityMetadata, queryRunner: QueryRunner): void {

@@ -1,9 +1,10 @@
-import type { EntityManager } from 'typeorm';
+import type { EntityManager, QueryRunner } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { DeliveryOptions, MessageMetadata } from '../core/outbox-message';
 import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
+import { aggregateKey, AggregateLocks } from './aggregate-locks';
 import { tableDialectFor } from './outbox-sql.factory';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
@@ -32,6 +33,7 @@ export class TypeOrmOutboxWriter {
   // chained here so they run one after another, in the order the events were captured.
   private readonly pendingWrites = new WeakMap<object, Promise<unknown>>();
   private readonly dialects = new Map<string, OutboxTableDialect>();
+  private readonly locks = new AggregateLocks();
 
   constructor(
     private readonly factory: OutboxMessageFactory,
@@ -46,14 +48,14 @@ export class TypeOrmOutboxWriter {
     const queryRunner = manager.queryRunner;
     if (!queryRunner?.isTransactionActive) throw new OutboxWriteError(addOutsideTransaction());
     const drafts = (Array.isArray(input) ? input : [input]).map(toDraft);
-    // Saved aggregates are serialized by their own row locks; explicit writers of one aggregate
-    // are not, so they queue here: a later writer gets its positions only after the earlier commits.
-    const keys = [...new Set(drafts.map((draft) => `${draft.aggregateType}\u001f${draft.aggregateId}`))];
-    const lock = this.dialectFor(manager).lockAggregates(keys);
-    if (lock) await manager.query(lock.sql, lock.params);
     const ids = await this.write(manager, drafts);
     this.tracker.wrote(queryRunner);
     return ids;
+  }
+
+  /** After a commit or rollback on `queryRunner`: frees the aggregate locks that outlive transactions. */
+  releaseLocks(queryRunner: QueryRunner): Promise<void> | undefined {
+    return this.locks.release(queryRunner);
   }
 
   // Built once per database type, not on every save: a dialect prepares all its SQL text up front.
@@ -74,6 +76,9 @@ export class TypeOrmOutboxWriter {
     const dialect = this.dialectFor(manager);
     const queryRunner = manager.queryRunner;
     const insertAll = async () => {
+      // Both write paths lock the aggregate: a save's row lock alone does not make an explicit
+      // `add` of the same aggregate wait, nor the reverse, and positions must follow commit order.
+      await this.locks.lock(manager, dialect, drafts.map((draft) => aggregateKey(draft.aggregateType, draft.aggregateId)));
       for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
         // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE.
         const inTransaction = queryRunner?.isTransactionActive === true;

@@ -37,9 +37,20 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
     };
   }
 
-  lockAggregates(): undefined {
-    // Not on MariaDB yet: explicit-API writers of one aggregate should hold a row lock of their own.
-    return undefined;
+  lockAggregates(keys: string[]): SqlStatement {
+    // Named locks are server-wide: the name hashes database, table (an identifier, validated) and
+    // aggregate, and stays under the 64-character limit. Each returns 1 when taken, 0 after
+    // innodb_lock_wait_timeout. Session locks outlive the transaction: see unlockAggregates.
+    const locks = keys.map((_, index) => `GET_LOCK(${this.lockName()}, @@innodb_lock_wait_timeout) AS l${index}`);
+    return { sql: `SELECT ${locks.join(', ')}`, params: keys };
+  }
+
+  unlockAggregates(keys: string[]): SqlStatement {
+    return { sql: `SELECT ${keys.map((_, index) => `RELEASE_LOCK(${this.lockName()}) AS l${index}`).join(', ')}`, params: keys };
+  }
+
+  private lockName(): string {
+    return `CONCAT('outbox:', SHA1(CONCAT(DATABASE(), '.', '${this.table}', ':', ?)))`;
   }
 
   candidates(limit: number): SqlStatement {

@@ -39,6 +39,11 @@ export interface OutboxTableDialect {
    * one aggregate are handed out in commit order. `undefined` where writers are serialized anyway.
    */
   lockAggregates(keys: string[]): SqlStatement | undefined;
+  /**
+   * Present where the locks outlive the transaction (MariaDB's GET_LOCK is held by the session):
+   * releases them; the writer runs it once the outermost transaction has ended.
+   */
+  unlockAggregates?(keys: string[]): SqlStatement;
   /** A cheap statement that fails when the table is missing. */
   probe(): SqlStatement;
   createTable(): string[];
