@@ -153,3 +153,9 @@ export const aggregateLockTimeout = (aggregates: string[]) =>
   `Timed out waiting for the outbox lock of ${aggregates.map((aggregate) => `"${aggregate}"`).join(', ')} ` +
   `(innodb_lock_wait_timeout): another transaction writing events of the same aggregate has held it that long. ` +
   `Keep transactions that write events short; when one also updates the aggregate's row, update the row before adding events.`;
+
+export const noAmbientTransaction = () =>
+  `OutboxPublisher.add(messages) was called without an EntityManager and outside any transaction, ` +
+  `so the messages would not commit with anything. Call it inside a @Transactional() method ` +
+  `(@nestjs-cls/transactional with the TypeORM adapter, or typeorm-transactional), ` +
+  `or pass the transaction's manager: add(manager, messages).`;

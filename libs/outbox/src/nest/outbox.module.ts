@@ -16,6 +16,7 @@ import {
 } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { OutboxPublisher } from './outbox.publisher';
+import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
 import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
 import { OutboxSubscriberRegistrar } from './outbox-subscriber.registrar';
 import { OutboxAdmin } from './outbox.admin';
@@ -75,6 +76,7 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
     OutboxCleanupHost,
     OutboxSubscriberRegistrar,
     OutboxPublisher,
+    AmbientTransactionResolver,
     OutboxAdmin,
     OutboxObservers,
     OutboxStats,
