@@ -37,6 +37,9 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
   const base = outcomes[0].perSecond;
   const summary: SummaryRow[] = [
     { bench: 'P4', figure: `msg/s with ${RELAY_COUNTS.join(' → ')} relay processes`, value: outcomes.map((o) => fmt(o.perSecond)).join(' → ') },
+    ...(outcomes.length > 1
+      ? [{ bench: 'P4', figure: 'two relay processes / one', value: fmtRatio(outcomes[1].perSecond / base), aim: '≥ 1.3×', met: outcomes[1].perSecond >= base * 1.3 }]
+      : []),
     {
       bench: 'P4',
       figure: 'per-aggregate order violations (all runs)',
