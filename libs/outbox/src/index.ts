@@ -92,3 +92,9 @@ export { OutboxEventPipe } from './nest/typed/outbox-event.pipe';
 export type { OutboxUpcaster } from './decorators/outbox-event.decorator';
 export { MESSAGE_LIMITS, ERROR_LIMITS } from './core/message-limits';
 export { OUTBOX_OPTION_KEYS } from './core/option-keys';
+
+// Testing kit: OutboxTestingModule in place of OutboxModule, a recording transport, assertions
+export { OutboxTestingModule } from './testing/outbox-testing.module';
+export { InMemoryOutbox } from './testing/in-memory-outbox';
+export { RecordingOutboxTransport } from './testing/recording-outbox.transport';
+export { expectPublished, expectNotPublished, findPublished, type PublishedMatch } from './testing/outbox-assertions';

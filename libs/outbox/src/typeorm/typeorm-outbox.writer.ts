@@ -97,7 +97,7 @@ export class TypeOrmOutboxWriter {
   }
 }
 
-function toDraft(input: OutboxMessageInput): MessageDraft {
+export function toDraft(input: OutboxMessageInput): MessageDraft {
   return {
     type: input.type,
     version: input.version ?? 1,
