@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { silentLogger } from './support/silent-logger';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
@@ -54,7 +55,7 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
     });
 
   async function start(outbox: ReturnType<typeof OutboxModule.forRoot>, migrations = true) {
-    const module = await Test.createTestingModule({ imports: [database(migrations), outbox] }).compile();
+    const module = await Test.createTestingModule({ imports: [database(migrations), outbox] }).setLogger(silentLogger).compile();
     module.useLogger(false);
     try {
       await module.init();

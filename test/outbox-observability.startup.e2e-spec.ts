@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { silentLogger } from './support/silent-logger';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
@@ -29,7 +30,9 @@ describe('observability options at startup', () => {
         TypeOrmModule.forRoot({ type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 }),
         OutboxModule.forRoot({ transport, ...options }),
       ],
-    }).compile();
+    })
+      .setLogger(silentLogger)
+      .compile();
     compiled.useLogger(false);
     module = compiled;
     await compiled.init();
