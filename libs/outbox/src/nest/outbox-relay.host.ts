@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
@@ -8,6 +8,7 @@ import { unacknowledgedTransport } from '../core/outbox.messages';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
 import type { OutboxTransport } from '../core/outbox-transport.port';
+import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
 import { notificationChannel, PostgresNotificationListener } from '../typeorm/postgres-notification.listener';
@@ -27,16 +28,18 @@ export function defaultRelayId(): string {
 }
 
 /**
- * Runs this instance's relay: builds it at bootstrap, polls on an interval of its own, wakes it
- * after commits, and on shutdown stops claiming and hands back its leases before TypeORM and the clients are closed.
+ * Runs this instance's relay: checks the table and transports and builds it at module init, polls on
+ * an interval of its own from bootstrap, wakes it after commits, and on shutdown stops claiming and
+ * hands back its leases before TypeORM and the clients are closed.
  */
 @Injectable()
-export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Outbox');
   private relay: OutboxRelay | undefined;
   private readonly delayed = new DelayedWakeUps(() => void this.drain());
   private listener: PostgresNotificationListener | undefined;
   private transports = new Map<string, OutboxTransport>();
+  private store: OutboxStore | undefined;
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -53,7 +56,10 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
   // would run the app's own @Interval/@Cron jobs twice, and the app need not import one at all.
   private pollTimer: NodeJS.Timeout | undefined;
 
-  async onApplicationBootstrap(): Promise<void> {
+  // Every check runs here, before any bootstrap hook starts a timer or a connection: a bad option
+  // must fail the start and leave nothing behind that keeps the process alive (NestJS 11.0's close()
+  // after a failed init runs no shutdown hook at all).
+  async onModuleInit(): Promise<void> {
     const store = createSqlOutboxStore(this.dataSource, this.extras.tableName, {
       deadLetterPolicy: this.settings.deadLetterPolicy,
       deleteOnPublish: this.settings.cleanup.deleteOnPublish,
@@ -71,13 +77,21 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
       this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${this.extras.tableName}" only.`);
       return;
     }
+    // After the probe's await: the in-process handlers were discovered by then (a synchronous
+    // onModuleInit of this module or of one it imports).
     const transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.checkAcknowledgements(transports);
     this.transports = transports;
+    this.store = store;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const store = this.store;
+    if (!store) return;
     const { relayId, batchSize, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
     this.relay = new OutboxRelay({
       store,
-      transports,
+      transports: this.transports,
       retryPolicy: new RetryPolicy(maxAttempts, backoff),
       owner: relayId,
       batchSize,
@@ -91,7 +105,7 @@ export class OutboxRelayHost implements OnApplicationBootstrap, BeforeApplicatio
     this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
     const wakeUps = await this.listenForCommits();
     this.logger.log(
-      `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(transports)}: poll every ${pollIntervalMs} ms, ` +
+      `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
         `batches of ${batchSize}, lease ${leaseMs} ms; woken ${wakeUps}.`,
     );
     void this.relay.trigger();
