@@ -47,8 +47,9 @@ alone=(
 groups="${OUTBOX_TEST_GROUPS:-2}"
 started=$SECONDS
 pids=()
+# Each group fails after 20 minutes if jest does not exit (a handle left open) rather than hang CI.
 for ((i = 1; i <= groups; i++)); do
-  npx jest --selectProjects integration --runInBand --passWithNoTests --shard="$i/$groups" --testPathIgnorePatterns "${alone[@]}" -- "$@" \
+  timeout --kill-after=10 1200 npx jest --selectProjects integration --runInBand --passWithNoTests --shard="$i/$groups" --testPathIgnorePatterns "${alone[@]}" -- "$@" \
     >"$logs/group-$i.log" 2>&1 &
   pids+=($!)
 done
