@@ -234,6 +234,71 @@ export function describeOutboxContract(database: TestDatabase): void {
         expect((await harness.rows()).map((row) => row.status)).toEqual(['dead', 'dead', 'dead']);
       });
 
+      describe('runs of one aggregate in a batch', () => {
+        // MariaDB's claim still hands out one row per aggregate and destination per batch.
+        const runs = database === 'mariadb' ? it.skip : it;
+
+        async function busyParcel(events: number): Promise<Parcel> {
+          const parcel = Parcel.register('busy', 1);
+          for (let n = 1; n < events; n++) parcel.relabel(`busy-${n}`);
+          await harness.dataSource.getRepository(Parcel).save(parcel);
+          return parcel;
+        }
+
+        runs('publishes a run in one batch, in order, and gives back the rows behind a failure unsent and uncharged', async () => {
+          const busy = await busyParcel(5);
+          const other = Parcel.register('other', 2);
+          await harness.dataSource.getRepository(Parcel).save(other);
+          const busyIds = (await harness.rows()).filter((row) => row.aggregateId === busy.id).map((row) => row.id);
+          const transport = new RecordingTransport();
+          transport.failTimes(busyIds[2], 1);
+          const relay = harness.relay('relay', transport, { batchSize: 10 });
+
+          expect(await relay.publishBatch()).toEqual({ claimed: 6, published: 3, retried: 1, dead: 0 });
+          await relay.stop(0);
+          expect(transport.delivered.filter((m) => m.key === busy.id).map((m) => m.envelope.id)).toEqual(busyIds.slice(0, 2));
+          expect(transport.delivered.filter((m) => m.key === other.id)).toHaveLength(1);
+          const busyRows = (await harness.rows()).filter((row) => row.aggregateId === busy.id);
+          expect(busyRows.map((row) => [row.status, row.attempts, row.leaseToken])).toEqual([
+            ['published', 1, null],
+            ['published', 1, null],
+            ['pending', 1, null],
+            ['pending', 0, null],
+            ['pending', 0, null],
+          ]);
+
+          const retrying = harness.relay('retrying', transport, { batchSize: 10 });
+          await drainUntil(retrying, () => transport.delivered.length === 6, 'the retry and the rows behind it');
+          expect(transport.delivered.filter((m) => m.key === busy.id).map((m) => m.envelope.id)).toEqual(busyIds);
+        });
+
+        runs('takes nothing of an aggregate whose first row another claim holds, and still serves the others', async () => {
+          const busy = await busyParcel(4);
+          const other = Parcel.register('other', 2);
+          await harness.dataSource.getRepository(Parcel).save(other);
+          const store = createSqlOutboxStore(harness.dataSource, 'outbox_messages');
+          const [head] = await store.claim({ owner: 'a', token: 'a-claim', limit: 1, leaseMs: 30_000 });
+          expect(head.aggregateId).toBe(busy.id);
+
+          const claimed = await store.claim({ owner: 'b', token: 'b-claim', limit: 10, leaseMs: 30_000 });
+          expect(claimed.map((row) => row.aggregateId)).toEqual([other.id]);
+        });
+
+        runs('does not fill a batch with rows stuck behind a retrying row: later aggregates are claimed', async () => {
+          const busy = await busyParcel(6);
+          const other = Parcel.register('other', 2);
+          await harness.dataSource.getRepository(Parcel).save(other);
+          const store = createSqlOutboxStore(harness.dataSource, 'outbox_messages');
+          const [head] = await store.claim({ owner: 'a', token: 'a-claim', limit: 1, leaseMs: 30_000 });
+          expect(await store.markFailed('a-claim', [{ position: head.position, error: 'broker down', retryInMs: 60_000 }])).toBe(1);
+
+          // Five claimable-looking rows of the busy aggregate come first; none may go, and they must not use up the batch.
+          const claimed = await store.claim({ owner: 'b', token: 'b-claim', limit: 2, leaseMs: 30_000 });
+          expect(claimed.map((row) => row.aggregateId)).toEqual([other.id]);
+          expect(busy.id).not.toBe(other.id);
+        });
+      });
+
       it('turns a row dead after max attempts with the broker’s error, and holds that aggregate', async () => {
         const poison = Parcel.register('poison', 1);
         poison.relabel('behind the poison');

@@ -36,7 +36,18 @@ export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
 
   async claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
     const now = this.now();
-    const claimable = this.rows.filter((row) => this.isClaimable(row, now)).slice(0, limit);
+    const claimable: InMemoryRow[] = [];
+    // The ordering rule: an aggregate's rows for a destination go out in order, so a claim takes a
+    // run of them from the first unpublished one, up to the first it cannot take.
+    const blocked = new Set<string>();
+    for (const row of this.rows) {
+      if (claimable.length === limit) break;
+      if (row.status === 'published' || row.status === 'discarded') continue;
+      const key = keyOf(row);
+      if (blocked.has(key)) continue;
+      if (this.isClaimable(row, now)) claimable.push(row);
+      else blocked.add(key);
+    }
     for (const row of claimable) {
       row.leaseOwner = owner;
       row.leaseToken = token;
@@ -70,6 +81,15 @@ export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
     return changed;
   }
 
+  async giveBack(token: string, positions: string[]): Promise<number> {
+    const rows = this.holding(token, positions);
+    for (const row of rows) {
+      row.leaseOwner = row.leaseToken = row.leaseExpiresAt = undefined;
+      row.attempts -= 1;
+    }
+    return rows.length;
+  }
+
   async release(owner: string): Promise<number> {
     const rows = this.rows.filter((row) => row.leaseOwner === owner && row.status === 'pending');
     for (const row of rows) {
@@ -86,24 +106,17 @@ export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
   private isClaimable(row: InMemoryRow, now: number): boolean {
     if (row.status !== 'pending') return false;
     if (row.nextAttemptAt !== undefined && row.nextAttemptAt > now) return false;
-    if (row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now) return false;
-    // The ordering rule: nothing of an aggregate goes to a destination while an earlier event
-    // of it for that destination has not.
-    return !this.rows.some(
-      (earlier) =>
-        earlier.position < row.position &&
-        earlier.status !== 'published' &&
-        earlier.message.aggregateType === row.message.aggregateType &&
-        earlier.message.aggregateId === row.message.aggregateId &&
-        earlier.message.transport === row.message.transport &&
-        earlier.message.destination === row.message.destination,
-    );
+    return row.leaseExpiresAt === undefined || row.leaseExpiresAt <= now;
   }
 
   private holding(token: string, positions: string[]): InMemoryRow[] {
     const wanted = new Set(positions);
     return this.rows.filter((row) => wanted.has(String(row.position)) && row.leaseToken === token && row.status === 'pending');
   }
+}
+
+function keyOf({ message }: InMemoryRow): string {
+  return JSON.stringify([message.aggregateType, message.aggregateId, message.transport, message.destination]);
 }
 
 function toClaimed(row: InMemoryRow): ClaimedMessage {

@@ -78,10 +78,90 @@ describe('OutboxRelay', () => {
     });
   });
 
-  it('claims at most one row per aggregate per batch, oldest first', async () => {
+  it('claims runs of an aggregate from its first unpublished row, oldest first, and nothing behind a row it cannot take', async () => {
     store.add([message('a'), message('a'), message('b'), message('a')]);
-    const claimed = await store.claim({ owner: 'x', token: 'x-claim', limit: 10, leaseMs: 1_000 });
-    expect(claimed.map((row) => [row.aggregateId, row.position])).toEqual([['a', '1'], ['b', '3']]);
+    expect((await store.claim({ owner: 'x', token: 'x-1', limit: 1, leaseMs: 1_000 })).map((row) => row.position)).toEqual(['1']);
+    // Row 1 is leased: the rest of aggregate a waits, b does not.
+    expect((await store.claim({ owner: 'x', token: 'x-2', limit: 10, leaseMs: 1_000 })).map((row) => row.position)).toEqual(['3']);
+    await store.release('x');
+    const claimed = await store.claim({ owner: 'x', token: 'x-3', limit: 10, leaseMs: 1_000 });
+    expect(claimed.map((row) => [row.aggregateId, row.position])).toEqual([['a', '1'], ['a', '2'], ['b', '3'], ['a', '4']]);
+  });
+
+  it('publishes the rows of one aggregate in a batch one after another, never two at once', async () => {
+    const rows = [message('a'), message('b'), message('a'), message('a'), message('b')];
+    store.add(rows);
+    const inFlight = new Map<string, number>();
+    let overlapped = false;
+    const slow: OutboxTransport = {
+      name: 'slow',
+      async publish(outgoing) {
+        inFlight.set(outgoing.key, (inFlight.get(outgoing.key) ?? 0) + 1);
+        overlapped ||= (inFlight.get(outgoing.key) ?? 0) > 1;
+        await new Promise((resolve) => setImmediate(resolve));
+        inFlight.set(outgoing.key, (inFlight.get(outgoing.key) ?? 0) - 1);
+        transport.delivered.push(outgoing);
+      },
+    };
+    expect(await relay(store, slow).publishBatch()).toEqual({ claimed: 5, published: 5, retried: 0, dead: 0 });
+    expect(overlapped).toBe(false);
+    expect(transport.delivered.filter((m) => m.key === 'a').map((m) => m.envelope.id)).toEqual([rows[0].id, rows[2].id, rows[3].id]);
+  });
+
+  it('gives back the rows behind a failure in its aggregate unsent and uncharged, while other aggregates publish', async () => {
+    const rows = [message('a'), message('a'), message('b'), message('a')];
+    store.add(rows);
+    transport.failNext.set(rows[1].id, 1);
+    expect(await relay(store, transport).publishBatch()).toEqual({ claimed: 4, published: 2, retried: 1, dead: 0 });
+    expect(transport.delivered.map((m) => m.envelope.id)).toEqual([rows[0].id, rows[2].id]);
+    expect(store.rows.map((row) => [row.status, row.attempts, row.leaseToken ?? null, row.lastError ?? null])).toEqual([
+      ['published', 1, null, null],
+      ['pending', 1, null, `broker refused ${rows[1].id}`],
+      ['published', 1, null, null],
+      ['pending', 0, null, null],
+    ]);
+  });
+
+  it('on a shutdown that cannot wait, marks what the broker acknowledged published before giving back the rest', async () => {
+    const rows = [message('a'), message('a'), message('b')];
+    store.add(rows);
+    const hanging: OutboxTransport = {
+      name: 'hanging',
+      publish: (outgoing) => (outgoing.envelope.id === rows[1].id ? new Promise(() => undefined) : Promise.resolve()),
+    };
+    const subject = relay(store, hanging);
+    void subject.trigger();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await subject.stop(10);
+    expect(store.rows.map((row) => [row.status, row.leaseToken ?? null])).toEqual([
+      ['published', null],
+      ['pending', null],
+      ['published', null],
+    ]);
+  });
+
+  it('hands a whole run to a transport that keeps key order within a batch, and gives back what follows a failure', async () => {
+    const rows = [message('a'), message('a'), message('a'), message('b')];
+    store.add(rows);
+    const calls: string[][] = [];
+    const ordered: OutboxTransport = {
+      name: 'ordered',
+      keepsKeyOrderInBatch: true,
+      publish: () => Promise.reject(new Error('publishBatch expected')),
+      async publishBatch(messages) {
+        calls.push(messages.map((m) => m.envelope.id));
+        return messages.map((m) => (m.envelope.id === rows[1].id ? new Error('partition leader moved') : undefined));
+      },
+    };
+    expect(await relay(store, ordered).publishBatch()).toEqual({ claimed: 4, published: 2, retried: 1, dead: 0 });
+    expect(calls).toEqual([rows.map((row) => row.id)]);
+    // Row 3 was acknowledged but follows the failed row 2: it is not marked published (it goes again after row 2).
+    expect(store.rows.map((row) => [row.status, row.attempts])).toEqual([
+      ['published', 1],
+      ['pending', 1],
+      ['pending', 0],
+      ['published', 1],
+    ]);
   });
 
   it('keeps per-aggregate order when an early event fails and is retried', async () => {

@@ -11,6 +11,7 @@ import { classifyFailure, type PublishFailure, type RetryIf } from './failure-cl
 import { combineObservers, type RelayObserver, type SettledBatch } from './observe/relay-observer';
 import { RelayFailureLog } from './observe/relay-failure.log';
 import { OutboxChannelsObserver } from './observe/outbox.channels';
+import { holdBackBehindPoison, inOrderOfKey, NOT_SENT, runsByKey, type SendResult } from './batch-runs';
 
 export interface RelayLogger {
   log(message: string): void;
@@ -53,6 +54,8 @@ export class OutboxRelay {
   private passRequested = false;
   private stopped = false;
   private retryWakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
+  /** The batch being published: what the broker acknowledged so far, for a shutdown that cannot wait for the rest. */
+  private inFlight: { token: string; acknowledged: string[]; settledEarly: Set<string> } | undefined;
 
   private readonly observer: RelayObserver;
 
@@ -97,34 +100,50 @@ export class OutboxRelay {
       return NOTHING;
     }
     this.observer.claimed?.(owner, messages);
+    const inFlight = { token, acknowledged: [] as string[], settledEarly: new Set<string>() };
+    this.inFlight = inFlight;
 
-    // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual.
+    // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual,
+    // except the rows behind it in its aggregate, which wait for the next claim.
     const { decoded, undecodable } = decodeBatch(messages, this.config.retryPolicy.attemptLimit);
-    const sendable = undecodable.size === 0 ? messages : messages.filter((message) => decoded.has(message.position));
-    // The store hands out at most one row per aggregate and destination per batch, so the
-    // messages of a batch can be published concurrently without breaking their order.
-    const sent = await this.publishAll(sendable, decoded);
-    const outcomeOf = new Map(sendable.map((message, index) => [message.position, { error: sent.errors[index], durationMs: sent.durations[index] }]));
-    const durations = messages.map((message) => outcomeOf.get(message.position)?.durationMs ?? 0);
+    const { sendable, heldBack } = holdBackBehindPoison(messages, undecodable);
+    const sent = await this.publishAll(sendable, decoded, inFlight.acknowledged);
+    const outcomeOf = new Map<string, { result: SendResult; durationMs: number }>(sendable.map((message, index) => [message.position, { result: sent.results[index], durationMs: sent.durations[index] }]));
     const published: string[] = [];
     const failed: FailedDelivery[] = [];
+    const givenBack: string[] = [...heldBack];
+    const attempted: Array<{ message: ClaimedMessage; durationMs: number }> = [];
     messages.forEach((message) => {
       const poison = undecodable.get(message.position);
-      if (poison !== undefined) return failed.push({ position: message.position, error: poison, retryInMs: null });
-      const error = outcomeOf.get(message.position)?.error;
-      if (error === undefined) published.push(message.position);
-      else failed.push({ position: message.position, error: error.text, retryInMs: error.final ? null : this.config.retryPolicy.delayAfter(message.attempt) });
+      if (poison !== undefined) {
+        attempted.push({ message, durationMs: 0 });
+        return failed.push({ position: message.position, error: poison, retryInMs: null });
+      }
+      const outcome = outcomeOf.get(message.position);
+      if (!outcome) return;
+      const { result, durationMs } = outcome;
+      if (result === NOT_SENT) return givenBack.push(message.position);
+      attempted.push({ message, durationMs });
+      if (result === undefined) published.push(message.position);
+      else failed.push({ position: message.position, error: result.text, retryInMs: result.final ? null : this.config.retryPolicy.delayAfter(message.attempt) });
     });
-    const settled = await this.settle(token, published, failed);
+    this.inFlight = undefined;
+    const settled = await this.settle(
+      token,
+      published.filter((position) => !inFlight.settledEarly.has(position)),
+      failed,
+      givenBack,
+    );
     this.wakeUpForRetries(failed);
     const dead = failed.filter((failure) => failure.retryInMs === null).length;
     const failures = new Map(failed.map((failure) => [failure.position, failure]));
     this.observer.settled?.({
       relayId: owner,
       ...settled,
-      outcomes: messages.map((message, index) => {
+      // Rows given back were not attempted: they have no outcome to report.
+      outcomes: attempted.map(({ message, durationMs }) => {
         const failure = failures.get(message.position);
-        return { message, error: failure?.error, retryInMs: failure?.retryInMs, durationMs: durations[index] };
+        return { message, error: failure?.error, retryInMs: failure?.retryInMs, durationMs };
       }),
     });
     this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && settled.settleError === undefined });
@@ -143,6 +162,7 @@ export class OutboxRelay {
       clearTimeout(timer);
       if (outcome === 'timeout') {
         this.config.logger.warn(`Outbox relay ${this.owner}: the batch in flight did not finish within ${timeoutMs} ms; releasing its leases.`);
+        await this.settleAcknowledged();
       }
     }
     try {
@@ -150,6 +170,20 @@ export class OutboxRelay {
     } catch (error) {
       this.config.logger.warn(`Outbox relay ${this.owner}: could not release leases (they expire by themselves): ${errorText(error)}`);
     }
+  }
+
+  /**
+   * The rows of the unfinished batch that the broker already acknowledged are marked published
+   * before the leases go back, so that a shutdown does not send them a second time.
+   */
+  private async settleAcknowledged(): Promise<void> {
+    const batch = this.inFlight;
+    if (!batch || batch.acknowledged.length === 0) return;
+    const positions = [...batch.acknowledged];
+    positions.forEach((position) => batch.settledEarly.add(position));
+    await this.config.store.markPublished(batch.token, positions).catch((error: unknown) => {
+      this.config.logger.warn(`Outbox relay ${this.owner}: could not mark acknowledged rows published (they will be sent again): ${errorText(error)}`);
+    });
   }
 
   /** Retries come due between polls; the relay wakes itself for the earliest one instead of waiting for the next poll. */
@@ -177,12 +211,16 @@ export class OutboxRelay {
     } while (!this.stopped && this.passRequested);
   }
 
-  /** One entry per message, in order: `undefined` when acknowledged, else the error text to record; and how long each took. */
+  /**
+   * One entry per message, in order: `undefined` when acknowledged, the failure to record, or
+   * `NOT_SENT` for a row behind a failed row of its aggregate; and how long each took.
+   */
   private async publishAll(
     messages: ClaimedMessage[],
     decoded: ReadonlyMap<string, OutgoingMessage>,
-  ): Promise<{ errors: Array<PublishFailure | undefined>; durations: number[] }> {
-    const results = new Array<PublishFailure | undefined>(messages.length);
+    acknowledged: string[],
+  ): Promise<{ results: SendResult[]; durations: number[] }> {
+    const results = new Array<SendResult>(messages.length);
     const durations = new Array<number>(messages.length).fill(0);
     const byTransport = new Map<string, number[]>();
     messages.forEach((message, index) => {
@@ -193,33 +231,62 @@ export class OutboxRelay {
     await Promise.all(
       [...byTransport].map(async ([name, indexes]) => {
         const transport = this.config.transports.get(name);
-        if (!transport) {
-          indexes.forEach((index) => (results[index] = { text: noTransportForRow(name), final: false }));
-          return;
-        }
-        const started = performance.now();
-        const outcomes = await this.publishGroup(name, transport, indexes.map((index) => messages[index]), decoded);
-        const took = performance.now() - started;
+        const group = indexes.map((index) => messages[index]);
+        const outcomes = transport
+          ? await this.publishGroup(name, transport, group, decoded, acknowledged)
+          : { results: inOrderOfKey(group, () => ({ text: noTransportForRow(name), final: false })), durations: group.map(() => 0) };
         indexes.forEach((index, position) => {
-          results[index] = outcomes[position];
-          durations[index] = took;
+          results[index] = outcomes.results[position];
+          durations[index] = outcomes.durations[position];
         });
       }),
     );
-    return { errors: results, durations };
+    return { results, durations };
   }
 
+  /**
+   * A claim may carry several rows of one aggregate and destination. A transport that keeps their
+   * order within one batch call gets them all at once; any other gets them in waves (the first
+   * row of every aggregate, then the second of those that succeeded, …), so that it never holds
+   * two rows of one aggregate at the same time. Rows behind a failure are not sent.
+   */
   private async publishGroup(
     name: string,
     transport: OutboxTransport,
     messages: ClaimedMessage[],
     decoded: ReadonlyMap<string, OutgoingMessage>,
-  ): Promise<Array<PublishFailure | undefined>> {
-    const outgoing = messages.map((message) => decoded.get(message.position) as OutgoingMessage);
-    const finish = this.observer.publishing?.(name, messages, outgoing, transport.name);
-    const errors = await this.send(transport, outgoing);
-    finish?.(errors.map((error) => error?.text));
-    return errors;
+    acknowledged: string[],
+  ): Promise<{ results: SendResult[]; durations: number[] }> {
+    const results = new Array<SendResult>(messages.length).fill(NOT_SENT);
+    const acknowledge = (indexes: number[]) => indexes.forEach((index) => results[index] === undefined && acknowledged.push(messages[index].position));
+    const durations = new Array<number>(messages.length).fill(0);
+    const send = async (indexes: number[]) => {
+      const wave = indexes.map((index) => messages[index]);
+      const outgoing = wave.map((message) => decoded.get(message.position) as OutgoingMessage);
+      const finish = this.observer.publishing?.(name, wave, outgoing, transport.name);
+      const started = performance.now();
+      const errors = await this.send(transport, outgoing);
+      const took = performance.now() - started;
+      finish?.(errors.map((error) => error?.text));
+      indexes.forEach((index, position) => {
+        results[index] = errors[position];
+        durations[index] = took;
+      });
+    };
+    const runs = runsByKey(messages);
+    if (transport.publishBatch && transport.keepsKeyOrderInBatch) {
+      await send(messages.map((_, index) => index));
+      // What follows a failure in its aggregate is treated as not sent: never marked published, not charged.
+      for (const run of runs) run.slice(run.findIndex((index) => results[index] !== undefined) + 1 || run.length).forEach((index) => (results[index] = NOT_SENT));
+      acknowledge(messages.map((_, index) => index));
+      return { results, durations };
+    }
+    for (let depth = 0; ; depth++) {
+      const wave = runs.filter((run) => depth < run.length && (depth === 0 || results[run[depth - 1]] === undefined)).map((run) => run[depth]);
+      if (wave.length === 0) return { results, durations };
+      await send(wave);
+      acknowledge(wave);
+    }
   }
 
   private failure(error: unknown): PublishFailure {
@@ -261,10 +328,12 @@ export class OutboxRelay {
     }
   }
 
-  private async settle(token: string, published: string[], failed: FailedDelivery[]): Promise<Omit<SettledBatch, 'relayId' | 'outcomes'>> {
+  private async settle(token: string, published: string[], failed: FailedDelivery[], givenBack: string[]): Promise<Omit<SettledBatch, 'relayId' | 'outcomes'>> {
     const { store, owner, logger } = this.config;
     const leaseLost = { published: 0, failed: 0 };
     try {
+      // Given back first, so that the next claim finds them free; a lost lease here changes nothing.
+      if (givenBack.length > 0) await store.giveBack(token, givenBack);
       if (published.length > 0) {
         const marked = await store.markPublished(token, published);
         leaseLost.published = published.length - marked;

@@ -20,15 +20,23 @@ export interface FailedDelivery {
  * Where rows live. Implementations must keep these promises:
  * - `claim` leases at most `limit` pending rows whose retry time has come and whose lease is
  *   free or expired, computing expiry with the database's clock, and never a row while an
- *   earlier row of the same aggregate and destination is not yet published (the ordering rule).
- * - `markPublished` and `markFailed` only touch pending rows still holding `token`: a relay that
- *   stalled past its lease cannot overwrite what the relay that took over did, even if both were
- *   configured with the same relay id. `release` hands back the pending rows `owner` holds.
+ *   earlier row of the same aggregate and destination is not yet published, unless that earlier
+ *   row is leased by the same claim (the ordering rule). A claim may thus carry a run of
+ *   consecutive rows of one aggregate and destination; its cost should grow with `limit`, not
+ *   with an aggregate's backlog.
+ * - `markPublished`, `markFailed` and `giveBack` only touch pending rows still holding `token`: a
+ *   relay that stalled past its lease cannot overwrite what the relay that took over did, even if
+ *   both were configured with the same relay id. `release` hands back the pending rows `owner` holds.
  */
 export interface OutboxStore {
   claim(request: ClaimRequest): Promise<ClaimedMessage[]>;
   markPublished(token: string, positions: string[]): Promise<number>;
   markFailed(token: string, failures: FailedDelivery[]): Promise<number>;
+  /**
+   * Hands back rows of a claim that were not attempted (they followed a failed row of their
+   * aggregate): lease cleared, the claim's attempt not counted, no error recorded.
+   */
+  giveBack(token: string, positions: string[]): Promise<number>;
   release(owner: string): Promise<number>;
 }
 

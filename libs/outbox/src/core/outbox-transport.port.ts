@@ -23,9 +23,16 @@ export interface OutboxTransport {
   /**
    * Optional: publishes many messages in as few round trips as the client allows. Resolves with
    * one entry per message, in order: `undefined` when acknowledged, else the error. Never
-   * called with two messages of one aggregate and destination.
+   * called with two messages of one aggregate and destination, unless `keepsKeyOrderInBatch`.
    */
   publishBatch?(messages: OutgoingMessage[]): Promise<Array<Error | undefined>>;
+  /**
+   * Optional, default false: `publishBatch` delivers messages of one key in the order given (Kafka:
+   * one produce request, same key → same partition), so the relay may hand it several consecutive
+   * messages of one aggregate and destination at once. Otherwise the relay sends those one after
+   * another.
+   */
+  readonly keepsKeyOrderInBatch?: boolean;
   /** Optional: called once when the application shuts down, after the relay has stopped. */
   close?(): Promise<void>;
 }

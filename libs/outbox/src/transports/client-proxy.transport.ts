@@ -19,6 +19,7 @@ export class ClientProxyTransport implements OutboxTransport {
   readonly acknowledgement: Acknowledgement;
   readonly acknowledgementNote?: string;
   readonly publishBatch?: (messages: OutgoingMessage[]) => Promise<Array<Error | undefined>>;
+  readonly keepsKeyOrderInBatch: boolean = false;
   private readonly profile: ClientProfile;
 
   constructor(
@@ -29,7 +30,11 @@ export class ClientProxyTransport implements OutboxTransport {
     this.name = name ?? this.profile.name;
     this.acknowledgement = this.profile.acknowledgement;
     this.acknowledgementNote = this.profile.acknowledgementNote;
-    if (client instanceof ClientKafka) this.publishBatch = (messages) => publishKafkaBatch(client, messages);
+    if (client instanceof ClientKafka) {
+      this.publishBatch = (messages) => publishKafkaBatch(client, messages);
+      // One produce call per topic: a key's messages land on one partition, in the order given.
+      this.keepsKeyOrderInBatch = true;
+    }
   }
 
   async publish(message: OutgoingMessage): Promise<void> {

@@ -45,6 +45,11 @@ export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
     });
   }
 
+  async giveBack(token: string, positions: string[]): Promise<number> {
+    if (positions.length === 0) return 0;
+    return (await this.execute(this.dialect.giveBack(token, positions))).affected;
+  }
+
   async release(owner: string): Promise<number> {
     return (await this.execute(this.dialect.release(owner))).affected;
   }

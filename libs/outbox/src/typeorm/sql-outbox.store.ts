@@ -27,6 +27,11 @@ export class SqlOutboxStore implements OutboxStore {
     return (await this.runner.rows(this.dialect.markFailed(token, failures))).length;
   }
 
+  async giveBack(token: string, positions: string[]): Promise<number> {
+    if (positions.length === 0) return 0;
+    return (await this.runner.rows(this.dialect.giveBack(token, positions))).length;
+  }
+
   async release(owner: string): Promise<number> {
     return (await this.runner.rows(this.dialect.release(owner))).length;
   }

@@ -114,6 +114,14 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
     };
   }
 
+  giveBack(token: string, positions: string[]): SqlStatement {
+    return {
+      sql: `UPDATE ${this.t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
+            WHERE position IN (${list(positions.length)}) AND lease_token = ? AND status = 'pending'`,
+      params: [...positions, token],
+    };
+  }
+
   release(owner: string): SqlStatement {
     return {
       sql: `UPDATE ${this.t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)

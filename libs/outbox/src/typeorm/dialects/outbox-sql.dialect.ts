@@ -59,6 +59,7 @@ export interface OutboxSqlDialect extends OutboxTableDialect {
   claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
   markPublished(token: string, positions: string[]): SqlStatement;
   markFailed(token: string, failures: FailedDelivery[]): SqlStatement;
+  giveBack(token: string, positions: string[]): SqlStatement;
   release(owner: string): SqlStatement;
 }
 

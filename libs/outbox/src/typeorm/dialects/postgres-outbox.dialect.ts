@@ -12,12 +12,13 @@ import {
   type OutboxSqlDialect,
   type SqlStatement,
 } from './outbox-sql.dialect';
+import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'postgres';
-  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
+  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'giveBack' | 'release', string>;
 
   private readonly notifyChannel?: string;
 
@@ -27,24 +28,17 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     this.notifyChannel = options.notifyChannel;
     const t = `"${table}"`;
     this.sql = {
-      claim: `
-        WITH next AS (
-          SELECT m.position FROM ${t} m
-          WHERE m.status = 'pending'
-            AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= now())
-            AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= now())
-            AND NOT EXISTS (
-              SELECT 1 FROM ${t} e
-              WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
-                AND e.transport = m.transport AND e.destination = m.destination
-                AND e.position < m.position AND e.status IN (${holdingStatuses(options.deadLetterPolicy)}))
-            AND ${notPaused('m.destination', table)}
-          ORDER BY m.position
-          LIMIT $2
-          FOR UPDATE SKIP LOCKED)
+      claim: `${claimRunsWith({
+        table: t,
+        now: 'now()',
+        holding: holdingStatuses(options.deadLetterPolicy),
+        notPaused: notPaused('m.destination', table),
+        limit: '$2',
+        lock: 'FOR UPDATE OF m SKIP LOCKED',
+      })}
         UPDATE ${t} AS m
         SET lease_owner = $1, lease_token = $4, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
-        FROM next WHERE m.position = next.position
+        FROM claimable_runs r WHERE m.position = r.position
         RETURNING ${claimedColumns('m')}`,
       markPublished: options.deleteOnPublish
         ? `DELETE FROM ${t} WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND status = 'pending' RETURNING position`
@@ -61,6 +55,10 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         FROM unnest($2::bigint[], $3::text[], $4::bigint[]) AS f(position, error, retry_ms)
         WHERE m.position = f.position AND m.lease_token = $1 AND m.status = 'pending'
         RETURNING m.position`,
+      giveBack: `
+        UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
+        WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND status = 'pending'
+        RETURNING position`,
       release: `
         UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = GREATEST(attempts - 1, 0)
         WHERE lease_owner = $1 AND status = 'pending'
@@ -94,6 +92,10 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
 
   markPublished(token: string, positions: string[]): SqlStatement {
     return { sql: this.sql.markPublished, params: [token, positions] };
+  }
+
+  giveBack(token: string, positions: string[]): SqlStatement {
+    return { sql: this.sql.giveBack, params: [token, positions] };
   }
 
   markFailed(token: string, failures: FailedDelivery[]): SqlStatement {

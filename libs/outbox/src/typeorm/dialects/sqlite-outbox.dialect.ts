@@ -12,6 +12,7 @@ import {
   type OutboxSqlDialect,
   type SqlStatement,
 } from './outbox-sql.dialect';
+import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 // The history keeps the latest attempts: the oldest entry makes room once it is full.
@@ -25,28 +26,22 @@ const NOW_PLUS_MS = `strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (? / 1000.0) ||
 /** SQLite: writers are serialized by the database, so one UPDATE … RETURNING is an atomic claim. */
 export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'sqlite';
-  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'release', string>;
+  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'giveBack' | 'release', string>;
 
   constructor(table: string, options: DialectOptions = {}) {
     super(table);
     const t = `"${table}"`;
     this.sql = {
-      claim: `
+      claim: `${claimRunsWith({
+        table: t,
+        now: NOW,
+        holding: holdingStatuses(options.deadLetterPolicy),
+        notPaused: notPaused('m.destination', table, 'sqlite'),
+        limit: '?',
+      })}
         UPDATE ${t}
         SET lease_owner = ?, lease_token = ?, lease_expires_at = ${NOW_PLUS_MS}, attempts = attempts + 1
-        WHERE position IN (
-          SELECT m.position FROM ${t} m
-          WHERE m.status = 'pending'
-            AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= ${NOW})
-            AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= ${NOW})
-            AND NOT EXISTS (
-              SELECT 1 FROM ${t} e
-              WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
-                AND e.transport = m.transport AND e.destination = m.destination
-                AND e.position < m.position AND e.status IN (${holdingStatuses(options.deadLetterPolicy)}))
-            AND ${notPaused('m.destination', table, 'sqlite')}
-          ORDER BY m.position
-          LIMIT ?)
+        WHERE position IN (SELECT position FROM claimable_runs)
         RETURNING ${claimedColumns()}`,
       markPublished: options.deleteOnPublish
         ? `DELETE FROM ${t} WHERE position IN (SELECT value FROM json_each(?)) AND lease_token = ? AND status = 'pending' RETURNING position`
@@ -67,6 +62,10 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
           next_attempt_at = (SELECT CASE WHEN f.retry_ms IS NULL THEN NULL
             ELSE strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (f.retry_ms / 1000.0) || ' seconds') END FROM f WHERE f.position = ${t}.position)
         WHERE position IN (SELECT position FROM f) AND lease_token = ? AND status = 'pending'
+        RETURNING position`,
+      giveBack: `
+        UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
+        WHERE position IN (SELECT value FROM json_each(?)) AND lease_token = ? AND status = 'pending'
         RETURNING position`,
       release: `
         UPDATE ${t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = max(attempts - 1, 0)
@@ -89,11 +88,15 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
   }
 
   claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement {
-    return { sql: this.sql.claim, params: [owner, token, leaseMs, limit] };
+    return { sql: this.sql.claim, params: [limit, owner, token, leaseMs] };
   }
 
   markPublished(token: string, positions: string[]): SqlStatement {
     return { sql: this.sql.markPublished, params: [JSON.stringify(positions.map(Number)), token] };
+  }
+
+  giveBack(token: string, positions: string[]): SqlStatement {
+    return { sql: this.sql.giveBack, params: [JSON.stringify(positions.map(Number)), token] };
   }
 
   markFailed(token: string, failures: FailedDelivery[]): SqlStatement {

@@ -1,0 +1,61 @@
+/**
+ * The claim's choice of rows, shared by the dialects: the oldest claimable rows, where a row is
+ * taken only with every earlier unpublished row of its aggregate and destination (its "key").
+ * A claim therefore carries runs: the first unpublished row of a key and the rows right behind it.
+ *
+ * Its cost follows the batch, not the backlog, and does not depend on table statistics:
+ * - `candidates` walks the pending index in position order and stops after `limit` rows. For
+ *   each it looks up one index entry, its key's first unpublished row, and skips the row unless
+ *   that head is claimable itself, so a key stuck behind a retrying, leased or dead row does not
+ *   fill the batch with rows that cannot go;
+ * - `gaps` finds, per key of the batch, the first unpublished row of the key that is not among
+ *   the candidates: an index walk over the key's candidates plus one entry. Candidates from that
+ *   row on are dropped, and so is a key whose head is not a candidate (another relay's claim holds
+ *   it locked, so it was skipped).
+ * The earlier form, one NOT EXISTS probe for an earlier unpublished row per pending row, let one
+ * row per key through per claim and probed the whole backlog of busy keys (quadratic without
+ * fresh statistics).
+ */
+export interface ClaimRunsSql {
+  /** The quoted outbox table. */
+  table: string;
+  /** The database's current time. */
+  now: string;
+  /** The statuses that hold back later rows of a key (see the dead-letter policy). */
+  holding: string;
+  /** The condition that leaves out paused destinations, on `m.destination`. */
+  notPaused: string;
+  /** The placeholder of the batch size. */
+  limit: string;
+  /** A locking clause for the candidates (PostgreSQL: FOR UPDATE OF m SKIP LOCKED). */
+  lock?: string;
+}
+
+const KEY_COLUMNS = ['aggregate_type', 'aggregate_id', 'transport', 'destination'];
+
+const sameKey = (a: string, b: string) => KEY_COLUMNS.map((column) => `${a}.${column} = ${b}.${column}`).join(' AND ');
+
+const claimable = (row: string, now: string) =>
+  `${row}.status = 'pending' AND (${row}.next_attempt_at IS NULL OR ${row}.next_attempt_at <= ${now}) ` +
+  `AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= ${now})`;
+
+/** `WITH candidates AS (…), gaps AS (…), claimable_runs AS (…)`: the positions to lease are `SELECT position FROM claimable_runs`. */
+export function claimRunsWith({ table, now, holding, notPaused, limit, lock = '' }: ClaimRunsSql): string {
+  const firstUnpublished = (of: string) => `SELECT min(f.position) FROM ${table} f WHERE ${sameKey('f', of)} AND f.status IN (${holding})`;
+  return `
+    WITH candidates AS (
+      SELECT m.position, ${KEY_COLUMNS.map((column) => `m.${column}`).join(', ')} FROM ${table} m
+      WHERE ${claimable('m', now)}
+        AND ${notPaused}
+        AND EXISTS (SELECT 1 FROM ${table} h WHERE h.position = (${firstUnpublished('m')}) AND ${claimable('h', now)})
+      ORDER BY m.position
+      LIMIT ${limit}
+      ${lock}),
+    gaps AS (
+      SELECT ${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')},
+        (${firstUnpublished('k')} AND f.position NOT IN (SELECT position FROM candidates)) AS gap
+      FROM (SELECT DISTINCT ${KEY_COLUMNS.join(', ')} FROM candidates) k),
+    claimable_runs AS (
+      SELECT c.position FROM candidates c JOIN gaps k ON ${sameKey('c', 'k')}
+      WHERE k.gap IS NULL OR c.position < k.gap)`;
+}
