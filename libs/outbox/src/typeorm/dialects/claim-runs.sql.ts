@@ -7,7 +7,8 @@
  * - `candidates` walks the pending index in position order and stops after `limit` rows. For
  *   each it looks up one index entry, its key's first unpublished row, and skips the row unless
  *   that head is claimable itself, so a key stuck behind a retrying, leased or dead row does not
- *   fill the batch with rows that cannot go;
+ *   fill the batch with rows that cannot go. The lookup is a scalar sub-select on purpose: an
+ *   EXISTS may be turned into a join over every pending row when the table has no statistics yet;
  * - `gaps` finds, per key of the batch, the first unpublished row of the key that is not among
  *   the candidates: an index walk over the key's candidates plus one entry. Candidates from that
  *   row on are dropped, and so is a key whose head is not a candidate (another relay's claim holds
@@ -47,7 +48,7 @@ export function claimRunsWith({ table, now, holding, notPaused, limit, lock = ''
       SELECT m.position, ${KEY_COLUMNS.map((column) => `m.${column}`).join(', ')} FROM ${table} m
       WHERE ${claimable('m', now)}
         AND ${notPaused}
-        AND EXISTS (SELECT 1 FROM ${table} h WHERE h.position = (${firstUnpublished('m')}) AND ${claimable('h', now)})
+        AND (SELECT ${claimable('h', now)} FROM ${table} h WHERE h.position = (${firstUnpublished('m')}))
       ORDER BY m.position
       LIMIT ${limit}
       ${lock}),
