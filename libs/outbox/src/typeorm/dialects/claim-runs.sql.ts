@@ -5,14 +5,15 @@
  *
  * Its cost follows the batch, not the backlog, and does not depend on table statistics:
  * - `candidates` walks the pending index in position order and stops after `limit` rows. For
- *   each it looks up one index entry, its key's first unpublished row, and skips the row unless
+ *   each it looks up its key's first unpublished row (one index probe) and skips the row unless
  *   that head is claimable itself, so a key stuck behind a retrying, leased or dead row does not
- *   fill the batch with rows that cannot go. The lookup is a scalar sub-select on purpose: an
- *   EXISTS may be turned into a join over every pending row when the table has no statistics yet;
+ *   fill the batch with rows that cannot go. The lookup is correlated on purpose, never a semi
+ *   join: without statistics the planner turned an EXISTS into a join over every pending row. On
+ *   PostgreSQL it is a LATERAL join, which the planner can memoize per key;
  * - `gaps` finds, per key of the batch, the first unpublished row of the key that is not among
  *   the candidates: an index walk over the key's candidates plus one entry. Candidates from that
  *   row on are dropped, and so is a key whose head is not a candidate (another relay's claim holds
- *   it locked, so it was skipped).
+ *   it locked, so it was skipped). It is computed once per key (materialized), not per row.
  * The earlier form, one NOT EXISTS probe for an earlier unpublished row per pending row, let one
  * row per key through per claim and probed the whole backlog of busy keys (quadratic without
  * fresh statistics).
@@ -30,6 +31,8 @@ export interface ClaimRunsSql {
   limit: string;
   /** A locking clause for the candidates (PostgreSQL: FOR UPDATE OF m SKIP LOCKED). */
   lock?: string;
+  /** PostgreSQL: the head lookup as a LATERAL join, `gaps` as a MATERIALIZED CTE. */
+  postgres?: boolean;
 }
 
 const KEY_COLUMNS = ['aggregate_type', 'aggregate_id', 'transport', 'destination'];
@@ -41,20 +44,22 @@ const claimable = (row: string, now: string) =>
   `AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= ${now})`;
 
 /** `WITH candidates AS (…), gaps AS (…), claimable_runs AS (…)`: the positions to lease are `SELECT position FROM claimable_runs`. */
-export function claimRunsWith({ table, now, holding, notPaused, limit, lock = '' }: ClaimRunsSql): string {
-  const firstUnpublished = (of: string) => `SELECT min(f.position) FROM ${table} f WHERE ${sameKey('f', of)} AND f.status IN (${holding})`;
+export function claimRunsWith({ table, now, holding, notPaused, limit, lock = '', postgres = false }: ClaimRunsSql): string {
+  const keyOf = (row: string) => KEY_COLUMNS.map((column) => `${row}.${column}`).join(', ');
+  const firstUnpublished = (row: string, of: string) => `FROM ${table} ${row} WHERE ${sameKey(row, of)} AND ${row}.status IN (${holding})`;
+  const headIsClaimable = `SELECT ${claimable('h', now)} AS go ${firstUnpublished('h', 'm')} ORDER BY h.position LIMIT 1`;
   return `
     WITH candidates AS (
-      SELECT m.position, ${KEY_COLUMNS.map((column) => `m.${column}`).join(', ')} FROM ${table} m
+      SELECT m.position, ${keyOf('m')}
+      FROM ${table} m${postgres ? ` JOIN LATERAL (${headIsClaimable}) head ON head.go` : ''}
       WHERE ${claimable('m', now)}
-        AND ${notPaused}
-        AND (SELECT ${claimable('h', now)} FROM ${table} h WHERE h.position = (${firstUnpublished('m')}))
+        AND ${notPaused}${postgres ? '' : `\n        AND (${headIsClaimable})`}
       ORDER BY m.position
       LIMIT ${limit}
       ${lock}),
-    gaps AS (
-      SELECT ${KEY_COLUMNS.map((column) => `k.${column}`).join(', ')},
-        (${firstUnpublished('k')} AND f.position NOT IN (SELECT position FROM candidates)) AS gap
+    gaps AS ${postgres ? 'MATERIALIZED ' : ''}(
+      SELECT ${keyOf('k')},
+        (SELECT min(f.position) ${firstUnpublished('f', 'k')} AND f.position NOT IN (SELECT position FROM candidates)) AS gap
       FROM (SELECT DISTINCT ${KEY_COLUMNS.join(', ')} FROM candidates) k),
     claimable_runs AS (
       SELECT c.position FROM candidates c JOIN gaps k ON ${sameKey('c', 'k')}

@@ -35,6 +35,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         notPaused: notPaused('m.destination', table),
         limit: '$2',
         lock: 'FOR UPDATE OF m SKIP LOCKED',
+        postgres: true,
       })}
         UPDATE ${t} AS m
         SET lease_owner = $1, lease_token = $4, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
