@@ -21,9 +21,10 @@ export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
 
   claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
     return this.inTransaction(async (run) => {
-      const candidates = (await run(this.dialect.candidates(limit))).records.map((row) => String(row.position));
+      const candidates = (await run(this.dialect.candidates(limit))).records;
       if (candidates.length === 0) return [];
-      const free = (await run(this.dialect.lockFree(candidates))).records.map((row) => String(row.position));
+      const locked = new Set((await run(this.dialect.lockFree(candidates.map((row) => String(row.position))))).records.map((row) => String(row.position)));
+      const free = unbrokenRuns(candidates, locked);
       if (free.length === 0) return [];
       await run(this.dialect.lease(owner, token, leaseMs, free));
       const records = (await run(this.dialect.fetch(free))).records as unknown as OutboxRowRecord[];
@@ -110,6 +111,23 @@ export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
       await queryRunner.release();
     }
   }
+}
+
+/**
+ * Of each aggregate's run (candidates come in position order), the rows before the first one the
+ * claim could not lock: another relay holds it, so nothing behind it may go.
+ */
+function unbrokenRuns(candidates: Record<string, unknown>[], locked: ReadonlySet<string>): string[] {
+  const broken = new Set<string>();
+  const free: string[] = [];
+  for (const row of candidates) {
+    const key = JSON.stringify([row.aggregate_type, row.aggregate_id, row.transport, row.destination]);
+    const position = String(row.position);
+    if (broken.has(key)) continue;
+    if (locked.has(position)) free.push(position);
+    else broken.add(key);
+  }
+  return free;
 }
 
 async function query(queryRunner: QueryRunner, { sql, params }: SqlStatement): Promise<Result> {

@@ -4,6 +4,9 @@
  * A claim therefore carries runs: the first unpublished row of a key and the rows right behind it.
  *
  * Its cost follows the batch, not the backlog, and does not depend on table statistics:
+ * Used by PostgreSQL and SQLite in the claim statement itself, and by MariaDB/MySQL as the plain read
+ * that picks the rows its claim transaction then locks.
+ *
  * - `candidates` walks the pending index in position order and stops after `limit` rows. For
  *   each it looks up its key's first unpublished row (one index probe) and skips the row unless
  *   that head is claimable itself, so a key stuck behind a retrying, leased or dead row does not
@@ -43,7 +46,7 @@ const claimable = (row: string, now: string) =>
   `${row}.status = 'pending' AND (${row}.next_attempt_at IS NULL OR ${row}.next_attempt_at <= ${now}) ` +
   `AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= ${now})`;
 
-/** `WITH candidates AS (…), gaps AS (…), claimable_runs AS (…)`: the positions to lease are `SELECT position FROM claimable_runs`. */
+/** `WITH candidates AS (…), gaps AS (…), claimable_runs AS (…)`: the rows to lease are `claimable_runs` (position and key). */
 export function claimRunsWith({ table, now, holding, notPaused, limit, lock = '', postgres = false }: ClaimRunsSql): string {
   const keyOf = (row: string) => KEY_COLUMNS.map((column) => `${row}.${column}`).join(', ');
   const firstUnpublished = (row: string, of: string) => `FROM ${table} ${row} WHERE ${sameKey(row, of)} AND ${row}.status IN (${holding})`;
@@ -62,6 +65,6 @@ export function claimRunsWith({ table, now, holding, notPaused, limit, lock = ''
         (SELECT min(f.position) ${firstUnpublished('f', 'k')} AND f.position NOT IN (SELECT position FROM candidates)) AS gap
       FROM (SELECT DISTINCT ${KEY_COLUMNS.join(', ')} FROM candidates) k),
     claimable_runs AS (
-      SELECT c.position FROM candidates c JOIN gaps k ON ${sameKey('c', 'k')}
+      SELECT c.position, ${keyOf('c')} FROM candidates c JOIN gaps k ON ${sameKey('c', 'k')}
       WHERE k.gap IS NULL OR c.position < k.gap)`;
 }

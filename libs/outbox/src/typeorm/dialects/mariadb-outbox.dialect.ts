@@ -2,6 +2,7 @@ import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 
 // The history keeps the latest attempts: the oldest entry makes room once it is full.
@@ -14,9 +15,10 @@ const BEFORE_MS = `NOW(3) - INTERVAL (? * 1000) MICROSECOND`;
 
 /**
  * MariaDB / MySQL. Without UPDATE … RETURNING, a claim is a short transaction: pick candidates
- * with a plain read, lock those still free with FOR UPDATE SKIP LOCKED, lease them, read them
- * back. The ordering rule is evaluated by the plain read on purpose: a locking read would skip
- * an earlier row another relay has locked, and so let a later row of its aggregate through.
+ * with a plain read, lock those still free with FOR UPDATE SKIP LOCKED, keep of each aggregate's
+ * run the rows before the first one it could not lock, lease them, read them back. The ordering
+ * rule is evaluated by the plain read on purpose: a locking read would skip an earlier row another
+ * relay has locked, and so let a later row of its aggregate through.
  */
 export class MariaDbOutboxDialect implements OutboxTableDialect {
   readonly name = 'mariadb';
@@ -53,21 +55,16 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
     return `CONCAT('outbox:', SHA1(CONCAT(DATABASE(), '.', '${this.table}', ':', ?)))`;
   }
 
+  /** The rows a claim would take, with their keys, from a plain (non-locking) read; see claim-runs.sql.ts. */
   candidates(limit: number): SqlStatement {
-    return {
-      sql: `SELECT m.position FROM ${this.t} m
-            WHERE m.status = 'pending'
-              AND (m.next_attempt_at IS NULL OR m.next_attempt_at <= NOW(3))
-              AND (m.lease_expires_at IS NULL OR m.lease_expires_at <= NOW(3))
-              AND NOT EXISTS (
-                SELECT 1 FROM ${this.t} e
-                WHERE e.aggregate_type = m.aggregate_type AND e.aggregate_id = m.aggregate_id
-                  AND e.transport = m.transport AND e.destination = m.destination
-                  AND e.position < m.position AND e.status IN (${holdingStatuses(this.options.deadLetterPolicy)}))
-              AND ${notPaused('m.destination', this.table, 'mariadb')}
-            ORDER BY m.position LIMIT ?`,
-      params: [limit],
-    };
+    const runs = claimRunsWith({
+      table: this.t,
+      now: 'NOW(3)',
+      holding: holdingStatuses(this.options.deadLetterPolicy),
+      notPaused: notPaused('m.destination', this.table, 'mariadb'),
+      limit: '?',
+    });
+    return { sql: `${runs} SELECT position, aggregate_type, aggregate_id, transport, destination FROM claimable_runs ORDER BY position`, params: [limit] };
   }
 
   lockFree(positions: string[]): SqlStatement {
