@@ -129,8 +129,9 @@ describe('OutboxRelay', () => {
       name: 'hanging',
       publish: (outgoing) => (outgoing.envelope.id === rows[1].id ? new Promise(() => undefined) : Promise.resolve()),
     };
-    const subject = relay(store, hanging);
-    void subject.trigger();
+    // A short publish timeout, so that the hung publish lets go of the process soon after the test.
+    const subject = relay(store, hanging, { publishTimeoutMs: 200 });
+    const draining = subject.trigger();
     await new Promise((resolve) => setTimeout(resolve, 20));
     await subject.stop(10);
     expect(store.rows.map((row) => [row.status, row.leaseToken ?? null])).toEqual([
@@ -138,6 +139,9 @@ describe('OutboxRelay', () => {
       ['pending', null],
       ['published', null],
     ]);
+    await draining;
+    // The late outcome of the hung row changes nothing: its lease went back at the stop.
+    expect(store.rows[1]).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
   it('hands a whole run to a transport that keeps key order within a batch, and gives back what follows a failure', async () => {
