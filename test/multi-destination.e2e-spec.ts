@@ -23,12 +23,13 @@ describe('an event routed to Kafka and to RabbitMQ', () => {
   const schema = `multi_${suffix}`;
   let module: TestingModule;
   let reader: KafkaTopicReader;
+  let brokers: string[];
   let amqp: ChannelModel;
   const partnerReceived: Array<{ id: string; aggregateId: string; at: number }> = [];
 
   beforeAll(async () => {
     const postgres = requireService('postgres');
-    const brokers = requireService('kafka').split(',');
+    brokers = requireService('kafka').split(',');
     const rabbitmq = requireService('rabbitmq');
     await admin(postgres, `CREATE SCHEMA ${schema}`);
     module = await Test.createTestingModule({
@@ -107,6 +108,9 @@ describe('an event routed to Kafka and to RabbitMQ', () => {
     const broker = new KafkaBrokerControl();
     const parcels = [Parcel.register('down-1', 1), Parcel.register('down-2', 2), Parcel.register('down-3', 3)];
     let kafkaBack = 0;
+    // The reader is an assertion tool and must not live through the outage: a kafkajs consumer that
+    // did opens a connection to leave its group when stopped, which outlives its disconnect.
+    await reader.stop();
     await broker.stop();
     try {
       await module.get(DataSource).getRepository(Parcel).save(parcels);
@@ -115,10 +119,11 @@ describe('an event routed to Kafka and to RabbitMQ', () => {
         const kafkaRows = (await rows()).filter((row) => row.transport === 'default' && parcels.some((p) => p.id === row.aggregate_id));
         return kafkaRows.length === 3 && kafkaRows.every((row) => row.status === 'pending' && row.attempts >= 1);
       }, 20_000);
-      expect(parcels.every((p) => reader.forKey(p.id).length === 0)).toBe(true);
     } finally {
       await broker.start();
       kafkaBack = Date.now();
+      reader = new KafkaTopicReader(brokers, topic);
+      await reader.start();
     }
     const partnerTimes = partnerReceived.filter((m) => parcels.some((p) => p.id === m.aggregateId)).map((m) => m.at);
     expect(Math.max(...partnerTimes)).toBeLessThan(kafkaBack);
