@@ -13,8 +13,10 @@ export class InjectedPublishError extends Error {
  * - reports every batch to the orchestrator, including sends acknowledged only after the
  *   relay's publishTimeoutMs (the relay has counted them as failed and will send them again).
  *
- * The relay works one claimed batch at a time, so `currentBatch` is also the batch whose
- * settlement the relay logs about next.
+ * A batch here is one claim: the relay may publish a claim in several calls (waves, when it carries
+ * several rows of one aggregate), and settles the claim once, so every call of a claim carries the
+ * claim's number (`beginClaim`, called on the relay's `claimed` diagnostics channel). The relay
+ * works one claim at a time, so `currentBatch` is also the batch whose settlement it logs about next.
  */
 export class ChaosTransport implements OutboxTransport {
   readonly name: string;
@@ -49,9 +51,13 @@ export class ChaosTransport implements OutboxTransport {
     if (outcome) throw outcome;
   }
 
+  /** A new claim: the calls that follow, up to the next claim, belong to one batch. */
+  beginClaim(): void {
+    this.currentBatch = ++this.sequence;
+  }
+
   async publishBatch(messages: OutgoingMessage[]): Promise<Array<Error | undefined>> {
-    const batch = ++this.sequence;
-    this.currentBatch = batch;
+    const batch = this.currentBatch;
     const outcomes = new Array<Error | undefined>(messages.length);
     const forwarded: number[] = [];
     messages.forEach((message, index) => {

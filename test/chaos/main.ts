@@ -206,9 +206,11 @@ function onRelayReport(relay: RelayProcess, report: RelayReport): void {
     case 'sending': {
       counters.injected += report.injected;
       if (report.size === 0) break;
-      counters.batches += 1;
+      const sender = `${report.relayId}#${report.batch}`;
+      // A claim published in waves reports each wave under its batch number.
+      if (!batchIds.has(sender)) counters.batches += 1;
       relay.lastBatch = Math.max(relay.lastBatch, report.batch);
-      batchIds.set(`${report.relayId}#${report.batch}`, report.ids);
+      batchIds.set(sender, [...(batchIds.get(sender) ?? []), ...report.ids]);
       wake(relay, report);
       break;
     }

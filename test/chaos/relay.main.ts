@@ -9,7 +9,8 @@ import { Module, type DynamicModule, type LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientKafka, ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ClientProxyTransport, OutboxModule } from '@nest-outbox/outbox';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { ClientProxyTransport, OUTBOX_CHANNELS, OutboxModule } from '@nest-outbox/outbox';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from '../../apps/order-service/src/broker.options';
 import { ChaosTransport } from './chaos.transport';
 import { errorText, type RelayReport, type RelaySettings } from './chaos.protocol';
@@ -28,6 +29,8 @@ process.on('message', (message: { t?: string; holdMs?: number }) => {
 });
 
 let transport: ChaosTransport | undefined;
+// Every call the relay makes to publish one claim carries that claim's batch number.
+diagnosticsChannel.subscribe(OUTBOX_CHANNELS.claimed, () => transport?.beginClaim());
 
 /** Writes Nest's log lines with a timestamp, and turns what the relay says about its own batches into reports. */
 class RelayLogger implements LoggerService {
