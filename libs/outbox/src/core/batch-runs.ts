@@ -11,7 +11,8 @@ import type { ClaimedMessage } from './outbox-message';
 export const NOT_SENT: unique symbol = Symbol('not sent');
 export type SendResult = PublishFailure | undefined | typeof NOT_SENT;
 
-function keyOf(message: ClaimedMessage): string {
+/** The ordering rule's key: rows of one aggregate for one transport and destination go out in order. */
+export function orderingKey(message: Pick<ClaimedMessage, 'aggregateType' | 'aggregateId' | 'transport' | 'destination'>): string {
   return JSON.stringify([message.aggregateType, message.aggregateId, message.transport, message.destination]);
 }
 
@@ -19,7 +20,7 @@ function keyOf(message: ClaimedMessage): string {
 export function runsByKey(messages: ClaimedMessage[]): number[][] {
   const runs = new Map<string, number[]>();
   messages.forEach((message, index) => {
-    const key = keyOf(message);
+    const key = orderingKey(message);
     const run = runs.get(key);
     if (run) run.push(index);
     else runs.set(key, [index]);
@@ -41,7 +42,7 @@ export function holdBackBehindPoison(messages: ClaimedMessage[], undecodable: Re
   const sendable: ClaimedMessage[] = [];
   const heldBack: string[] = [];
   for (const message of messages) {
-    const key = keyOf(message);
+    const key = orderingKey(message);
     if (undecodable.has(message.position)) poisoned.add(key);
     else if (poisoned.has(key)) heldBack.push(message.position);
     else sendable.push(message);

@@ -2,6 +2,7 @@ import type { ClaimedMessage, NewOutboxMessage, OutboxMessageStatus } from './ou
 import type { ClaimRequest, FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { DestinationCounts, OutboxStatsSource } from './stats/outbox-stats.port';
 import { countDestinations } from './stats/in-memory-counts';
+import { orderingKey } from './batch-runs';
 
 export interface InMemoryRow {
   position: number;
@@ -43,7 +44,7 @@ export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
     for (const row of this.rows) {
       if (claimable.length === limit) break;
       if (row.status === 'published' || row.status === 'discarded') continue;
-      const key = keyOf(row);
+      const key = orderingKey(row.message);
       if (blocked.has(key)) continue;
       if (this.isClaimable(row, now)) claimable.push(row);
       else blocked.add(key);
@@ -113,10 +114,6 @@ export class InMemoryOutboxStore implements OutboxStore, OutboxStatsSource {
     const wanted = new Set(positions);
     return this.rows.filter((row) => wanted.has(String(row.position)) && row.leaseToken === token && row.status === 'pending');
   }
-}
-
-function keyOf({ message }: InMemoryRow): string {
-  return JSON.stringify([message.aggregateType, message.aggregateId, message.transport, message.destination]);
 }
 
 function toClaimed(row: InMemoryRow): ClaimedMessage {
