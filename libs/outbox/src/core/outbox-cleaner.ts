@@ -1,6 +1,6 @@
 import type { OutboxMaintenanceStore } from './outbox-maintenance.port';
 import type { RelayLogger } from './outbox-relay';
-import { errorText } from './outbox-relay';
+import { errorText } from './error-text';
 
 export interface CleanupSettings {
   /** Published rows older than this are deleted. Ignored with `deleteOnPublish`. */

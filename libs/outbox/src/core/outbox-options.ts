@@ -60,6 +60,13 @@ export interface OutboxSettings {
   notifications?: boolean;
   /** Rows claimed and published per round. Default `100`. */
   batchSize?: number;
+  /**
+   * Claimed batches on their way at once: the next claim runs while earlier batches publish and
+   * settle, which keeps the broker busy during the claim and the settle. Rows of one aggregate are
+   * never in two batches in flight, so order is kept. `1` claims only after the previous batch is
+   * settled. Memory holds at most this many batches. Default `2`.
+   */
+  maxBatchesInFlight?: number;
   /** Milliseconds a claimed row stays reserved for this relay; a crashed relay's rows are reclaimed after it. Default `30000`. */
   leaseMs?: number;
   /** Milliseconds one publish may take before it counts as failed. Must be shorter than `leaseMs`. Default `10000`. */
@@ -111,6 +118,7 @@ export const OUTBOX_DEFAULTS = {
   notifications: true,
   pollIntervalMs: 5_000,
   batchSize: 100,
+  maxBatchesInFlight: 2,
   leaseMs: 30_000,
   publishTimeoutMs: 10_000,
   maxAttempts: 10,
@@ -132,6 +140,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     notifications: options.notifications ?? OUTBOX_DEFAULTS.notifications,
     pollIntervalMs: options.pollIntervalMs ?? OUTBOX_DEFAULTS.pollIntervalMs,
     batchSize: options.batchSize ?? OUTBOX_DEFAULTS.batchSize,
+    maxBatchesInFlight: options.maxBatchesInFlight ?? OUTBOX_DEFAULTS.maxBatchesInFlight,
     leaseMs: options.leaseMs ?? OUTBOX_DEFAULTS.leaseMs,
     publishTimeoutMs: options.publishTimeoutMs ?? OUTBOX_DEFAULTS.publishTimeoutMs,
     maxAttempts: options.maxAttempts ?? OUTBOX_DEFAULTS.maxAttempts,
@@ -157,6 +166,7 @@ function validate(settings: ResolvedOutboxSettings): void {
   if (typeof settings.notifications !== 'boolean') fail('notifications', 'true or false', settings.notifications);
   bounded('pollIntervalMs', settings.pollIntervalMs, 1, LIMITS.pollIntervalMs);
   bounded('batchSize', settings.batchSize, 1, LIMITS.batchSize);
+  bounded('maxBatchesInFlight', settings.maxBatchesInFlight, 1, LIMITS.maxBatchesInFlight);
   bounded('leaseMs', settings.leaseMs, 1, LIMITS.leaseMs);
   bounded('publishTimeoutMs', settings.publishTimeoutMs, 1, LIMITS.publishTimeoutMs);
   bounded('maxAttempts', settings.maxAttempts, 1, LIMITS.maxAttempts);
@@ -243,6 +253,7 @@ export const OUTBOX_LIMITS = {
   cleanupIntervalMs: DAY,
   retentionMs: 3_650 * DAY,
   batchSize: 10_000,
+  maxBatchesInFlight: 16,
   maxAttempts: 1_000,
   maxPayloadBytes: 64 * 1_048_576,
 } as const;

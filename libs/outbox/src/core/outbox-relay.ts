@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { types } from 'node:util';
 import { decodeBatch } from './row-decoding';
-import { clipErrorText } from './message-limits';
-import { noTransportForRow } from './outbox.messages';
-import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
+import type { ClaimedMessage } from './outbox-message';
 import type { FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
 import type { RetryPolicy } from './retry-policy';
-import { classifyFailure, type PublishFailure, type RetryIf } from './failure-classification';
+import type { RetryIf } from './failure-classification';
 import { combineObservers, type RelayObserver, type SettledBatch } from './observe/relay-observer';
 import { RelayFailureLog } from './observe/relay-failure.log';
 import { OutboxChannelsObserver } from './observe/outbox.channels';
-import { holdBackBehindPoison, inOrderOfKey, NOT_SENT, runsByKey, type SendResult } from './batch-runs';
+import { holdBackBehindPoison, NOT_SENT, type SendResult } from './batch-runs';
+import { BatchPublisher } from './batch-publisher';
+import { errorText } from './error-text';
+
+export { errorText } from './error-text';
 
 export interface RelayLogger {
   log(message: string): void;
@@ -26,6 +27,11 @@ export interface OutboxRelayConfig {
   retryPolicy: RetryPolicy;
   owner: string;
   batchSize: number;
+  /**
+   * Claimed batches that may be on their way at once: the next claim runs while earlier batches
+   * publish and settle. Default 1 (one claim → publish → settle at a time).
+   */
+  maxBatchesInFlight?: number;
   leaseMs: number;
   publishTimeoutMs: number;
   logger: RelayLogger;
@@ -44,6 +50,14 @@ export interface BatchOutcome {
 
 const NOTHING: BatchOutcome = { claimed: 0, published: 0, retried: 0, dead: 0 };
 
+/** A claimed batch until it is settled: what the broker acknowledged so far, for a shutdown that cannot wait for the rest. */
+interface BatchInFlight {
+  token: string;
+  messages: ClaimedMessage[];
+  acknowledged: string[];
+  settledEarly: Set<string>;
+}
+
 /**
  * Moves rows from the store to the transport: claim a batch under a lease, publish each
  * message and wait for the broker, then settle the batch. A failure never escapes: it
@@ -54,14 +68,15 @@ export class OutboxRelay {
   private passRequested = false;
   private stopped = false;
   private retryWakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
-  /** The batch being published: what the broker acknowledged so far, for a shutdown that cannot wait for the rest. */
-  private inFlight: { token: string; acknowledged: string[]; settledEarly: Set<string> } | undefined;
+  private readonly inFlight = new Set<BatchInFlight>();
 
   private readonly observer: RelayObserver;
+  private readonly publisher: BatchPublisher;
 
   constructor(private readonly config: OutboxRelayConfig) {
     // Failures are logged per batch and destination, and diagnostics channels fed, whatever else observes.
     this.observer = combineObservers([new RelayFailureLog(config.logger), new OutboxChannelsObserver(), config.observer]);
+    this.publisher = new BatchPublisher(config.transports, this.observer, config.publishTimeoutMs, config.retryIf);
   }
 
   get owner(): string {
@@ -84,6 +99,12 @@ export class OutboxRelay {
 
   /** One claim → publish → settle round. Exposed for tests and for callers that drive their own loop. */
   async publishBatch(): Promise<BatchOutcome> {
+    const batch = await this.claim();
+    return batch ? this.deliver(batch) : NOTHING;
+  }
+
+  /** Leases the next batch; `undefined` when nothing is claimable or the claim failed (logged, retried at the next poll). */
+  private async claim(): Promise<BatchInFlight | undefined> {
     const { store, owner, batchSize, leaseMs } = this.config;
     let messages: ClaimedMessage[];
     const token = randomUUID();
@@ -93,21 +114,27 @@ export class OutboxRelay {
       this.config.logger.error(`Outbox claim failed; will retry at the next poll: ${errorText(error)}`, stackOf(error));
       this.observer.claimFailed?.(owner, error);
       this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: false });
-      return NOTHING;
+      return undefined;
     }
     if (messages.length === 0) {
       this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: true });
-      return NOTHING;
+      return undefined;
     }
     this.observer.claimed?.(owner, messages);
-    const inFlight = { token, acknowledged: [] as string[], settledEarly: new Set<string>() };
-    this.inFlight = inFlight;
+    const batch: BatchInFlight = { token, messages, acknowledged: [], settledEarly: new Set<string>() };
+    this.inFlight.add(batch);
+    return batch;
+  }
 
+  /** Publishes a claimed batch and records its outcome. Never throws: failures become attempts. */
+  private async deliver(batch: BatchInFlight): Promise<BatchOutcome> {
+    const { owner } = this.config;
+    const { token, messages } = batch;
     // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual,
     // except the rows behind it in its aggregate, which wait for the next claim.
     const { decoded, undecodable } = decodeBatch(messages, this.config.retryPolicy.attemptLimit);
     const { sendable, heldBack } = holdBackBehindPoison(messages, undecodable);
-    const sent = await this.publishAll(sendable, decoded, inFlight.acknowledged);
+    const sent = await this.publisher.publishAll(sendable, decoded, batch.acknowledged);
     const outcomeOf = new Map<string, { result: SendResult; durationMs: number }>(sendable.map((message, index) => [message.position, { result: sent.results[index], durationMs: sent.durations[index] }]));
     const published: string[] = [];
     const failed: FailedDelivery[] = [];
@@ -127,10 +154,11 @@ export class OutboxRelay {
       if (result === undefined) published.push(message.position);
       else failed.push({ position: message.position, error: result.text, retryInMs: result.final ? null : this.config.retryPolicy.delayAfter(message.attempt) });
     });
-    this.inFlight = undefined;
+    // From here the settle records every outcome; a shutdown that stops waiting has nothing more to mark.
+    this.inFlight.delete(batch);
     const settled = await this.settle(
       token,
-      published.filter((position) => !inFlight.settledEarly.has(position)),
+      published.filter((position) => !batch.settledEarly.has(position)),
       failed,
       givenBack,
     );
@@ -150,7 +178,7 @@ export class OutboxRelay {
     return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
   }
 
-  /** Stops claiming, waits up to `timeoutMs` for the batch in flight, then gives back the leases still held. */
+  /** Stops claiming, waits up to `timeoutMs` for the batches in flight, then gives back the leases still held. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryWakeUp?.timer);
@@ -161,7 +189,7 @@ export class OutboxRelay {
       const outcome = await Promise.race([this.draining.then(() => 'done' as const), timedOut]);
       clearTimeout(timer);
       if (outcome === 'timeout') {
-        this.config.logger.warn(`Outbox relay ${this.owner}: the batch in flight did not finish within ${timeoutMs} ms; releasing its leases.`);
+        this.config.logger.warn(`Outbox relay ${this.owner}: the batches in flight did not finish within ${timeoutMs} ms; releasing their leases.`);
         await this.settleAcknowledged();
       }
     }
@@ -173,17 +201,18 @@ export class OutboxRelay {
   }
 
   /**
-   * The rows of the unfinished batch that the broker already acknowledged are marked published
+   * The rows of the unfinished batches that the broker already acknowledged are marked published
    * before the leases go back, so that a shutdown does not send them a second time.
    */
   private async settleAcknowledged(): Promise<void> {
-    const batch = this.inFlight;
-    if (!batch || batch.acknowledged.length === 0) return;
-    const positions = [...batch.acknowledged];
-    positions.forEach((position) => batch.settledEarly.add(position));
-    await this.config.store.markPublished(batch.token, positions).catch((error: unknown) => {
-      this.config.logger.warn(`Outbox relay ${this.owner}: could not mark acknowledged rows published (they will be sent again): ${errorText(error)}`);
-    });
+    for (const batch of this.inFlight) {
+      if (batch.acknowledged.length === 0) continue;
+      const positions = [...batch.acknowledged];
+      positions.forEach((position) => batch.settledEarly.add(position));
+      await this.config.store.markPublished(batch.token, positions).catch((error: unknown) => {
+        this.config.logger.warn(`Outbox relay ${this.owner}: could not mark acknowledged rows published (they will be sent again): ${errorText(error)}`);
+      });
+    }
   }
 
   /** Retries come due between polls; the relay wakes itself for the earliest one instead of waiting for the next poll. */
@@ -201,132 +230,38 @@ export class OutboxRelay {
     this.retryWakeUp = { at, timer };
   }
 
+  /**
+   * Claims while fewer than `maxBatchesInFlight` batches are unsettled, so the next claim overlaps
+   * the publish of the previous one. Order per aggregate needs nothing more: a claim never takes
+   * rows of an aggregate whose first unpublished row is leased, so a key's rows are in at most one
+   * unsettled batch at a time, as with several relays. An empty claim while batches are in flight
+   * is tried again when one of them settles, since its rows may unblock their aggregates.
+   */
   private async drain(): Promise<void> {
-    do {
-      this.passRequested = false;
-      let outcome: BatchOutcome;
-      do {
-        outcome = await this.publishBatch();
-      } while (!this.stopped && outcome.claimed > 0);
-    } while (!this.stopped && this.passRequested);
-  }
-
-  /**
-   * One entry per message, in order: `undefined` when acknowledged, the failure to record, or
-   * `NOT_SENT` for a row behind a failed row of its aggregate; and how long each took.
-   */
-  private async publishAll(
-    messages: ClaimedMessage[],
-    decoded: ReadonlyMap<string, OutgoingMessage>,
-    acknowledged: string[],
-  ): Promise<{ results: SendResult[]; durations: number[] }> {
-    const results = new Array<SendResult>(messages.length);
-    const durations = new Array<number>(messages.length).fill(0);
-    const byTransport = new Map<string, number[]>();
-    messages.forEach((message, index) => {
-      const indexes = byTransport.get(message.transport);
-      if (indexes) indexes.push(index);
-      else byTransport.set(message.transport, [index]);
-    });
-    await Promise.all(
-      [...byTransport].map(async ([name, indexes]) => {
-        const transport = this.config.transports.get(name);
-        const group = indexes.map((index) => messages[index]);
-        const outcomes = transport
-          ? await this.publishGroup(name, transport, group, decoded, acknowledged)
-          : { results: inOrderOfKey(group, () => ({ text: noTransportForRow(name), final: false })), durations: group.map(() => 0) };
-        indexes.forEach((index, position) => {
-          results[index] = outcomes.results[position];
-          durations[index] = outcomes.durations[position];
-        });
-      }),
-    );
-    return { results, durations };
-  }
-
-  /**
-   * A claim may carry several rows of one aggregate and destination. A transport that keeps their
-   * order within one batch call gets them all at once; any other gets them in waves (the first
-   * row of every aggregate, then the second of those that succeeded, …), so that it never holds
-   * two rows of one aggregate at the same time. Rows behind a failure are not sent.
-   */
-  private async publishGroup(
-    name: string,
-    transport: OutboxTransport,
-    messages: ClaimedMessage[],
-    decoded: ReadonlyMap<string, OutgoingMessage>,
-    acknowledged: string[],
-  ): Promise<{ results: SendResult[]; durations: number[] }> {
-    const results = new Array<SendResult>(messages.length).fill(NOT_SENT);
-    const acknowledge = (indexes: number[]) => indexes.forEach((index) => results[index] === undefined && acknowledged.push(messages[index].position));
-    const durations = new Array<number>(messages.length).fill(0);
-    const send = async (indexes: number[]) => {
-      const wave = indexes.map((index) => messages[index]);
-      const outgoing = wave.map((message) => decoded.get(message.position) as OutgoingMessage);
-      const finish = this.observer.publishing?.(name, wave, outgoing, transport.name);
-      const started = performance.now();
-      const errors = await this.send(transport, outgoing);
-      const took = performance.now() - started;
-      finish?.(errors.map((error) => error?.text));
-      indexes.forEach((index, position) => {
-        results[index] = errors[position];
-        durations[index] = took;
-      });
-    };
-    const runs = runsByKey(messages);
-    if (transport.publishBatch && transport.keepsKeyOrderInBatch) {
-      await send(messages.map((_, index) => index));
-      // What follows a failure in its aggregate is treated as not sent: never marked published, not charged.
-      for (const run of runs) run.slice(run.findIndex((index) => results[index] !== undefined) + 1 || run.length).forEach((index) => (results[index] = NOT_SENT));
-      acknowledge(messages.map((_, index) => index));
-      return { results, durations };
-    }
-    for (let depth = 0; ; depth++) {
-      const wave = runs.filter((run) => depth < run.length && (depth === 0 || results[run[depth - 1]] === undefined)).map((run) => run[depth]);
-      if (wave.length === 0) return { results, durations };
-      await send(wave);
-      acknowledge(wave);
-    }
-  }
-
-  private failure(error: unknown): PublishFailure {
-    return classifyFailure(error, errorText(error), this.config.retryIf);
-  }
-
-  private async send(transport: OutboxTransport, outgoing: OutgoingMessage[]): Promise<Array<PublishFailure | undefined>> {
-    if (transport.publishBatch && outgoing.length > 1) {
-      try {
-        const outcomes = await this.withTimeout(transport, transport.publishBatch(outgoing));
-        return outgoing.map((_, index) => (outcomes[index] === undefined ? undefined : this.failure(outcomes[index])));
-      } catch (error) {
-        return outgoing.map(() => this.failure(error));
-      }
-    }
-    return Promise.all(
-      outgoing.map((message) =>
-        this.withTimeout(transport, transport.publish(message)).then(
-          () => undefined,
-          (error: unknown) => this.failure(error),
-        ),
-      ),
-    );
-  }
-
-  private async withTimeout<T>(transport: OutboxTransport, publishing: Promise<T>): Promise<T> {
-    const { publishTimeoutMs } = this.config;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`${transport.name}: no acknowledgement within publishTimeoutMs (${publishTimeoutMs} ms)`)),
-        publishTimeoutMs,
-      );
-    });
+    const limit = this.config.maxBatchesInFlight ?? 1;
+    const delivering = new Set<Promise<BatchOutcome>>();
+    const oneSettled = () => Promise.race(delivering);
     try {
-      return await Promise.race([publishing, timeout]);
+      do {
+        this.passRequested = false;
+        while (!this.stopped) {
+          if (delivering.size >= limit) {
+            await oneSettled();
+            continue;
+          }
+          const batch = await this.claim();
+          if (batch) {
+            const delivery: Promise<BatchOutcome> = this.deliver(batch).finally(() => delivering.delete(delivery));
+            delivering.add(delivery);
+          } else if (delivering.size === 0) break;
+          else await oneSettled();
+        }
+      } while (!this.stopped && this.passRequested);
     } finally {
-      clearTimeout(timer);
+      await Promise.allSettled(delivering);
     }
   }
+
 
   private async settle(token: string, published: string[], failed: FailedDelivery[], givenBack: string[]): Promise<Omit<SettledBatch, 'relayId' | 'outcomes'>> {
     const { store, owner, logger } = this.config;
@@ -361,22 +296,6 @@ export class OutboxRelay {
       logger.error(`Outbox relay ${owner}: could not record the batch outcome: ${errorText(error)}`, stackOf(error));
       return { leaseLost, settleError: errorText(error) };
     }
-  }
-}
-
-/** The text recorded for an error: its message, cut to ERROR_LIMITS.textChars so that huge errors do not bloat rows. */
-export function errorText(error: unknown): string {
-  return clipErrorText(fullErrorText(error));
-}
-
-function fullErrorText(error: unknown): string {
-  // isNativeError also recognizes errors made in another realm (vm contexts, test sandboxes).
-  if (error instanceof Error || types.isNativeError(error)) return (error as Error).message || (error as Error).name;
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
   }
 }
 

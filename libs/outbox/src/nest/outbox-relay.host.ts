@@ -88,13 +88,14 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   async onApplicationBootstrap(): Promise<void> {
     const store = this.store;
     if (!store) return;
-    const { relayId, batchSize, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
+    const { relayId, batchSize, maxBatchesInFlight, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
     this.relay = new OutboxRelay({
       store,
       transports: this.transports,
       retryPolicy: new RetryPolicy(maxAttempts, backoff),
       owner: relayId,
       batchSize,
+      maxBatchesInFlight,
       leaseMs,
       publishTimeoutMs,
       logger: this.logger,
@@ -106,7 +107,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     const wakeUps = await this.listenForCommits();
     this.logger.log(
       `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
-        `batches of ${batchSize}, lease ${leaseMs} ms; woken ${wakeUps}.`,
+        `batches of ${batchSize} (${maxBatchesInFlight} in flight), lease ${leaseMs} ms; woken ${wakeUps}.`,
     );
     void this.relay.trigger();
   }

@@ -4,7 +4,7 @@ import type { InboxOutcome } from '../../core/inbox/inbox.port';
 import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { inboxTableMissing } from '../../core/inbox/inbox.messages';
-import { errorText } from '../../core/outbox-relay';
+import { errorText } from '../../core/error-text';
 import { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 import { TypeOrmInboxStore } from '../../typeorm/inbox/typeorm-inbox.store';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { resolveObservability, type HealthThresholds, type ResolvedObservability } from '../../core/observe/observability.options';
 import type { ResolvedOutboxSettings } from '../../core/outbox-options';
-import { errorText } from '../../core/outbox-relay';
+import { errorText } from '../../core/error-text';
 import { OutboxStats } from '../../nest/observe/outbox.stats';
 import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../../nest/outbox.constants';
 import { loadOptional } from '../optional-dependency';
