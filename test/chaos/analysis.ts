@@ -21,6 +21,8 @@ export interface AnalysisInput {
   deliveries: Delivery[];
   writer: WriterRecord[];
   batchSize: number;
+  /** Batches a relay may hold unsettled at once: a kill, a stall or a lost produce reply may leave each of them unsettled. */
+  maxBatchesInFlight: number;
   /** relay#batch → the reason that batch may be unsettled. */
   unsettled: Map<string, UnsettledReason>;
   kills: number;
@@ -70,7 +72,7 @@ export function applySelfTest(deliveries: Delivery[], input: AnalysisInput): Del
   }
   if (modes.includes('dup') && result.length > 0) {
     // More copies than any bound allows, sent by nobody the run knows of.
-    const count = input.batchSize * (input.kills + input.stalls + input.unsettled.size + input.relaysAtBrokerOutages) + 1;
+    const count = input.batchSize * (input.maxBatchesInFlight * (input.kills + input.stalls + input.relaysAtBrokerOutages) + input.unsettled.size) + 1;
     const extra = Array.from({ length: count }, (_, index) => ({ ...result[index % result.length], offset: String(1_000_000_000 + index), relay: 'self-test', batch: String(index) }));
     result = [...result, ...extra];
   }
@@ -137,7 +139,8 @@ export function analyse(input: AnalysisInput): Analysis {
   const sendersSeen = new Set(deliveries.map((d) => key(d.relay, d.batch)));
   const failedDelivered = [...unsettled].filter(([sender, reason]) => reason === 'send-failed' && sendersSeen.has(sender)).length;
   const selfReported = [...unsettled.values()].filter((reason) => reason !== 'kill' && reason !== 'stall' && reason !== 'send-failed').length;
-  const bound = batchSize * (input.kills + input.stalls + selfReported + failedDelivered) + batchSize * input.relaysAtBrokerOutages;
+  const inFlight = input.maxBatchesInFlight;
+  const bound = batchSize * (inFlight * (input.kills + input.stalls + input.relaysAtBrokerOutages) + selfReported + failedDelivered);
   const worstBatch = Math.max(0, ...chargedBatches.values());
 
   // --- per-aggregate order ---------------------------------------------------------------------
@@ -231,7 +234,11 @@ export function analyse(input: AnalysisInput): Analysis {
     ['ghosts', ghosts.length],
     ['duplicates (extra copies)', duplicates],
     ['  of which produce retries inside one send', sameSendCopies],
-    ['duplicate bound', `${bound} = batchSize ${batchSize} × (${input.kills} kills + ${input.stalls} stalls + ${selfReported} self-reported unsettled batches + ${failedDelivered} failed-but-delivered sends + ${input.relaysAtBrokerOutages} relays at broker outages)`],
+    [
+      'duplicate bound',
+      `${bound} = batchSize ${batchSize} × (${inFlight} batches in flight × (${input.kills} kills + ${input.stalls} stalls + ${input.relaysAtBrokerOutages} relays at broker outages) + ` +
+        `${selfReported} self-reported unsettled batches + ${failedDelivered} failed-but-delivered sends)`,
+    ],
     ['most duplicates charged to one batch (≤ batchSize)', worstBatch],
     ['unexplained duplicates', unexplained],
     ['per-aggregate order violations (first deliveries out of position order)', orderViolations],

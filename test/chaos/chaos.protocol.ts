@@ -7,6 +7,8 @@ export interface RelaySettings {
   brokers: string[];
   topic: string;
   batchSize: number;
+  /** Claimed batches a relay may have unsettled at once (the relay's maxBatchesInFlight). */
+  maxBatchesInFlight: number;
   leaseMs: number;
   publishTimeoutMs: number;
   pollIntervalMs: number;

@@ -14,15 +14,13 @@ export class InjectedPublishError extends Error {
  *   relay's publishTimeoutMs (the relay has counted them as failed and will send them again).
  *
  * A batch here is one claim: the relay may publish a claim in several calls (waves, when it carries
- * several rows of one aggregate), and settles the claim once, so every call of a claim carries the
- * claim's number (`beginClaim`, called on the relay's `claimed` diagnostics channel). The relay
- * works one claim at a time, so `currentBatch` is also the batch whose settlement it logs about next.
+ * several rows of one aggregate) while it claims and publishes others (several batches in flight),
+ * and settles each claim once. The claim's number comes with the messages, in the BATCH_HEADER that
+ * ClaimNumbering (relay.main.ts) puts on them as the relay hands them over.
  */
 export class ChaosTransport implements OutboxTransport {
   readonly name: string;
   readonly acknowledgement = 'broker' as const;
-  currentBatch = 0;
-  private sequence = 0;
   private holdNextMs = 0;
 
   constructor(
@@ -51,13 +49,9 @@ export class ChaosTransport implements OutboxTransport {
     if (outcome) throw outcome;
   }
 
-  /** A new claim: the calls that follow, up to the next claim, belong to one batch. */
-  beginClaim(): void {
-    this.currentBatch = ++this.sequence;
-  }
-
   async publishBatch(messages: OutgoingMessage[]): Promise<Array<Error | undefined>> {
-    const batch = this.currentBatch;
+    // One call carries rows of one claim only.
+    const batch = Number(messages[0]?.headers[BATCH_HEADER] ?? 0);
     const outcomes = new Array<Error | undefined>(messages.length);
     const forwarded: number[] = [];
     messages.forEach((message, index) => {
@@ -68,10 +62,7 @@ export class ChaosTransport implements OutboxTransport {
     this.report({ t: 'sending', relayId: this.relayId, batch, size: forwarded.length, injected, ids: forwarded.map((index) => messages[index].envelope.id) });
     if (forwarded.length === 0) return outcomes;
 
-    const stamped = forwarded.map((index) => ({
-      ...messages[index],
-      headers: { ...messages[index].headers, [RELAY_HEADER]: this.relayId, [BATCH_HEADER]: String(batch) },
-    }));
+    const stamped = forwarded.map((index) => ({ ...messages[index], headers: { ...messages[index].headers, [RELAY_HEADER]: this.relayId } }));
     const started = Date.now();
     let results: Array<Error | undefined>;
     let error: string | undefined;

@@ -36,6 +36,8 @@ interface Profile {
   rollbackRate: number;
   errorRate: number;
   batchSize: number;
+  /** Batches each relay may have claimed and not yet settled (pipelining); every kill or stall may leave this many unsettled. */
+  maxBatchesInFlight: number;
   leaseMs: number;
   publishTimeoutMs: number;
   pollIntervalMs: number;
@@ -61,6 +63,7 @@ const DEFAULT: Profile = {
   rollbackRate: 0.1,
   errorRate: 0.05,
   batchSize: 20,
+  maxBatchesInFlight: 2,
   leaseMs: 3_000,
   publishTimeoutMs: 1_000,
   pollIntervalMs: 250,
@@ -96,11 +99,11 @@ function parseArguments(argv: string[]): Profile & { seed: number; selfTest: str
     const [name, value] = argument.replace(/^--/, '').split('=');
     if (name === 'full') profile = { ...FULL };
     else if (name === 'seed') seed = Number(value);
-    else if (['relays', 'kills', 'writeSeconds', 'opsPerSecond', 'batchSize', 'leaseMs'].includes(name) && value !== undefined && Number.isFinite(Number(value))) {
+    else if (['relays', 'kills', 'writeSeconds', 'opsPerSecond', 'batchSize', 'maxBatchesInFlight', 'leaseMs'].includes(name) && value !== undefined && Number.isFinite(Number(value))) {
       overrides[name as keyof Profile] = Number(value);
     } else if (name === 'duration' && Number.isFinite(Number(value))) overrides.writeSeconds = Number(value);
     else if (name === 'help' || name === 'h') {
-      console.log('usage: npm run chaos [-- --full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N]');
+      console.log('usage: npm run chaos [-- --full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N] [--maxBatchesInFlight=N]');
       console.log('       CHAOS_SELF_TEST=drop|ghost|reorder|dup|inbox (comma-separated) corrupts the ledger, or bypasses the inbox, on purpose: the run must then fail.');
       process.exit(0);
     } else throw new Error(`unknown argument ${argument} (try --help)`);
@@ -278,6 +281,17 @@ function replaceRelay(old: RelayProcess): RelayProcess {
   return startRelay(old.slot, generations[old.slot], relayBase);
 }
 
+/**
+ * The batches of a relay that may have been claimed and not settled when it was killed or stopped:
+ * its last `maxBatchesInFlight` claims (numbered in claim order), since it claims only while fewer
+ * are unsettled. Only those that sent something are known here; the others cannot cause duplicates.
+ */
+function batchesMaybeInFlight(relayId: string, maxBatchesInFlight: number): number[] {
+  const sent = [...batchIds.keys()].filter((sender) => sender.startsWith(`${relayId}#`)).map((sender) => Number(sender.split('#')[1]));
+  const last = Math.max(0, ...sent);
+  return sent.filter((batch) => batch > last - maxBatchesInFlight).sort((a, b) => a - b);
+}
+
 type BatchReport = Extract<RelayReport, { t: 'sending' | 'sent' }>;
 
 function wake(relay: RelayProcess, report: BatchReport): void {
@@ -365,18 +379,20 @@ async function staller(profile: Profile, random: () => number, at: number, momen
   victim.child.kill('SIGSTOP');
   const stoppedAt = Date.now();
   counters.stalls += 1;
-  const batch = sending?.batch ?? victim.lastBatch;
   const state = moment === 'sent' ? 'answered by the broker, not yet settled' : 'on its way to the broker';
   log(`SIGSTOP relay ${victim.relayId} ${sending ? `with batch ${sending.batch} (${sending.size} messages) ${state}` : '(idle)'} for ${seconds(profile.stallMs)} s (lease ${profile.leaseMs} ms)`);
   await sleep(profile.stallMs);
-  const ids = batchIds.get(`${victim.relayId}#${batch}`) ?? [];
+  // Every batch it may have held unsettled when stopped (reports sent just before the stop have arrived by now).
+  const stalledBatches = batchesMaybeInFlight(victim.relayId, profile.maxBatchesInFlight);
+  const batch = stalledBatches.join('+') || String(victim.lastBatch);
+  const ids = stalledBatches.flatMap((number) => batchIds.get(`${victim.relayId}#${number}`) ?? []);
   // What the relays that took over did, just before the stalled one wakes up.
   const before = ids.length > 0 && !postgresDown ? await rowsById(postgres, schema, ids).catch(() => undefined) : undefined;
   if (!before) stallReports.push(`${victim.relayId} batch ${batch}: ${ids.length === 0 ? 'was idle when stopped' : 'rows not readable at SIGCONT (database unavailable)'}; not compared`);
   const incidentsBefore = relayIncidents.get(victim.relayId)?.length ?? 0;
   victim.child.kill('SIGCONT');
   counters.stallMs += Date.now() - stoppedAt;
-  unsettled.set(`${victim.relayId}#${batch}`, 'stall');
+  for (const number of stalledBatches) unsettled.set(`${victim.relayId}#${number}`, 'stall');
   victim.stalled = false;
   log(`SIGCONT relay ${victim.relayId} after ${seconds(Date.now() - stoppedAt)} s`);
   await sleep(4 * profile.publishTimeoutMs + 1_000);
@@ -565,6 +581,7 @@ async function main(): Promise<number> {
     brokers,
     topic,
     batchSize: profile.batchSize,
+    maxBatchesInFlight: profile.maxBatchesInFlight,
     leaseMs: profile.leaseMs,
     publishTimeoutMs: profile.publishTimeoutMs,
     pollIntervalMs: profile.pollIntervalMs,
@@ -672,8 +689,7 @@ async function main(): Promise<number> {
 
   // --- analysis --------------------------------------------------------------------------------
   for (const relayId of killedRelayIds) {
-    const last = Math.max(0, ...[...batchIds.keys()].filter((sender) => sender.startsWith(`${relayId}#`)).map((sender) => Number(sender.split('#')[1])));
-    if (last > 0) unsettled.set(`${relayId}#${last}`, 'kill');
+    for (const batch of batchesMaybeInFlight(relayId, profile.maxBatchesInFlight)) unsettled.set(`${relayId}#${batch}`, 'kill');
   }
   const rows = await outboxRows(postgres, schema);
   const deliveries = ledger.deliveries();
@@ -688,6 +704,7 @@ async function main(): Promise<number> {
     deliveries,
     writer: writerRecords,
     batchSize: profile.batchSize,
+    maxBatchesInFlight: profile.maxBatchesInFlight,
     unsettled,
     kills: counters.kills + counters.unexpectedExits,
     stalls: counters.stalls,
@@ -712,7 +729,7 @@ async function main(): Promise<number> {
   const parameters: Array<[string, string | number]> = [
     ['profile / seed', `${profile.name} / ${profile.seed}`],
     ['relays (concurrent) / relay processes started', `${profile.relays} / ${counters.relayStarts}`],
-    ['relay settings', `batchSize ${profile.batchSize}, leaseMs ${profile.leaseMs}, publishTimeoutMs ${profile.publishTimeoutMs}, poll ${profile.pollIntervalMs} ms, backoff 100–2000 ms`],
+    ['relay settings', `batchSize ${profile.batchSize}, maxBatchesInFlight ${profile.maxBatchesInFlight}, leaseMs ${profile.leaseMs}, publishTimeoutMs ${profile.publishTimeoutMs}, poll ${profile.pollIntervalMs} ms, backoff 100–2000 ms`],
     ['kills (SIGKILL) / of which timed on a batch (sent or acked, not settled)', `${counters.kills} / ${counters.killsOnSend}`],
     ['relays that died by themselves', counters.unexpectedExits],
     ['stalls (SIGSTOP > lease)', `${counters.stalls} (${seconds(counters.stallMs)} s in total, lease ${seconds(profile.leaseMs)} s)`],

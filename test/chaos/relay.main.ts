@@ -5,15 +5,14 @@
  */
 import './register-paths';
 import 'reflect-metadata';
-import { Module, type DynamicModule, type LoggerService } from '@nestjs/common';
+import { Injectable, Module, type DynamicModule, type LoggerService, type OnModuleInit } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientKafka, ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import diagnosticsChannel from 'node:diagnostics_channel';
-import { ClientProxyTransport, OUTBOX_CHANNELS, OutboxModule } from '@nest-outbox/outbox';
+import { ClientProxyTransport, OutboxModule, OutboxObservers, type ClaimedMessage, type OutgoingMessage, type RelayObserver, type SettledBatch } from '@nest-outbox/outbox';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from '../../apps/order-service/src/broker.options';
 import { ChaosTransport } from './chaos.transport';
-import { errorText, type RelayReport, type RelaySettings } from './chaos.protocol';
+import { BATCH_HEADER, errorText, type RelayReport, type RelaySettings } from './chaos.protocol';
 
 const settings = JSON.parse(process.env.CHAOS_RELAY ?? 'null') as RelaySettings | null;
 if (!settings) throw new Error('CHAOS_RELAY is not set: relay.main.js is started by the chaos orchestrator (npm run chaos).');
@@ -29,28 +28,57 @@ process.on('message', (message: { t?: string; holdMs?: number }) => {
 });
 
 let transport: ChaosTransport | undefined;
-// Every call the relay makes to publish one claim carries that claim's batch number.
-diagnosticsChannel.subscribe(OUTBOX_CHANNELS.claimed, () => transport?.beginClaim());
 
-/** Writes Nest's log lines with a timestamp, and turns what the relay says about its own batches into reports. */
+/**
+ * Numbers the relay's claims and puts the number on every message it hands over (BATCH_HEADER), so
+ * the ledger knows which claim sent each copy, whatever the number of claims in flight; and reports
+ * the claims whose outcome the relay could not record as its own (the settle failed, or another
+ * relay had taken rows over), which may be sent again.
+ */
+@Injectable()
+class ClaimNumbering implements RelayObserver, OnModuleInit {
+  private claims = 0;
+  private readonly claimOf = new WeakMap<ClaimedMessage, number>();
+
+  constructor(private readonly observers: OutboxObservers) {}
+
+  onModuleInit(): void {
+    this.observers.add(this);
+  }
+
+  claimed(_relayId: string, messages: readonly ClaimedMessage[]): void {
+    const claim = ++this.claims;
+    messages.forEach((message) => this.claimOf.set(message, claim));
+  }
+
+  publishing(_transport: string, messages: readonly ClaimedMessage[], outgoing: OutgoingMessage[]): void {
+    messages.forEach((message, index) => {
+      outgoing[index] = { ...outgoing[index], headers: { ...outgoing[index].headers, [BATCH_HEADER]: String(this.claimOf.get(message) ?? 0) } };
+    });
+  }
+
+  settled(batch: SettledBatch): void {
+    const claim = batch.outcomes.length > 0 ? this.claimOf.get(batch.outcomes[0].message) : undefined;
+    if (claim === undefined) return; // nothing of it was sent
+    const relayId = settings!.relayId;
+    if (batch.settleError !== undefined) report({ t: 'incident', relayId, batch: claim, kind: 'settle-failed', rows: 0, text: batch.settleError });
+    else if (batch.leaseLost.published > 0) {
+      const text = `${batch.leaseLost.published} published row(s) had been taken over after the lease expired`;
+      report({ t: 'incident', relayId, batch: claim, kind: 'lease-overrun', rows: batch.leaseLost.published, text });
+    }
+  }
+}
+
+/** Writes Nest's log lines with a timestamp. */
 class RelayLogger implements LoggerService {
   log(message: unknown, context?: string): void {
     this.write('LOG', message, context);
   }
   warn(message: unknown, context?: string): void {
     this.write('WARN', message, context);
-    const text = String(message);
-    const takenOver = /(\d+) published row\(s\) had been taken over/.exec(text);
-    if (takenOver && transport) {
-      report({ t: 'incident', relayId: settings!.relayId, batch: transport.currentBatch, kind: 'lease-overrun', rows: Number(takenOver[1]), text });
-    }
   }
   error(message: unknown, stackOrContext?: string, context?: string): void {
     this.write('ERROR', message, context ?? stackOrContext);
-    const text = String(message);
-    if (text.includes('could not record the batch outcome') && transport) {
-      report({ t: 'incident', relayId: settings!.relayId, batch: transport.currentBatch, kind: 'settle-failed', rows: 0, text });
-    }
   }
   debug(): void {}
   verbose(): void {}
@@ -64,6 +92,7 @@ class RelayModule {
   static register(config: RelaySettings): DynamicModule {
     return {
       module: RelayModule,
+      providers: [ClaimNumbering],
       imports: [
         TypeOrmModule.forRoot({
           type: 'postgres',
@@ -92,6 +121,7 @@ class RelayModule {
               relayId: config.relayId,
               defaultTopic: config.topic,
               batchSize: config.batchSize,
+              maxBatchesInFlight: config.maxBatchesInFlight,
               leaseMs: config.leaseMs,
               publishTimeoutMs: config.publishTimeoutMs,
               pollIntervalMs: config.pollIntervalMs,

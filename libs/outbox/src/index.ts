@@ -46,7 +46,7 @@ export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.
 export { OutboxAggregateRoot, WithOutboxEvents, recordEvent, getRecordedEvents, type RecordedEvent } from './core/recorded-events';
 
 // Messages, ports and settings
-export type { OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus, DeliveryOptions, RecordEventOptions } from './core/outbox-message';
+export type { ClaimedMessage, OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus, DeliveryOptions, RecordEventOptions } from './core/outbox-message';
 export { ENVELOPE_HEADERS } from './core/envelope';
 export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
 export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';

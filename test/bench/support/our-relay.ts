@@ -25,6 +25,8 @@ export interface OurRelayOptions {
   brokers: string[];
   owner: string;
   batchSize?: number;
+  /** Batches claimed and unsettled at once. Default: the module's (`OUTBOX_DEFAULTS.maxBatchesInFlight`). */
+  maxBatchesInFlight?: number;
   /** Also run the library's migration for `table` (the first user of a schema does). */
   createTable?: boolean;
   /** Feed Prometheus metrics (a private registry, scraped every second as an eager Prometheus would). */
@@ -51,7 +53,7 @@ export interface OurRelay {
  * The relay as P1 asks for it: `OutboxRelay` over `createSqlOutboxStore(dataSource, table)` and a
  * `ClientProxyTransport` over a Nest `ClientKafka` built outside Nest (`new ClientKafka(options)`
  * + `connect()`, the options the README registers through `ClientsModule`), with the module's
- * default settings unless `batchSize` says otherwise.
+ * default settings unless `batchSize` or `maxBatchesInFlight` say otherwise.
  */
 export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay> {
   const dataSource = new DataSource({ ...postgresOptions(options.postgresUrl, options.schema), entities: [] });
@@ -84,6 +86,7 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
     retryPolicy: new RetryPolicy(OUTBOX_DEFAULTS.maxAttempts, OUTBOX_DEFAULTS.backoff),
     owner: options.owner,
     batchSize: options.batchSize ?? OUTBOX_DEFAULTS.batchSize,
+    maxBatchesInFlight: options.maxBatchesInFlight ?? OUTBOX_DEFAULTS.maxBatchesInFlight,
     leaseMs: OUTBOX_DEFAULTS.leaseMs,
     publishTimeoutMs: OUTBOX_DEFAULTS.publishTimeoutMs,
     logger,

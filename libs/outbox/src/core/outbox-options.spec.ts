@@ -10,6 +10,7 @@ describe('resolveOutboxSettings', () => {
       relay: true,
       pollIntervalMs: OUTBOX_DEFAULTS.pollIntervalMs,
       batchSize: OUTBOX_DEFAULTS.batchSize,
+      maxBatchesInFlight: 2,
       leaseMs: OUTBOX_DEFAULTS.leaseMs,
       maxAttempts: OUTBOX_DEFAULTS.maxAttempts,
       backoff: OUTBOX_DEFAULTS.backoff,
@@ -24,6 +25,8 @@ describe('resolveOutboxSettings', () => {
   it.each([
     [{ pollIntervalMs: -5 }, 'pollIntervalMs'],
     [{ batchSize: 0 }, 'batchSize'],
+    [{ maxBatchesInFlight: 0 }, 'maxBatchesInFlight'],
+    [{ maxBatchesInFlight: 17 }, 'maxBatchesInFlight'],
     [{ leaseMs: 1.5 }, 'leaseMs'],
     [{ maxAttempts: Number.NaN }, 'maxAttempts'],
     [{ backoff: { jitter: 2 } }, 'backoff.jitter'],
