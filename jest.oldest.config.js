@@ -1,11 +1,23 @@
 // The same tests against the oldest versions inside the library's peer ranges (NestJS 11, TypeORM
-// 0.3), installed by scripts/test-oldest-majors.sh in .oldest/. Every import of those packages is
+// 0.3, and the oldest @nestjs/cqrs, @nestjs/terminus, @opentelemetry/api and prom-client), installed by scripts/test-oldest-majors.sh in .oldest/. Every import of those packages is
 // mapped there, so the library, the tests and the packages' own imports all see one copy.
 const path = require('node:path');
 const base = require('./jest.config');
 
 const oldest = path.join(__dirname, '.oldest', 'node_modules');
-const mapped = ['@nestjs/common', '@nestjs/core', '@nestjs/microservices', '@nestjs/testing', '@nestjs/typeorm', 'typeorm'];
+const mapped = [
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/microservices',
+  '@nestjs/testing',
+  '@nestjs/typeorm',
+  'typeorm',
+  // optional peers, at the oldest version of their range
+  '@nestjs/cqrs',
+  '@nestjs/terminus',
+  '@opentelemetry/api',
+  'prom-client',
+];
 const escape = (name) => name.replace(/[/.]/g, (c) => `\\${c}`);
 
 const project = (name, testMatch) => {
@@ -28,8 +40,11 @@ module.exports = {
     project('integration', [
       '<rootDir>/test/outbox.postgres.e2e-spec.ts',
       '<rootDir>/test/outbox.sqlite.e2e-spec.ts',
+      '<rootDir>/test/outbox.mariadb.e2e-spec.ts',
       '<rootDir>/test/outbox-module.startup.e2e-spec.ts',
+      '<rootDir>/test/outbox-observability.startup.e2e-spec.ts',
       '<rootDir>/test/unchanged-saves.e2e-spec.ts',
+      '<rootDir>/test/cqrs-aggregates.e2e-spec.ts',
     ]),
   ],
 };

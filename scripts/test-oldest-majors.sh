@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs the store contract suite (PostgreSQL, SQLite), the module's startup tests and the unit tests
-# against the oldest versions inside the library's peer ranges: NestJS 11 and TypeORM 0.3.
+# Runs the store contract suite (PostgreSQL, SQLite, MariaDB), the module's and the observability
+# options' startup tests, the @nestjs/cqrs and unchanged-save tests and the unit tests against the
+# oldest versions inside the library's peer ranges: NestJS 11, TypeORM 0.3, and the oldest
+# @nestjs/cqrs, @nestjs/terminus, @opentelemetry/api and prom-client.
 # The versions live in scripts/oldest-majors.package.json and are installed in .oldest/, apart from
-# the project's own node_modules. Expects PostgreSQL up (scripts/services.sh up postgres).
+# the project's own node_modules. Expects PostgreSQL and MariaDB up (scripts/services.sh up postgres mariadb).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -24,8 +24,8 @@ bash scripts/services.sh up "${services[@]}"
 # The console page test drives a real headless Chromium.
 bash scripts/services.sh chromium
 
-# The oldest supported majors (NestJS 11, TypeORM 0.3) in .oldest/, beside the main run: they need
-# only PostgreSQL and SQLite, and the log is shown when they finish.
+# The oldest supported majors (NestJS 11, TypeORM 0.3, oldest optional peers) in .oldest/, beside the main run: they need
+# only PostgreSQL, MariaDB and SQLite, and the log is shown when they finish.
 mkdir -p .oldest
 # A run that hangs (a handle left open) fails after 15 minutes instead of holding CI to its limit.
 setsid timeout --kill-after=10 900 bash scripts/test-oldest-majors.sh > .oldest/test.log 2>&1 &
