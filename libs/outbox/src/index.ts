@@ -49,7 +49,9 @@ export { OutboxAggregateRoot, WithOutboxEvents, recordEvent, getRecordedEvents, 
 export type { ClaimedMessage, OutboxEnvelope, OutgoingMessage, MessageMetadata, OutboxMessageStatus, DeliveryOptions, RecordEventOptions } from './core/outbox-message';
 export { ENVELOPE_HEADERS } from './core/envelope';
 export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
-export type { OutboxStore, ClaimRequest, FailedDelivery } from './core/outbox-store.port';
+export type { OutboxStore, ClaimRequest, FailedDelivery, OutboxWriterPort } from './core/outbox-store.port';
+// What a store receives from the writer and hands to the relay: named for those who write a store.
+export type { NewOutboxMessage, ClaimedMessage } from './core/outbox-message';
 export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
 export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, NonRetryableOutboxError } from './core/outbox.errors';
 export type { RetryIf } from './core/failure-classification';
@@ -98,3 +100,5 @@ export { OutboxTestingModule } from './testing/outbox-testing.module';
 export { InMemoryOutbox } from './testing/in-memory-outbox';
 export { RecordingOutboxTransport } from './testing/recording-outbox.transport';
 export { expectPublished, expectNotPublished, findPublished, type PublishedMatch } from './testing/outbox-assertions';
+export { describeOutboxStoreContract, type OutboxStoreContractSubject, type StoreUnderTest } from './testing/contracts/outbox-store.contract';
+export type { ContractRunner, ContractTest } from './testing/contracts/contract-runner';
