@@ -1,12 +1,17 @@
 import type { OutboxRelay } from '@nest-outbox/outbox';
-import { createSqlOutboxStore, getRecordedEvents, OutboxWriteError } from '@nest-outbox/outbox';
+import { describeOutboxStoreContract, getRecordedEvents, OutboxWriteError } from '@nest-outbox/outbox';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { Parcel, ParcelRegistered, Shipment } from './support/parcel.fixtures';
 import { RecordingTransport } from './support/recording.transport';
+import { sqlStoreSubject } from './support/sql-store.subject';
 import { waitFor } from './support/wait-for';
 
 /** The promises of the outbox, on one real database. Run by one spec file per database. */
 export function describeOutboxContract(database: TestDatabase): void {
+  // The store port's promises (claims, ordering rule, retries, fencing) are the exported suite's,
+  // as users run it on their own stores; the tests below go through the module and the relay.
+  describeOutboxStoreContract(sqlStoreSubject(database));
+
   describe(`outbox on ${database}`, () => {
     let harness: OutboxHarness;
 
@@ -173,22 +178,6 @@ export function describeOutboxContract(database: TestDatabase): void {
         expect(row).toMatchObject({ status: 'published', attempts: 2 });
       });
 
-      it('fences a relay that stalled past its lease: its late outcome changes nothing, even under the same relay id', async () => {
-        await harness.dataSource.getRepository(Parcel).save(Parcel.register('fenced', 1));
-        const store = createSqlOutboxStore(harness.dataSource, 'outbox_messages');
-        const [stalled] = await store.claim({ owner: 'relay-1', token: 'first-claim', limit: 10, leaseMs: 200 });
-        expect(stalled).toBeDefined();
-        const [takenOver] = await waitFor('the lease to expire and the row to be claimed again', async () => {
-          const claimed = await store.claim({ owner: 'relay-1', token: 'second-claim', limit: 10, leaseMs: 30_000 });
-          return claimed.length > 0 && claimed;
-        });
-        expect(takenOver.position).toBe(stalled.position);
-        expect(await store.markFailed('first-claim', [{ position: stalled.position, error: 'late', retryInMs: null }])).toBe(0);
-        expect(await store.markPublished('first-claim', [stalled.position])).toBe(0);
-        expect((await harness.rows())[0]).toMatchObject({ status: 'pending', leaseToken: 'second-claim', lastError: null });
-        expect(await store.markPublished('second-claim', [stalled.position])).toBe(1);
-      });
-
       it('keeps per-aggregate order when an early event fails and is retried, while other aggregates flow', async () => {
         const slow = Parcel.register('slow', 1);
         slow.relabel('second');
@@ -242,17 +231,6 @@ export function describeOutboxContract(database: TestDatabase): void {
           return parcel;
         }
 
-        /** A busy aggregate, another one behind it, and the busy one's first row held by claim "a". */
-        async function busyHeadClaimed(events: number) {
-          const busy = await busyParcel(events);
-          const other = Parcel.register('other', 2);
-          await harness.dataSource.getRepository(Parcel).save(other);
-          const store = createSqlOutboxStore(harness.dataSource, 'outbox_messages');
-          const [head] = await store.claim({ owner: 'a', token: 'a-claim', limit: 1, leaseMs: 30_000 });
-          expect(head.aggregateId).toBe(busy.id);
-          return { other, store, head };
-        }
-
         it('publishes a run in one batch, in order, and gives back the rows behind a failure unsent and uncharged', async () => {
           const busy = await busyParcel(5);
           const other = Parcel.register('other', 2);
@@ -278,22 +256,6 @@ export function describeOutboxContract(database: TestDatabase): void {
           const retrying = harness.relay('retrying', transport, { batchSize: 10 });
           await drainUntil(retrying, () => transport.delivered.length === 6, 'the retry and the rows behind it');
           expect(transport.delivered.filter((m) => m.key === busy.id).map((m) => m.envelope.id)).toEqual(busyIds);
-        });
-
-        it('takes nothing of an aggregate whose first row another claim holds, and still serves the others', async () => {
-          const { other, store } = await busyHeadClaimed(4);
-
-          const claimed = await store.claim({ owner: 'b', token: 'b-claim', limit: 10, leaseMs: 30_000 });
-          expect(claimed.map((row) => row.aggregateId)).toEqual([other.id]);
-        });
-
-        it('does not fill a batch with rows stuck behind a retrying row: later aggregates are claimed', async () => {
-          const { other, store, head } = await busyHeadClaimed(6);
-          expect(await store.markFailed('a-claim', [{ position: head.position, error: 'broker down', retryInMs: 60_000 }])).toBe(1);
-
-          // Five claimable-looking rows of the busy aggregate come first; none may go, and they must not use up the batch.
-          const claimed = await store.claim({ owner: 'b', token: 'b-claim', limit: 2, leaseMs: 30_000 });
-          expect(claimed.map((row) => row.aggregateId)).toEqual([other.id]);
         });
       });
 
