@@ -101,4 +101,11 @@ export { InMemoryOutbox } from './testing/in-memory-outbox';
 export { RecordingOutboxTransport } from './testing/recording-outbox.transport';
 export { expectPublished, expectNotPublished, findPublished, type PublishedMatch } from './testing/outbox-assertions';
 export { describeOutboxStoreContract, type OutboxStoreContractSubject, type StoreUnderTest } from './testing/contracts/outbox-store.contract';
+export {
+  describeOutboxTransportContract,
+  type OutboxTransportContractSubject,
+  type OpenTransport,
+  type BrokerDestination,
+  type ReceivedMessage,
+} from './testing/contracts/outbox-transport.contract';
 export type { ContractRunner, ContractTest } from './testing/contracts/contract-runner';
