@@ -29,7 +29,7 @@ export function resolveRunner(runner: Partial<ContractRunner> | undefined, suite
 }
 
 /** Registers a case the subject cannot run, so that it shows in the report instead of vanishing. */
-export function registerNotCovered(it: ContractTest, name: string, reason: string): void {
+export function registerNotChecked(it: ContractTest, name: string, reason: string): void {
   const title = `${name} — not checked: ${reason}`;
   if (it.skip) it.skip(title, async () => undefined);
   else it(title, async () => undefined);
