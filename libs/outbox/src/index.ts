@@ -51,7 +51,7 @@ export { ENVELOPE_HEADERS } from './core/envelope';
 export type { OutboxTransport, Acknowledgement } from './core/outbox-transport.port';
 export type { OutboxStore, ClaimRequest, FailedDelivery, OutboxWriterPort } from './core/outbox-store.port';
 // What a store receives from the writer and hands to the relay: named for those who write a store.
-export type { NewOutboxMessage, ClaimedMessage } from './core/outbox-message';
+export type { NewOutboxMessage } from './core/outbox-message';
 export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
 export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, NonRetryableOutboxError } from './core/outbox.errors';
 export type { RetryIf } from './core/failure-classification';
