@@ -48,6 +48,8 @@ export interface BatchOutcome {
   dead: number;
 }
 
+const RETRY_WAKE_UP_MARGIN_MS = 5;
+
 const NOTHING: BatchOutcome = { claimed: 0, published: 0, retried: 0, dead: 0 };
 
 /** A claimed batch until it is settled: what the broker acknowledged so far, for a shutdown that cannot wait for the rest. */
@@ -219,7 +221,10 @@ export class OutboxRelay {
   private wakeUpForRetries(failed: FailedDelivery[]): void {
     const delays = failed.map((failure) => failure.retryInMs).filter((delay): delay is number => delay !== null);
     if (delays.length === 0 || this.stopped) return;
-    const at = Date.now() + Math.min(...delays);
+    // A few milliseconds late on purpose: a timer may fire while Date.now() is still a millisecond
+    // short of the due time, and a claim then would find the row not yet due and nothing would wake
+    // the relay again before the next poll.
+    const at = Date.now() + Math.min(...delays) + RETRY_WAKE_UP_MARGIN_MS;
     if (this.retryWakeUp && this.retryWakeUp.at <= at) return;
     clearTimeout(this.retryWakeUp?.timer);
     const timer = setTimeout(() => {
