@@ -100,12 +100,12 @@ export { OutboxTestingModule } from './testing/outbox-testing.module';
 export { InMemoryOutbox } from './testing/in-memory-outbox';
 export { RecordingOutboxTransport } from './testing/recording-outbox.transport';
 export { expectPublished, expectNotPublished, findPublished, type PublishedMatch } from './testing/outbox-assertions';
-export { describeOutboxStoreContract, type OutboxStoreContractSubject, type StoreUnderTest } from './testing/contracts/outbox-store.contract';
+export { describeOutboxStoreContract, type OutboxStoreContractSubject, type StoreUnderTest } from './testing/contracts/outbox-store-contract.suite';
 export {
   describeOutboxTransportContract,
   type OutboxTransportContractSubject,
   type OpenTransport,
   type BrokerDestination,
   type ReceivedMessage,
-} from './testing/contracts/outbox-transport.contract';
+} from './testing/contracts/outbox-transport-contract.suite';
 export type { ContractRunner, ContractTest } from './testing/contracts/contract-runner';
