@@ -276,10 +276,16 @@ export function isIdentifier(value: unknown): value is string {
   return typeof value === 'string' && IDENTIFIER.test(value);
 }
 
+const IDENTIFIER_RULE = 'an identifier (letters, digits and _, not starting with a digit, at most 63 characters)';
+
 /** Table names go into SQL text, so only plain identifiers are accepted. */
 export function validateTableName(tableName: unknown): string {
-  if (!isIdentifier(tableName)) {
-    fail('tableName', 'an identifier (letters, digits and _, not starting with a digit, at most 63 characters)', tableName);
-  }
+  if (!isIdentifier(tableName)) fail('tableName', IDENTIFIER_RULE, tableName);
   return tableName;
+}
+
+/** A schema name goes into SQL text next to the table name, so it is held to the same rule. `undefined`: no schema. */
+export function validateSchemaName(schema: unknown): string | undefined {
+  if (schema !== undefined && !isIdentifier(schema)) fail('schema', `${IDENTIFIER_RULE}, or no value for the connection's search_path`, schema);
+  return schema;
 }

@@ -48,6 +48,12 @@ export const missingAggregateId = (aggregateType: string) =>
 export const unsupportedDatabase = (type: string) =>
   `The outbox does not support the TypeORM driver "${type}" yet. Supported: postgres, better-sqlite3, mariadb, mysql.`;
 
+export const schemaNeedsPostgres = (type: string, schema: string) =>
+  `Invalid OutboxModule option "schema" ("${schema}"): a schema is supported on PostgreSQL only, not on the TypeORM driver "${type}". ` +
+  (type === 'mariadb' || type === 'mysql'
+    ? `On MariaDB/MySQL a schema is a database: set "database" in the DataSource options instead, and leave "schema" out.`
+    : `Leave "schema" out.`);
+
 export const payloadTooLarge = (eventType: string, bytes: number, limit: number) =>
   `Event "${eventType}" cannot be written to the outbox: its payload is ${bytes} bytes, over the limit of ${limit} bytes ` +
   `(option "maxPayloadBytes"). Store large data elsewhere and publish a reference to it.`;

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { validateTableName } from '../core/outbox-options';
+import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
 import { tableDialectFor } from './outbox-sql.factory';
 import { DEFAULT_OUTBOX_TABLE } from './outbox-message.entity';
 
@@ -10,23 +10,34 @@ type MigrationClass = new () => MigrationInterface;
 /**
  * A TypeORM migration that creates an outbox table and its indexes with the types of the
  * database it runs on. Add the result to `migrations` in your DataSource options.
+ * `{ tableName, schema }` puts the table in a PostgreSQL schema, created if missing; `down` drops
+ * the tables only, never the schema.
  */
-export function createOutboxTableMigration(tableName: string = DEFAULT_OUTBOX_TABLE, timestamp = MIGRATION_TIMESTAMP): MigrationClass {
-  const table = validateTableName(tableName);
-  // TypeORM reads the migration's timestamp from the last 13 digits of its name.
-  const migrationName = `CreateOutboxTable${table.replace(/[^A-Za-z0-9]/g, '')}${timestamp}`;
+export function createOutboxTableMigration(table: string | OutboxTableLocation = DEFAULT_OUTBOX_TABLE, timestamp = MIGRATION_TIMESTAMP): MigrationClass {
+  const located = OutboxTable.of(table);
+  const migrationName = `CreateOutboxTable${migrationNameStem(located)}${timestamp}`;
   return class CreateOutboxTable implements MigrationInterface {
     readonly name = migrationName;
 
     async up(queryRunner: QueryRunner): Promise<void> {
-      for (const sql of tableDialectFor(queryRunner.connection.options.type, table).createTable()) await queryRunner.query(sql);
+      for (const sql of tableDialectFor(queryRunner.connection.options.type, located).createTable()) await queryRunner.query(sql);
     }
 
     async down(queryRunner: QueryRunner): Promise<void> {
-      for (const sql of tableDialectFor(queryRunner.connection.options.type, table).dropTable()) await queryRunner.query(sql);
+      for (const sql of tableDialectFor(queryRunner.connection.options.type, located).dropTable()) await queryRunner.query(sql);
     }
   };
 }
 
 /** The migration for the default table name, `outbox_messages`. */
 export const CreateOutboxTable = createOutboxTableMigration();
+
+/**
+ * The part of a migration's name that tells tables apart: TypeORM records migrations by name, so
+ * the same table in two schemas needs two names. Without a schema it is the name it always was.
+ * (TypeORM reads the migration's timestamp from the last 13 digits of its name.)
+ */
+export function migrationNameStem(table: OutboxTable): string {
+  const plain = (name: string) => name.replace(/[^A-Za-z0-9]/g, '');
+  return table.schema === undefined ? plain(table.name) : `${plain(table.name)}In${plain(table.schema)}`;
+}

@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { unsupportedDatabase } from '../core/outbox.messages';
-import { validateTableName } from '../core/outbox-options';
 import type { DialectOptions, OutboxSqlDialect, OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
 import { MariaDbOutboxStore } from './mariadb-outbox.store';
@@ -20,58 +19,69 @@ import { consoleUnsupportedDatabase } from '../core/console/console.messages';
 import { ConsoleSql } from './console/console.sql';
 import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
 import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
+import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+
+/**
+ * Every entry point below takes the table as a name (`'outbox_messages'`) or a location
+ * (`{ tableName, schema }`). Both go into SQL text, so they are validated here, and a schema is
+ * refused where the database has none to offer, before any statement is built.
+ */
+export type OutboxTableArgument = string | OutboxTableLocation | OutboxTable;
 
 /** What writers and migrations use: inserts, locks and DDL of the database family. */
-export function tableDialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxTableDialect {
-  // Exported: a table name from elsewhere goes into SQL text, so it is checked here too.
-  validateTableName(tableName);
-  if (driverType === 'mariadb' || driverType === 'mysql') return new MariaDbOutboxDialect(tableName, options);
-  return dialectFor(driverType, tableName, options);
+export function tableDialectFor(driverType: string, table: OutboxTableArgument, options: DialectOptions = {}): OutboxTableDialect {
+  const located = OutboxTable.on(driverType, table);
+  if (isMariaDb(driverType)) return new MariaDbOutboxDialect(located, options);
+  return dialectFor(driverType, located, options);
 }
 
-export function dialectFor(driverType: string, tableName: string, options: DialectOptions = {}): OutboxSqlDialect {
-  validateTableName(tableName);
+export function dialectFor(driverType: string, table: OutboxTableArgument, options: DialectOptions = {}): OutboxSqlDialect {
+  const located = OutboxTable.on(driverType, table);
   switch (driverType) {
     case 'postgres':
-      return new PostgresOutboxDialect(tableName, options);
+      return new PostgresOutboxDialect(located, options);
     case 'better-sqlite3':
-      return new SqliteOutboxDialect(tableName, options);
+      return new SqliteOutboxDialect(located, options);
     default:
       throw new OutboxConfigurationError(unsupportedDatabase(driverType));
   }
 }
 
 /** The store for a data source: its dialect, and a way to run statements outside application transactions. */
-export function createSqlOutboxStore(dataSource: DataSource, tableName: string, options: DialectOptions = {}): OutboxStore & { probe(): Promise<void> } {
-  validateTableName(tableName);
+export function createSqlOutboxStore(dataSource: DataSource, table: OutboxTableArgument, options: DialectOptions = {}): OutboxStore & { probe(): Promise<void> } {
   const type = dataSource.options.type;
-  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName, options));
-  return new SqlOutboxStore(dialectFor(dataSource.options.type, tableName, options), runnerFor(dataSource));
+  const located = OutboxTable.on(type, table);
+  if (isMariaDb(type)) return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(located, options));
+  return new SqlOutboxStore(dialectFor(type, located, options), runnerFor(dataSource));
 }
 
 /** Operator and cleanup access to the outbox table of a data source. */
-export function createSqlOutboxMaintenanceStore(dataSource: DataSource, tableName: string): OutboxMaintenanceStore {
-  validateTableName(tableName);
+export function createSqlOutboxMaintenanceStore(dataSource: DataSource, table: OutboxTableArgument): OutboxMaintenanceStore {
   const type = dataSource.options.type;
-  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(tableName));
-  const sql = dataSource.options.type === 'postgres' ? new PostgresMaintenanceSql(tableName) : new SqliteMaintenanceSql(tableName);
+  const located = OutboxTable.on(type, table);
+  if (isMariaDb(type)) return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(located));
+  const sql = type === 'postgres' ? new PostgresMaintenanceSql(located) : new SqliteMaintenanceSql(located);
   return new SqlOutboxMaintenanceStore(sql, runnerFor(dataSource));
 }
 
 /** One-statement stats of the outbox table of a data source. */
-export function createSqlOutboxStatsSource(dataSource: DataSource, tableName: string): OutboxStatsSource {
-  validateTableName(tableName);
+export function createSqlOutboxStatsSource(dataSource: DataSource, table: OutboxTableArgument): OutboxStatsSource {
   const type = dataSource.options.type;
-  const dialect = type === 'mariadb' || type === 'mysql' ? 'mariadb' : type === 'postgres' ? 'postgres' : type === 'better-sqlite3' ? 'sqlite' : undefined;
+  const located = OutboxTable.on(type, table);
+  const dialect = isMariaDb(type) ? 'mariadb' : type === 'postgres' ? 'postgres' : type === 'better-sqlite3' ? 'sqlite' : undefined;
   if (!dialect) throw new OutboxConfigurationError(unsupportedDatabase(type));
-  return new SqlOutboxStatsSource(dialect, tableName, runnerFor(dataSource));
+  return new SqlOutboxStatsSource(dialect, located, runnerFor(dataSource));
 }
 
 /** The operator console's store (PostgreSQL, SQLite, MariaDB/MySQL). */
-export function createSqlOutboxConsoleStore(dataSource: DataSource, tableName: string): OutboxConsoleStore {
-  validateTableName(tableName);
+export function createSqlOutboxConsoleStore(dataSource: DataSource, table: OutboxTableArgument): OutboxConsoleStore {
   const type = dataSource.options.type;
-  if (type === 'mariadb' || type === 'mysql') return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', tableName), dataSource);
+  const located = OutboxTable.on(type, table);
+  if (isMariaDb(type)) return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', located), dataSource);
   if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
-  return new SqlOutboxConsoleStore(new ConsoleSql(type === 'postgres' ? 'postgres' : 'sqlite', tableName), runnerFor(dataSource));
+  return new SqlOutboxConsoleStore(new ConsoleSql(type === 'postgres' ? 'postgres' : 'sqlite', located), runnerFor(dataSource));
+}
+
+function isMariaDb(driverType: string): boolean {
+  return driverType === 'mariadb' || driverType === 'mysql';
 }

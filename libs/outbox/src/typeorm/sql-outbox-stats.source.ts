@@ -1,6 +1,7 @@
 import type { DestinationCounts, OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import { statsStatement, type StatsDialect } from './dialects/outbox-stats.sql';
 import type { SqlRunner } from './sql-runners';
+import type { OutboxTable } from './dialects/outbox-table';
 
 const HOUR_MINUTES = 60;
 
@@ -25,7 +26,7 @@ export class SqlOutboxStatsSource implements OutboxStatsSource {
 
   constructor(
     private readonly dialect: StatsDialect,
-    private readonly table: string,
+    private readonly table: OutboxTable,
     private readonly runner: SqlRunner,
     private readonly now: () => number = Date.now,
   ) {}

@@ -1,7 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { validateTableName } from '../../core/outbox-options';
 import { DEFAULT_OUTBOX_TABLE } from '../outbox-message.entity';
-import { createPausedTable, dropPausedTable, pausedTableName, type PauseDialect } from '../dialects/paused-destinations.sql';
+import { createPausedTable, dropPausedTable, type PauseDialect } from '../dialects/paused-destinations.sql';
+import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
+import { migrationNameStem } from '../create-outbox-table.migration';
 
 const MIGRATION_TIMESTAMP = 1767312000000;
 
@@ -11,19 +12,20 @@ type MigrationClass = new () => MigrationInterface;
  * For outbox tables created before paused destinations existed: adds `<table>_paused`, which every
  * claim reads. Does nothing where `CreateOutboxTable` already made it, so it is safe in any list.
  */
-export function createOutboxPausedTableMigration(tableName: string = DEFAULT_OUTBOX_TABLE, timestamp = MIGRATION_TIMESTAMP): MigrationClass {
-  const table = validateTableName(tableName);
-  const migrationName = `AddOutboxPausedTable${table.replace(/[^A-Za-z0-9]/g, '')}${timestamp}`;
+export function createOutboxPausedTableMigration(location: string | OutboxTableLocation = DEFAULT_OUTBOX_TABLE, timestamp = MIGRATION_TIMESTAMP): MigrationClass {
+  const table = OutboxTable.of(location);
+  const migrationName = `AddOutboxPausedTable${migrationNameStem(table)}${timestamp}`;
   return class AddOutboxPausedTable implements MigrationInterface {
     readonly name = migrationName;
 
     async up(queryRunner: QueryRunner): Promise<void> {
-      if (await queryRunner.hasTable(pausedTableName(table))) return;
+      const paused = OutboxTable.on(queryRunner.connection.options.type, table).paused;
+      if (await queryRunner.hasTable(paused.toString())) return;
       await queryRunner.query(createPausedTable(table, dialectOf(queryRunner)));
     }
 
     async down(queryRunner: QueryRunner): Promise<void> {
-      await queryRunner.query(dropPausedTable(table, dialectOf(queryRunner)));
+      await queryRunner.query(dropPausedTable(OutboxTable.on(queryRunner.connection.options.type, table), dialectOf(queryRunner)));
     }
   };
 }

@@ -1,6 +1,6 @@
 import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { SqlStatement } from '../dialects/outbox-sql.dialect';
-import { pausedTableName } from '../dialects/paused-destinations.sql';
+import type { OutboxTable } from '../dialects/outbox-table';
 
 export type ConsoleDialect = 'postgres' | 'sqlite' | 'mariadb';
 
@@ -38,11 +38,10 @@ export class ConsoleSql {
 
   constructor(
     private readonly dialect: ConsoleDialect,
-    table: string,
+    table: OutboxTable,
   ) {
-    const quote = (name: string) => (dialect === 'mariadb' ? `\`${name}\`` : `"${name}"`);
-    this.t = quote(table);
-    this.paused = quote(pausedTableName(table));
+    this.t = table.quoted(dialect);
+    this.paused = table.paused.quoted(dialect);
   }
 
   list(filter: MessageFilter, before: string | null, limit: number): SqlStatement {

@@ -4,6 +4,7 @@ import type { FailedDelivery } from '../../core/outbox-store.port';
 import { claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
+import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 
 // The history keeps the latest attempts: the oldest entry makes room once it is full.
 const keepLatestErrors = `IF(JSON_LENGTH(COALESCE(error_history, '[]')) >= ${ERROR_LIMITS.historyEntries},
@@ -22,13 +23,16 @@ const BEFORE_MS = `NOW(3) - INTERVAL (? * 1000) MICROSECOND`;
  */
 export class MariaDbOutboxDialect implements OutboxTableDialect {
   readonly name = 'mariadb';
+  private readonly table: OutboxTable;
   private readonly t: string;
 
+  /** A schema is refused: on MariaDB/MySQL it would be another database, which the DataSource's `database` chooses. */
   constructor(
-    private readonly table: string,
+    table: string | OutboxTableLocation | OutboxTable,
     private readonly options: DialectOptions = {},
   ) {
-    this.t = `\`${table}\``;
+    this.table = OutboxTable.on('mariadb', table);
+    this.t = this.table.quoted('mariadb');
   }
 
   insert(messages: NewOutboxMessage[]): SqlStatement {
@@ -52,7 +56,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   }
 
   private lockName(): string {
-    return `CONCAT('outbox:', SHA1(CONCAT(DATABASE(), '.', '${this.table}', ':', ?)))`;
+    return `CONCAT('outbox:', SHA1(CONCAT(DATABASE(), '.', '${this.table.name}', ':', ?)))`;
   }
 
   /** The rows a claim would take, with their keys, from a plain (non-locking) read; see claim-runs.sql.ts. */
@@ -160,9 +164,10 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   }
 
   createTable(): string[] {
-    const t = this.table;
+    const t = this.t;
+    const part = (suffix: string) => this.table.quotedPart(suffix, 'mariadb');
     return [
-      `CREATE TABLE \`${t}\` (
+      `CREATE TABLE ${t} (
         position bigint NOT NULL AUTO_INCREMENT PRIMARY KEY,
         id char(36) NOT NULL,
         event_type varchar(255) NOT NULL,
@@ -188,18 +193,18 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
         created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
         published_at datetime(3) NULL,
         dead_at datetime(3) NULL,
-        UNIQUE KEY \`${t}_id_key\` (id),
-        KEY \`${t}_status_idx\` (status, position),
-        KEY \`${t}_aggregate_idx\` (aggregate_type(100), aggregate_id(150), transport, destination(100), position),
-        KEY \`${t}_published_idx\` (status, published_at),
-        KEY \`${t}_dead_idx\` (status, dead_at),
-        CONSTRAINT \`${t}_status_check\` CHECK (status IN ('pending', 'published', 'dead', 'discarded'))
+        UNIQUE KEY ${part('id_key')} (id),
+        KEY ${part('status_idx')} (status, position),
+        KEY ${part('aggregate_idx')} (aggregate_type(100), aggregate_id(150), transport, destination(100), position),
+        KEY ${part('published_idx')} (status, published_at),
+        KEY ${part('dead_idx')} (status, dead_at),
+        CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded'))
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-      createPausedTable(t, 'mariadb'),
+      createPausedTable(this.table, 'mariadb'),
     ];
   }
 
   dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS \`${this.table}\``, dropPausedTable(this.table, 'mariadb')];
+    return [`DROP TABLE IF EXISTS ${this.t}`, dropPausedTable(this.table, 'mariadb')];
   }
 }

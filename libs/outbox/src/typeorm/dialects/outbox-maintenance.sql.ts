@@ -1,4 +1,5 @@
 import type { SqlStatement } from './outbox-sql.dialect';
+import type { OutboxTable } from './outbox-table';
 
 /** Statements for operators and cleanup, apart from the relay's hot path. */
 export interface OutboxMaintenanceSql {
@@ -19,29 +20,33 @@ const DEAD_COLUMNS = `position AS "position", id AS "id", event_type AS "type", 
   attempts AS "attempts", last_error AS "lastError", error_history AS "errorHistory", occurred_at AS "occurredAt", dead_at AS "deadAt"`;
 
 export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
-  constructor(private readonly table: string) {}
+  private readonly t: string;
+
+  constructor(table: OutboxTable) {
+    this.t = table.quoted('postgres');
+  }
 
   listDead(afterPosition: string, limit: number): SqlStatement {
     return {
-      sql: `SELECT ${DEAD_COLUMNS} FROM "${this.table}" WHERE status = 'dead' AND position > $1 ORDER BY position LIMIT $2`,
+      sql: `SELECT ${DEAD_COLUMNS} FROM ${this.t} WHERE status = 'dead' AND position > $1 ORDER BY position LIMIT $2`,
       params: [afterPosition, limit],
     };
   }
 
   requeue(id: string): SqlStatement {
     return {
-      sql: `UPDATE "${this.table}" SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
+      sql: `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
             WHERE id = $1::uuid AND status = 'dead' RETURNING position`,
       params: [id],
     };
   }
 
   discard(id: string): SqlStatement {
-    return { sql: `UPDATE "${this.table}" SET status = 'discarded' WHERE id = $1::uuid AND status = 'dead' RETURNING position`, params: [id] };
+    return { sql: `UPDATE ${this.t} SET status = 'discarded' WHERE id = $1::uuid AND status = 'dead' RETURNING position`, params: [id] };
   }
 
   statusOf(id: string): SqlStatement {
-    return { sql: `SELECT status FROM "${this.table}" WHERE id = $1::uuid`, params: [id] };
+    return { sql: `SELECT status FROM ${this.t} WHERE id = $1::uuid`, params: [id] };
   }
 
   deletePublished(olderThanMs: number, limit: number): SqlStatement {
@@ -55,8 +60,8 @@ export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
   // SKIP LOCKED and a small LIMIT: cleanup never waits on, or long blocks, the relay and writers.
   private deleteSettled(condition: string, olderThanMs: number, limit: number): SqlStatement {
     return {
-      sql: `DELETE FROM "${this.table}" WHERE position IN (
-              SELECT position FROM "${this.table}" WHERE ${condition} ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
+      sql: `DELETE FROM ${this.t} WHERE position IN (
+              SELECT position FROM ${this.t} WHERE ${condition} ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
             RETURNING position`,
       params: [olderThanMs, limit],
     };
@@ -66,29 +71,33 @@ export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
 const SQLITE_AGO = `strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || (? / 1000.0) || ' seconds')`;
 
 export class SqliteMaintenanceSql implements OutboxMaintenanceSql {
-  constructor(private readonly table: string) {}
+  private readonly t: string;
+
+  constructor(table: OutboxTable) {
+    this.t = table.quoted('sqlite');
+  }
 
   listDead(afterPosition: string, limit: number): SqlStatement {
     return {
-      sql: `SELECT ${DEAD_COLUMNS} FROM "${this.table}" WHERE status = 'dead' AND position > ? ORDER BY position LIMIT ?`,
+      sql: `SELECT ${DEAD_COLUMNS} FROM ${this.t} WHERE status = 'dead' AND position > ? ORDER BY position LIMIT ?`,
       params: [Number(afterPosition), limit],
     };
   }
 
   requeue(id: string): SqlStatement {
     return {
-      sql: `UPDATE "${this.table}" SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
+      sql: `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
             WHERE id = ? AND status = 'dead' RETURNING position`,
       params: [id],
     };
   }
 
   discard(id: string): SqlStatement {
-    return { sql: `UPDATE "${this.table}" SET status = 'discarded' WHERE id = ? AND status = 'dead' RETURNING position`, params: [id] };
+    return { sql: `UPDATE ${this.t} SET status = 'discarded' WHERE id = ? AND status = 'dead' RETURNING position`, params: [id] };
   }
 
   statusOf(id: string): SqlStatement {
-    return { sql: `SELECT status FROM "${this.table}" WHERE id = ?`, params: [id] };
+    return { sql: `SELECT status FROM ${this.t} WHERE id = ?`, params: [id] };
   }
 
   deletePublished(olderThanMs: number, limit: number): SqlStatement {
@@ -101,8 +110,8 @@ export class SqliteMaintenanceSql implements OutboxMaintenanceSql {
 
   private deleteSettled(condition: string, olderThanMs: number, limit: number): SqlStatement {
     return {
-      sql: `DELETE FROM "${this.table}" WHERE position IN (
-              SELECT position FROM "${this.table}" WHERE ${condition} ORDER BY position LIMIT ?)
+      sql: `DELETE FROM ${this.t} WHERE position IN (
+              SELECT position FROM ${this.t} WHERE ${condition} ORDER BY position LIMIT ?)
             RETURNING position`,
       params: [olderThanMs, limit],
     };

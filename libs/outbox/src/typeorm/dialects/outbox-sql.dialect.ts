@@ -1,6 +1,7 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { notPaused } from './paused-destinations.sql';
+import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 
 /** Choices that change the relay's SQL. */
 export interface DialectOptions {
@@ -138,7 +139,11 @@ export function insertValues(message: NewOutboxMessage, occurredAt: unknown): un
 export abstract class BaseOutboxDialect {
   protected abstract readonly sql: Readonly<Record<'release', string>>;
 
-  constructor(protected readonly table: string) {}
+  protected readonly table: OutboxTable;
+
+  constructor(table: string | OutboxTableLocation | OutboxTable) {
+    this.table = OutboxTable.of(table);
+  }
 
   release(owner: string): SqlStatement {
     return { sql: this.sql.release, params: [owner] };
@@ -146,10 +151,10 @@ export abstract class BaseOutboxDialect {
 
   probe(): SqlStatement {
     // Reads the paused-destinations table too: a claim needs both, so startup says so, not every poll.
-    return { sql: `SELECT position FROM "${this.table}" WHERE 1 = 0 AND ${notPaused('destination', this.table)}`, params: [] };
+    return { sql: `SELECT position FROM ${this.table.quoted()} WHERE 1 = 0 AND ${notPaused('destination', this.table)}`, params: [] };
   }
 
   dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS "${this.table}"`];
+    return [`DROP TABLE IF EXISTS ${this.table.quoted()}`];
   }
 }

@@ -1,4 +1,5 @@
 import type { SqlStatement } from './outbox-sql.dialect';
+import type { OutboxTable } from './outbox-table';
 
 /**
  * The stats statement of each database family, one statement per refresh. It reads the
@@ -59,10 +60,10 @@ const CLOCKS: Record<StatsDialect, Clock> = {
  * `null`: count, count in the last 60 s, ms since the newest) and one `clock` row (the current
  * minute number), in the aliases of {@link StatsRow}.
  */
-export function statsStatement(dialect: StatsDialect, table: string, sinceMinute: number | null): SqlStatement {
+export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceMinute: number | null): SqlStatement {
   const { now, ago, minuteStart, minuteOf, msSince, param } = CLOCKS[dialect];
   const q = (name: string) => (dialect === 'mariadb' ? name : `"${name}"`);
-  const t = dialect === 'mariadb' ? `\`${table}\`` : `"${table}"`;
+  const t = table.quoted(dialect);
   const count = (condition: string) => `SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END)`;
   const leased = `lease_expires_at IS NOT NULL AND lease_expires_at > ${now}`;
   const since = sinceMinute === null ? ago(3600) : minuteStart(param(1));

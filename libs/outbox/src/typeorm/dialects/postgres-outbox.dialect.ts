@@ -14,6 +14,7 @@ import {
 } from './outbox-sql.dialect';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
+import type { OutboxTable, OutboxTableLocation } from './outbox-table';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
@@ -23,16 +24,16 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
   private readonly notifyChannel?: string;
 
   /** `notifyChannel`: when set, an insert also notifies it (unless told not to), delivered by PostgreSQL at commit. */
-  constructor(table: string, options: DialectOptions = {}) {
+  constructor(table: string | OutboxTableLocation | OutboxTable, options: DialectOptions = {}) {
     super(table);
     this.notifyChannel = options.notifyChannel;
-    const t = `"${table}"`;
+    const t = this.table.quoted();
     this.sql = {
       claim: `${claimRunsWith({
         table: t,
         now: 'now()',
         holding: holdingStatuses(options.deadLetterPolicy),
-        notPaused: notPaused('m.destination', table),
+        notPaused: notPaused('m.destination', this.table),
         limit: '$2',
         lock: 'FOR UPDATE OF m SKIP LOCKED',
         postgres: true,
@@ -72,7 +73,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     const rows = messages.map((_, row) =>
       valuesTuple((column) => `$${row * width + column + 1}`, (param) => `now() + ${param}::double precision * interval '1 millisecond'`),
     );
-    const insert = `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
+    const insert = `INSERT INTO ${this.table.quoted()} (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
     const params = messages.flatMap((message) => insertValues(message, message.occurredAt));
     if (!this.notifyChannel || options.notify === false) return { sql: insert, params };
     // One round trip: the notification rides on the insert and is only delivered if it commits.
@@ -107,9 +108,12 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
   }
 
   createTable(): string[] {
-    const t = this.table;
+    const t = this.table.quoted();
+    const part = (suffix: string) => this.table.quotedPart(suffix);
     return [
-      `CREATE TABLE "${t}" (
+      // The schema is made if missing, never dropped: it may hold other tables.
+      ...(this.table.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${this.table.schema}"`]),
+      `CREATE TABLE ${t} (
         position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         id uuid NOT NULL,
         event_type varchar(255) NOT NULL,
@@ -135,17 +139,17 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         created_at timestamptz NOT NULL DEFAULT now(),
         published_at timestamptz,
         dead_at timestamptz,
-        CONSTRAINT "${t}_id_key" UNIQUE (id),
-        CONSTRAINT "${t}_status_check" CHECK (status IN ('pending', 'published', 'dead', 'discarded')))`,
+        CONSTRAINT ${part('id_key')} UNIQUE (id),
+        CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded')))`,
       // The claim scan reads pending rows only, in position order.
-      `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
+      `CREATE INDEX ${part('pending_idx')} ON ${t} (position) WHERE status = 'pending'`,
       // The ordering rule looks up earlier unpublished rows of one aggregate and destination.
-      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
+      `CREATE INDEX ${part('unpublished_aggregate_idx')} ON ${t} (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
       // Cleanup deletes the oldest settled rows in small batches.
-      `CREATE INDEX "${t}_published_idx" ON "${t}" (published_at) WHERE status = 'published'`,
-      `CREATE INDEX "${t}_dead_idx" ON "${t}" (dead_at) WHERE status IN ('dead', 'discarded')`,
+      `CREATE INDEX ${part('published_idx')} ON ${t} (published_at) WHERE status = 'published'`,
+      `CREATE INDEX ${part('dead_idx')} ON ${t} (dead_at) WHERE status IN ('dead', 'discarded')`,
       // Destinations an operator paused; read by every claim.
-      createPausedTable(t, 'postgres'),
+      createPausedTable(this.table, 'postgres'),
     ];
   }
 

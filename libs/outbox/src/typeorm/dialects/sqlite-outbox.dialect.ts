@@ -14,6 +14,7 @@ import {
 } from './outbox-sql.dialect';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
+import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 
 // The history keeps the latest attempts: the oldest entry makes room once it is full.
 const keepLatestErrors = `CASE WHEN json_array_length(COALESCE(error_history, '[]')) >= ${ERROR_LIMITS.historyEntries}
@@ -28,15 +29,15 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
   readonly name = 'sqlite';
   protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'giveBack' | 'release', string>;
 
-  constructor(table: string, options: DialectOptions = {}) {
-    super(table);
-    const t = `"${table}"`;
+  constructor(table: string | OutboxTableLocation | OutboxTable, options: DialectOptions = {}) {
+    super(OutboxTable.on('better-sqlite3', table));
+    const t = this.table.quoted('sqlite');
     this.sql = {
       claim: `${claimRunsWith({
         table: t,
         now: NOW,
         holding: holdingStatuses(options.deadLetterPolicy),
-        notPaused: notPaused('m.destination', table, 'sqlite'),
+        notPaused: notPaused('m.destination', this.table, 'sqlite'),
         limit: '?',
       })}
         UPDATE ${t}
@@ -77,7 +78,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
   insert(messages: NewOutboxMessage[]): SqlStatement {
     const row = valuesTuple(() => '?', (param) => `strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (${param} / 1000.0) || ' seconds')`);
     return {
-      sql: `INSERT INTO "${this.table}" (${INSERT_COLUMNS.join(', ')}) VALUES ${messages.map(() => row).join(', ')}`,
+      sql: `INSERT INTO ${this.table.quoted('sqlite')} (${INSERT_COLUMNS.join(', ')}) VALUES ${messages.map(() => row).join(', ')}`,
       params: messages.flatMap((message) => insertValues(message, message.occurredAt.toISOString())),
     };
   }
@@ -105,9 +106,10 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
   }
 
   createTable(): string[] {
-    const t = this.table;
+    const t = this.table.quoted('sqlite');
+    const part = (suffix: string) => this.table.quotedPart(suffix, 'sqlite');
     return [
-      `CREATE TABLE "${t}" (
+      `CREATE TABLE ${t} (
         position integer PRIMARY KEY AUTOINCREMENT,
         id varchar(36) NOT NULL UNIQUE,
         event_type varchar(255) NOT NULL,
@@ -133,11 +135,11 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         created_at varchar(30) NOT NULL DEFAULT (${NOW}),
         published_at varchar(30),
         dead_at varchar(30))`,
-      `CREATE INDEX "${t}_pending_idx" ON "${t}" (position) WHERE status = 'pending'`,
-      `CREATE INDEX "${t}_unpublished_aggregate_idx" ON "${t}" (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
-      `CREATE INDEX "${t}_published_idx" ON "${t}" (published_at) WHERE status = 'published'`,
-      `CREATE INDEX "${t}_dead_idx" ON "${t}" (dead_at) WHERE status IN ('dead', 'discarded')`,
-      createPausedTable(t, 'sqlite'),
+      `CREATE INDEX ${part('pending_idx')} ON ${t} (position) WHERE status = 'pending'`,
+      `CREATE INDEX ${part('unpublished_aggregate_idx')} ON ${t} (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
+      `CREATE INDEX ${part('published_idx')} ON ${t} (published_at) WHERE status = 'published'`,
+      `CREATE INDEX ${part('dead_idx')} ON ${t} (dead_at) WHERE status IN ('dead', 'discarded')`,
+      createPausedTable(this.table, 'sqlite'),
     ];
   }
 
