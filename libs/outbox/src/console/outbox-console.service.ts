@@ -34,8 +34,8 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     private readonly relayHost: OutboxRelayHost,
   ) {
     this.console = new OutboxConsole(
-      createSqlOutboxConsoleStore(dataSource, extras.tableName),
-      createSqlOutboxMaintenanceStore(dataSource, extras.tableName),
+      createSqlOutboxConsoleStore(dataSource, extras),
+      createSqlOutboxMaintenanceStore(dataSource, extras),
     );
   }
 

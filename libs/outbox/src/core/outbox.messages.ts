@@ -48,6 +48,25 @@ export const missingAggregateId = (aggregateType: string) =>
 export const unsupportedDatabase = (type: string) =>
   `The outbox does not support the TypeORM driver "${type}" yet. Supported: postgres, better-sqlite3, mariadb, mysql.`;
 
+/** The relay's startup probe failed: the table (in its schema, if one is set) is missing or incomplete. */
+export function outboxTableUnreadable({ tableName, schema }: { tableName: string; schema?: string }, reason: string): string {
+  if (schema === undefined) {
+    return (
+      `Outbox table "${tableName}" cannot be read (${reason}). ` +
+      `Add CreateOutboxTable (or createOutboxTableMigration('${tableName}')) to the data source's migrations and run them. ` +
+      `A table made by an earlier version lacks "${tableName}_paused": add AddOutboxPausedTable ` +
+      `(or createOutboxPausedTableMigration('${tableName}')) to the migrations; "npx nest-outbox sql" prints the DDL.`
+    );
+  }
+  const location = `{ tableName: '${tableName}', schema: '${schema}' }`;
+  return (
+    `Outbox table "${schema}.${tableName}" cannot be read (${reason}); it is looked for in schema "${schema}" (the "schema" option), not on the search_path. ` +
+    `Add createOutboxTableMigration(${location}) to the data source's migrations and run them. ` +
+    `A table made by an earlier version lacks "${schema}.${tableName}_paused": add createOutboxPausedTableMigration(${location}) ` +
+    `to the migrations; "npx nest-outbox sql --schema ${schema}" prints the DDL.`
+  );
+}
+
 export const schemaNeedsPostgres = (type: string, schema: string) =>
   `Invalid OutboxModule option "schema" ("${schema}"): a schema is supported on PostgreSQL only, not on the TypeORM driver "${type}". ` +
   (type === 'mariadb' || type === 'mysql'
@@ -102,6 +121,11 @@ export const notAnOptionsObject = (got: unknown) =>
   `OutboxModule.forRoot() needs an options object, got ${describe(got)}. ` +
   `Pass at least the transport, e.g. OutboxModule.forRoot({ transport: 'KAFKA' }), or { relay: false } for a write-only instance; ` +
   `with forRootAsync, make useFactory return that object.`;
+
+export const staticOptionFromFactory = (option: string) =>
+  `OutboxModule option "${option}" was returned by the forRootAsync factory, where it comes too late: it decides which ` +
+  `entity and providers the module registers when it is declared. Pass it to forRootAsync next to useFactory, ` +
+  `e.g. OutboxModule.forRootAsync({ ${option}: …, useFactory, inject }).`;
 
 export const metadataTooLong = (eventType: string, field: string, length: number, limit: number) =>
   `Event "${eventType}" cannot be written to the outbox: ${field} is ${length} characters long, over the limit of ${limit}. ` +

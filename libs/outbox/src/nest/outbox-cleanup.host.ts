@@ -26,7 +26,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
     if (!this.settings.relay) return;
     const { cleanup } = this.settings;
     this.cleaner = new OutboxCleaner(
-      createSqlOutboxMaintenanceStore(this.dataSource, this.extras.tableName),
+      createSqlOutboxMaintenanceStore(this.dataSource, this.extras),
       {
         // With deleteOnPublish nothing published stays; the statement then finds nothing, cheaply.
         publishedRetentionMs: cleanup.publishedRetentionMs,

@@ -34,6 +34,13 @@ export interface OutboxModuleOptions extends OutboxSettings {
 export interface OutboxModuleExtras {
   /** Name of the outbox table; letters, digits and `_` only. Default `'outbox_messages'`. */
   tableName?: string;
+  /**
+   * PostgreSQL schema of the outbox table and of its paused-destinations table; letters, digits
+   * and `_` only. Run the migration for the same place: `createOutboxTableMigration({ tableName, schema })`.
+   * PostgreSQL only (on MariaDB/MySQL, choose the database in the DataSource instead).
+   * Default: none, the connection's `search_path` decides.
+   */
+  schema?: string;
   /** Name of the TypeORM data source that holds the outbox table. Default: the default data source. */
   dataSource?: string;
   /** Register the module globally, so `OutboxPublisher` can be injected anywhere. Default `true`. */

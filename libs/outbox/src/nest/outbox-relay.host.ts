@@ -4,13 +4,14 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { unacknowledgedTransport } from '../core/outbox.messages';
+import { outboxTableUnreadable, unacknowledgedTransport } from '../core/outbox.messages';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
+import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { notificationChannel, PostgresNotificationListener } from '../typeorm/postgres-notification.listener';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
@@ -60,21 +61,16 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   // must fail the start and leave nothing behind that keeps the process alive (NestJS 11.0's close()
   // after a failed init runs no shutdown hook at all).
   async onModuleInit(): Promise<void> {
-    const store = createSqlOutboxStore(this.dataSource, this.extras.tableName, {
+    const store = createSqlOutboxStore(this.dataSource, this.extras, {
       deadLetterPolicy: this.settings.deadLetterPolicy,
       deleteOnPublish: this.settings.cleanup.deleteOnPublish,
     });
     await store.probe().catch((error: unknown) => {
-      throw new OutboxConfigurationError(
-        `Outbox table "${this.extras.tableName}" cannot be read (${error instanceof Error ? error.message : String(error)}). ` +
-          `Add CreateOutboxTable (or createOutboxTableMigration('${this.extras.tableName}')) to the data source's migrations and run them. ` +
-          `A table made by an earlier version lacks "${this.extras.tableName}_paused": add AddOutboxPausedTable ` +
-          `(or createOutboxPausedTableMigration('${this.extras.tableName}')) to the migrations; "npx nest-outbox sql" prints the DDL.`,
-      );
+      throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));
     });
     checkRouteTransports(this.options);
     if (!this.settings.relay) {
-      this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${this.extras.tableName}" only.`);
+      this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${OutboxTable.of(this.extras)}" only.`);
       return;
     }
     // After the probe's await: the in-process handlers were discovered by then (a synchronous
@@ -106,7 +102,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
     const wakeUps = await this.listenForCommits();
     this.logger.log(
-      `Relay ${relayId} publishing "${this.extras.tableName}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
+      `Relay ${relayId} publishing "${OutboxTable.of(this.extras)}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
         `batches of ${batchSize} (${maxBatchesInFlight} in flight), lease ${leaseMs} ms; woken ${wakeUps}.`,
     );
     void this.relay.trigger();
@@ -155,7 +151,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       return `${local}; no cross-instance notifications on ${this.dataSource.options.type}, other instances' rows are found by polling`;
     }
     if (!this.settings.notifications) return `${local}; notifications off (notifications: false), other instances' rows are found by polling`;
-    const channel = notificationChannel(this.extras.tableName);
+    const channel = notificationChannel(this.extras);
     this.listener = new PostgresNotificationListener(this.dataSource, channel, () => void this.relay?.trigger(), this.logger);
     await this.listener.start();
     return `${local} and by LISTEN "${channel}" for commits anywhere`;

@@ -3,6 +3,7 @@ import type { DataSource } from 'typeorm';
 import { OutboxAdminError } from '../core/outbox.errors';
 import { invalidListOption, noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
+import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
@@ -20,7 +21,7 @@ export class OutboxAdmin {
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
     private readonly relayHost: OutboxRelayHost,
   ) {
-    this.store = createSqlOutboxMaintenanceStore(dataSource, extras.tableName);
+    this.store = createSqlOutboxMaintenanceStore(dataSource, extras);
   }
 
   /** Dead messages, oldest first, with every failed attempt; page with the last `position` seen. */
@@ -51,7 +52,7 @@ export class OutboxAdmin {
 
   private check(action: string, id: string, outcome: DeadLetterOutcome): void {
     if (outcome === 'done') return;
-    if (outcome === 'missing') throw new OutboxAdminError(noSuchMessage(id, this.extras.tableName), 'not-found');
+    if (outcome === 'missing') throw new OutboxAdminError(noSuchMessage(id, OutboxTable.of(this.extras).toString()), 'not-found');
     throw new OutboxAdminError(notDead(action, id, outcome), 'conflict');
   }
 }

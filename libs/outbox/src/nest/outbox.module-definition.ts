@@ -1,12 +1,12 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import { validateTableName } from '../core/outbox-options';
+import { validateSchemaName, validateTableName } from '../core/outbox-options';
 import { DEFAULT_OUTBOX_TABLE, outboxMessageEntity } from '../typeorm/outbox-message.entity';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
 import type { OutboxModuleExtras, OutboxModuleOptions } from './outbox-module.options';
 
-export type ResolvedOutboxExtras = Required<Omit<OutboxModuleExtras, 'dataSource'>> & Pick<OutboxModuleExtras, 'dataSource'>;
+export type ResolvedOutboxExtras = Required<Omit<OutboxModuleExtras, 'dataSource' | 'schema'>> & Pick<OutboxModuleExtras, 'dataSource' | 'schema'>;
 
 export const {
   ConfigurableModuleClass: ConfigurableOutboxModule,
@@ -16,10 +16,13 @@ export const {
 } = new ConfigurableModuleBuilder<OutboxModuleOptions>()
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createOutboxOptions')
-  .setExtras<OutboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_OUTBOX_TABLE }, (definition, extras) => {
+  // Every extra is listed here, `schema` too although it has no default: Nest takes the listed
+  // keys out of the options, in forRoot and next to forRootAsync's factory alike.
+  .setExtras<OutboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_OUTBOX_TABLE, schema: undefined }, (definition, extras) => {
     const resolved: ResolvedOutboxExtras = {
       isGlobal: extras.isGlobal ?? true,
       tableName: validateTableName(extras.tableName ?? DEFAULT_OUTBOX_TABLE),
+      schema: validateSchemaName(extras.schema),
       dataSource: extras.dataSource,
     };
     return {
@@ -28,7 +31,7 @@ export const {
       imports: [
         ...(definition.imports ?? []),
         DiscoveryModule,
-        TypeOrmModule.forFeature([outboxMessageEntity(resolved.tableName)], resolved.dataSource),
+        TypeOrmModule.forFeature([outboxMessageEntity(resolved)], resolved.dataSource),
       ],
       providers: [
         ...(definition.providers ?? []),

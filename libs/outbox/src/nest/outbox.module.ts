@@ -14,7 +14,9 @@ import {
   OUTBOX_OPTIONS_TYPE,
   type ResolvedOutboxExtras,
 } from './outbox.module-definition';
-import type { OutboxModuleOptions } from './outbox-module.options';
+import type { OutboxModuleExtras, OutboxModuleOptions } from './outbox-module.options';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { staticOptionFromFactory } from '../core/outbox.messages';
 import { OutboxPublisher } from './outbox.publisher';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
 import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
@@ -33,7 +35,7 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
- * Static extras (`tableName`, `dataSource`, `isGlobal`) go next to the options in both forms.
+ * Static extras (`tableName`, `schema`, `dataSource`, `isGlobal`) go next to the options in both forms.
  */
 @Module({
   providers: [
@@ -43,6 +45,7 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
       useFactory: (options: OutboxModuleOptions) => {
         // forRootAsync factories are checked here; forRoot options were checked when declared.
         rejectUnknownOptionKeys(options);
+        rejectStaticOptionsFromFactory(options);
         return resolveOutboxSettings(options, defaultRelayId);
       },
     },
@@ -66,8 +69,8 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
         new TypeOrmOutboxWriter(
           new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes(), onDelayed: (delayMs) => relayHost.wakeIn(delayMs) }),
           tracker,
-          extras.tableName,
-          settings.notifications ? notificationChannel(extras.tableName) : undefined,
+          extras,
+          settings.notifications ? notificationChannel(extras) : undefined,
         ),
     },
     OutboxRelayHost,
@@ -98,4 +101,15 @@ export class OutboxModule extends ConfigurableOutboxModule {
     if (options === null || typeof options !== 'object') rejectUnknownOptionKeys(options);
     return super.forRootAsync(options);
   }
+}
+
+const STATIC_OPTIONS = ['tableName', 'schema', 'dataSource', 'isGlobal'] as const satisfies readonly (keyof OutboxModuleExtras)[];
+
+/**
+ * Nest takes the extras out of forRoot's options, so here they can only come from a forRootAsync
+ * factory's result, after the module was declared without them: used, they would be ignored.
+ */
+function rejectStaticOptionsFromFactory(options: OutboxModuleOptions): void {
+  const found = STATIC_OPTIONS.find((key) => Object.prototype.hasOwnProperty.call(options, key));
+  if (found) throw new OutboxConfigurationError(staticOptionFromFactory(found));
 }

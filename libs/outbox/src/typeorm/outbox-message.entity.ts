@@ -1,5 +1,5 @@
-import { validateTableName } from '../core/outbox-options';
 import { EntitySchema } from 'typeorm';
+import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
 import type { OutboxMessageStatus } from '../core/outbox-message';
 
 export const DEFAULT_OUTBOX_TABLE = 'outbox_messages';
@@ -37,20 +37,22 @@ export interface OutboxMessageRow {
   deadAt: Date | string | null;
 }
 
-const schemas = new Map<string, EntitySchema<OutboxMessageRow>>();
+const entities = new Map<string, EntitySchema<OutboxMessageRow>>();
 
 /**
- * The entity of an outbox table, one per table name (the same object on every call, so that
- * the module and an explicit entity list agree). The table's DDL comes from the shipped
+ * The entity of an outbox table, one per table name and schema (the same object on every call, so
+ * that the module and an explicit entity list agree). The table's DDL comes from the shipped
  * migration, which knows each database's types; `synchronize` leaves this table alone.
  */
-export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): EntitySchema<OutboxMessageRow> {
-  validateTableName(tableName);
-  let schema = schemas.get(tableName);
-  if (!schema) {
-    schema = new EntitySchema<OutboxMessageRow>({
-      name: tableName === DEFAULT_OUTBOX_TABLE ? 'OutboxMessage' : `OutboxMessage_${tableName}`,
-      tableName,
+export function outboxMessageEntity(location: string | OutboxTableLocation = DEFAULT_OUTBOX_TABLE): EntitySchema<OutboxMessageRow> {
+  const table = OutboxTable.of(location);
+  const key = table.toString();
+  let entity = entities.get(key);
+  if (!entity) {
+    entity = new EntitySchema<OutboxMessageRow>({
+      name: entityName(table),
+      tableName: table.name,
+      schema: table.schema,
       synchronize: false,
       columns: {
         position: { type: 'bigint', primary: true, generated: 'increment' },
@@ -80,7 +82,13 @@ export function outboxMessageEntity(tableName: string = DEFAULT_OUTBOX_TABLE): E
         deadAt: { name: 'dead_at', type: 'varchar', nullable: true },
       },
     });
-    schemas.set(tableName, schema);
+    entities.set(key, entity);
   }
-  return schema;
+  return entity;
+}
+
+// Entity names are unique within a data source: two outboxes of one data source, in two schemas, need two.
+function entityName({ name, schema }: OutboxTable): string {
+  if (schema !== undefined) return `OutboxMessage_${schema}_${name}`;
+  return name === DEFAULT_OUTBOX_TABLE ? 'OutboxMessage' : `OutboxMessage_${name}`;
 }

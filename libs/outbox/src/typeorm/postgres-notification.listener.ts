@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { RelayLogger } from '../core/outbox-relay';
+import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
 
 interface PgClient {
   query(sql: string): Promise<unknown>;
@@ -9,9 +11,23 @@ interface PgClient {
   removeAllListeners(): void;
 }
 
-/** The notification channel of an outbox table (table names are plain identifiers, so this is one too). */
-export function notificationChannel(tableName: string): string {
-  return `outbox_${tableName}`.slice(0, 63);
+/** PostgreSQL's NAMEDATALEN − 1: pg_notify refuses a longer channel, LISTEN cuts it short. */
+const MAX_CHANNEL_LENGTH = 63;
+
+/**
+ * The notification channel of an outbox table: `outbox_<table>` (unchanged since before schemas,
+ * so writers and relays of different versions still meet), and `outbox_<schema>.<table>` in a
+ * schema, so that the same table name in two schemas makes two channels (the dot cannot occur in
+ * either name). Channel names are at most 63 bytes: a longer one keeps its start and ends in a
+ * hash of the whole, so that two long names do not become one channel.
+ */
+export function notificationChannel(location: string | OutboxTableLocation | OutboxTable): string {
+  const table = OutboxTable.of(location);
+  if (table.schema === undefined) return `outbox_${table.name}`.slice(0, MAX_CHANNEL_LENGTH);
+  const channel = `outbox_${table.schema}.${table.name}`;
+  if (channel.length <= MAX_CHANNEL_LENGTH) return channel;
+  const hash = createHash('sha1').update(channel).digest('hex').slice(0, 8);
+  return `${channel.slice(0, MAX_CHANNEL_LENGTH - hash.length - 1)}_${hash}`;
 }
 
 /**

@@ -4,6 +4,7 @@ import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { DeliveryOptions, MessageMetadata } from '../core/outbox-message';
 import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
+import type { OutboxTableLocation } from './dialects/outbox-table';
 import { aggregateKey, AggregateLocks } from './aggregate-locks';
 import { tableDialectFor } from './outbox-sql.factory';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
@@ -38,7 +39,7 @@ export class TypeOrmOutboxWriter {
   constructor(
     private readonly factory: OutboxMessageFactory,
     private readonly tracker: OutboxTransactionTracker,
-    private readonly tableName: string,
+    private readonly table: string | OutboxTableLocation,
     /** PostgreSQL channel notified once per writing transaction, or undefined for none. */
     private readonly notifyChannel?: string,
   ) {}
@@ -63,7 +64,7 @@ export class TypeOrmOutboxWriter {
     const type = manager.connection.options.type;
     let dialect = this.dialects.get(type);
     if (!dialect) {
-      dialect = tableDialectFor(type, this.tableName, { notifyChannel: this.notifyChannel });
+      dialect = tableDialectFor(type, this.table, { notifyChannel: this.notifyChannel });
       this.dialects.set(type, dialect);
     }
     return dialect;

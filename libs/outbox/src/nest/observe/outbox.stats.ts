@@ -24,7 +24,7 @@ export class OutboxStats {
     observers: OutboxObservers,
   ) {
     this.reader = new OutboxStatsReader({
-      source: createSqlOutboxStatsSource(dataSource, extras.tableName),
+      source: createSqlOutboxStatsSource(dataSource, extras),
       refreshIntervalMs: observability.stats.refreshIntervalMs,
       relayActivity: () => observers.activity.activity(),
     });
