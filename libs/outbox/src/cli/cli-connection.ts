@@ -4,8 +4,8 @@ import { badUrl, cannotConnect, noSqliteFile } from './cli.messages';
 import { CliError } from './cli.error';
 
 /** A data source for a database URL: `postgres(ql)://…`, `mysql://…` / `mariadb://…`, or `sqlite:<path>` (also `sqlite://<path>`). */
-export async function connect(url: string, schema?: string): Promise<DataSource> {
-  const dataSource = new DataSource(optionsFor(url, schema));
+export async function connect(url: string): Promise<DataSource> {
+  const dataSource = new DataSource(optionsFor(url));
   try {
     await dataSource.initialize();
   } catch (error) {
@@ -14,14 +14,13 @@ export async function connect(url: string, schema?: string): Promise<DataSource>
   return dataSource;
 }
 
-function optionsFor(url: string, schema?: string): ConstructorParameters<typeof DataSource>[0] {
+function optionsFor(url: string): ConstructorParameters<typeof DataSource>[0] {
   if (/^postgres(ql)?:\/\/[^/]+/.test(url)) {
     return {
       type: 'postgres',
       url,
-      schema,
       // One connection is plenty for a command; fail fast instead of waiting on a dead host.
-      extra: { max: 2, connectionTimeoutMillis: 5_000, ...(schema ? { options: `-c search_path=${schema}` } : {}) },
+      extra: { max: 2, connectionTimeoutMillis: 5_000 },
       logging: false,
     };
   }

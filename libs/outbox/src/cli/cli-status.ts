@@ -2,13 +2,14 @@ import type { DataSource } from 'typeorm';
 import { summarize } from '../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../typeorm/outbox-sql.factory';
 import type { CliIo } from './outbox-cli';
+import type { OutboxTable } from '../typeorm/dialects/outbox-table';
 
 const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 
 /** `status`: the same figures as `OutboxStats`; exit 1 when lag or dead rows pass the thresholds (for cron and probes). */
 export async function printStatus(
   dataSource: DataSource,
-  table: string,
+  table: OutboxTable,
   thresholds: { maxLagMs?: number; maxDead?: number },
   json: boolean,
   io: CliIo,

@@ -16,14 +16,16 @@ Commands:
   pause <destination>         hold publishing to a destination, on every relay
   resume <destination>        publish to it again
   paused                      list paused destinations
-  sql --dialect <postgres|sqlite|mariadb> [--table <name>]
+  sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables
 
 Connection (every command but sql):
   --url <url>                 postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db
                               (MariaDB/MySQL) or sqlite:/path/to/file.sqlite
                               (default: $OUTBOX_DATABASE_URL)
-  --schema <name>             PostgreSQL schema of the table (default: the server's search_path)
+  --schema <name>             PostgreSQL schema of the table, as the module's "schema" option:
+                              every statement names "<schema>"."<table>" (default: none, the
+                              connection's search_path decides)
   --table <name>              outbox table (default: outbox_messages)
 
 Exit codes: 0 done, 1 a status threshold passed, 2 bad input, unknown message, or no database.`;

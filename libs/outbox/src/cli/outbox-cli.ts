@@ -5,7 +5,8 @@ import { OutboxConsole } from '../core/console/outbox-console';
 import type { MessageFilter } from '../core/console/outbox-console.port';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidIdentifier } from '../core/outbox.messages';
-import { isIdentifier, validateTableName } from '../core/outbox-options';
+import { isIdentifier } from '../core/outbox-options';
+import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../typeorm/outbox-sql.factory';
 import { CliError } from './cli.error';
@@ -71,9 +72,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 async function run(positionals: string[], values: Parsed, io: CliIo): Promise<number> {
   const [command, sub, argument] = positionals;
-  const table = validateTableName(values.table ?? DEFAULT_OUTBOX_TABLE);
-  // The schema goes into the connection's search_path setting: anything but a name could set other settings.
+  // The schema qualifies the table in every statement, as the module's `schema` option does: the
+  // search_path is left alone, so the table is found in that schema whatever the server's setting.
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
+  const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
@@ -84,7 +86,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (command === 'dead' && sub !== 'list' && argument !== undefined && !UUID.test(argument)) throw new CliError(notAnId(argument));
   const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
   if (!url) throw new CliError(missingUrl());
-  const dataSource = await connect(url, values.schema);
+  const dataSource = await connect(url);
   try {
     return await runOn(dataSource, table, { command, sub, argument }, { values, thresholds, filter }, io);
   } finally {
@@ -94,7 +96,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
 
 async function runOn(
   dataSource: DataSource,
-  table: string,
+  table: OutboxTable,
   { command, sub, argument }: { command: string; sub?: string; argument?: string },
   { values, thresholds, filter }: { values: Parsed; thresholds: { maxLagMs?: number; maxDead?: number }; filter: MessageFilter },
   io: CliIo,
@@ -131,7 +133,7 @@ async function runOn(
   return 0;
 }
 
-function printSql(dialect: string | undefined, table: string, io: CliIo): number {
+function printSql(dialect: string | undefined, table: OutboxTable, io: CliIo): number {
   const driver = { postgres: 'postgres', sqlite: 'better-sqlite3', mariadb: 'mariadb', mysql: 'mysql' }[dialect ?? ''];
   if (!driver) throw new CliError(badDialect(dialect));
   for (const statement of tableDialectFor(driver, table).createTable()) io.out(`${statement.replace(/\n {6}/g, '\n  ')};\n`);
