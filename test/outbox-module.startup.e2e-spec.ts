@@ -84,6 +84,46 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
     expect(() => OutboxModule.forRoot({ relay: false, tableName: 'outbox; drop table x' })).toThrow(/"tableName"/);
   });
 
+  it.each([
+    ['forRoot', () => OutboxModule.forRoot({ relay: false, schema: 'billing; drop table x' })],
+    ['forRootAsync', () => OutboxModule.forRootAsync({ schema: 'public.outbox', useFactory: () => ({ relay: false }) })],
+  ])('fails on a schema name that is not an identifier (%s), before anything connects', (_, declare) => {
+    expect(declare).toThrow(OutboxConfigurationError);
+    expect(declare).toThrow(/Invalid OutboxModule option "schema": expected an identifier \(letters, digits and _, not starting with a digit, at most 63 characters\)/);
+  });
+
+  it('fails at startup on a schema, which SQLite does not have, naming the option', async () => {
+    // The data source is made here, so that it can be closed although the module never finishes compiling.
+    let dataSource: DataSource | undefined;
+    const failure = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({ type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 }),
+          dataSourceFactory: async (options) => (dataSource = await new DataSource(options!).initialize()),
+        }),
+        OutboxModule.forRoot({ relay: false, schema: 'billing' }),
+      ],
+    })
+      .setLogger(silentLogger)
+      .compile()
+      .then(async (module) => {
+        module.useLogger(false);
+        await module.init().finally(() => module.close());
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    await dataSource?.destroy();
+    expect(failure).toBeInstanceOf(OutboxConfigurationError);
+    expect((failure as Error).message).toMatch(/option "schema" \("billing"\): a schema is supported on PostgreSQL only, not on the TypeORM driver "better-sqlite3"/);
+  });
+
+  it('fails at startup on a schema returned by the forRootAsync factory, where it would be ignored', async () => {
+    const declared = OutboxModule.forRootAsync({ useFactory: () => ({ relay: false, schema: 'billing' }) as OutboxModuleOptions });
+    await expect(start(declared)).rejects.toThrow(/"schema" was returned by the forRootAsync factory, where it comes too late.*next to useFactory/);
+  });
+
   it('says which migration to add when the outbox table is missing', async () => {
     await expect(start(OutboxModule.forRoot({ relay: false }), false)).rejects.toThrow(/Add CreateOutboxTable .* to the data source's migrations/);
   });

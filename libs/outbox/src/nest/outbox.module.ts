@@ -103,11 +103,12 @@ export class OutboxModule extends ConfigurableOutboxModule {
   }
 }
 
-const STATIC_OPTIONS = ['tableName', 'schema', 'dataSource', 'isGlobal'] as const satisfies readonly (keyof OutboxModuleExtras)[];
+// The extras with a default in the module definition: Nest takes these out of forRoot's options.
+const STATIC_OPTIONS = ['tableName', 'schema', 'isGlobal'] as const satisfies readonly (keyof OutboxModuleExtras)[];
 
 /**
- * Nest takes the extras out of forRoot's options, so here they can only come from a forRootAsync
- * factory's result, after the module was declared without them: used, they would be ignored.
+ * Extras Nest takes out of forRoot's options can only reach them from a forRootAsync factory's
+ * result, after the module was declared without them: they would be ignored.
  */
 function rejectStaticOptionsFromFactory(options: OutboxModuleOptions): void {
   const found = STATIC_OPTIONS.find((key) => Object.prototype.hasOwnProperty.call(options, key));
