@@ -126,6 +126,24 @@ describe('OutboxRelay with several batches in flight', () => {
     }
   });
 
+  it('claims again when a batch settled while an empty claim ran, instead of ending the drain', async () => {
+    // One aggregate: the second claim finds its head leased by the first batch and comes back empty,
+    // but only after the first batch has settled. The rows behind it are claimable by then.
+    const written = Array.from({ length: 30 }, () => message('one-key'));
+    store.add(written);
+    const claim = store.claim.bind(store);
+    store.claim = async (request) => {
+      const claimed = await claim(request);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return claimed;
+    };
+    const instant: OutboxTransport = { name: 'instant', publish: async () => undefined };
+
+    await pipelinedRelay(store, instant, 2, 10).trigger();
+
+    expect(store.rows.filter((row) => row.status === 'published')).toHaveLength(30);
+  });
+
   it('on a shutdown that cannot wait, marks what the broker acknowledged in every batch in flight, and gives back the rest', async () => {
     // Two batches, each a run of two rows of one key plus a row of another; the second row of each run hangs.
     const [a1, a2, b1, c1, c2, d1] = [message('a'), message('a'), message('b'), message('c'), message('c'), message('d')];

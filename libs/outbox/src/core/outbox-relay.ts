@@ -246,6 +246,7 @@ export class OutboxRelay {
     const limit = this.config.maxBatchesInFlight ?? 1;
     const delivering = new Set<Promise<BatchOutcome>>();
     const oneSettled = () => Promise.race(delivering);
+    let settledBatches = 0;
     try {
       do {
         this.passRequested = false;
@@ -254,19 +255,23 @@ export class OutboxRelay {
             await oneSettled();
             continue;
           }
+          const settledBeforeClaim = settledBatches;
           const batch = await this.claim();
           if (batch) {
-            const delivery: Promise<BatchOutcome> = this.deliver(batch).finally(() => delivering.delete(delivery));
+            const delivery: Promise<BatchOutcome> = this.deliver(batch).finally(() => {
+              delivering.delete(delivery);
+              settledBatches += 1;
+            });
             delivering.add(delivery);
-          } else if (delivering.size === 0) break;
-          else await oneSettled();
+          } else if (delivering.size > 0) await oneSettled();
+          // Nothing in flight: done, unless a batch settled while the claim ran (the claim saw its rows leased).
+          else if (settledBatches === settledBeforeClaim) break;
         }
       } while (!this.stopped && this.passRequested);
     } finally {
       await Promise.allSettled(delivering);
     }
   }
-
 
   private async settle(token: string, published: string[], failed: FailedDelivery[], givenBack: string[]): Promise<Omit<SettledBatch, 'relayId' | 'outcomes'>> {
     const { store, owner, logger } = this.config;
