@@ -24,7 +24,8 @@ interface Variant {
  * P2: the cost the outbox adds to a save. The same entity (`BenchParcel`, one recorded event) is
  * saved with `dataSource.transaction((m) => m.save(parcel))` on Nest contexts with OutboxModule
  * (write-only instance: `relay: false`, other options default), with it and `notifications: false`
- * (to show what the commit-time NOTIFY costs), and without it, each on a schema of its own.
+ * (to show what the commit-time NOTIFY costs), with it and `preparedStatements: false` (to show what the
+ * named INSERT saves), and without it, each on a schema of its own.
  * Variants alternate in blocks so that load from elsewhere on the machine hits all alike.
  */
 export async function p2WritePath(context: BenchContext): Promise<Section> {
@@ -32,6 +33,7 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
   const topic = `bench-p2-${suffix()}`;
   const withSchema = await privateSchema(services.postgresUrl, 'bench_p2_outbox');
   const quietSchema = await privateSchema(services.postgresUrl, 'bench_p2_nonotify');
+  const unnamedSchema = await privateSchema(services.postgresUrl, 'bench_p2_unnamed');
   const withoutSchema = await privateSchema(services.postgresUrl, 'bench_p2_plain');
   const withApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withSchema.schema, migrate: true, outbox: { relay: false, resolveTopic: () => topic } });
   const quietApp = await startBenchApp({
@@ -40,11 +42,18 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     migrate: true,
     outbox: { relay: false, resolveTopic: () => topic, notifications: false },
   });
+  const unnamedApp = await startBenchApp({
+    postgresUrl: services.postgresUrl,
+    schema: unnamedSchema.schema,
+    migrate: true,
+    outbox: { relay: false, resolveTopic: () => topic, preparedStatements: false },
+  });
   const withoutApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withoutSchema.schema, migrate: true, withoutOutbox: true });
   const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const unnamed: Variant = { name: 'with it, INSERT unnamed', dataSource: unnamedApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const variants = [outbox, quiet, plain];
+  const variants = [outbox, quiet, unnamed, plain];
   let rowsWritten = 0;
   let savesWithOutbox = 0;
   let waits!: WaitSampler;
@@ -91,14 +100,16 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     savesWithOutbox = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
   } finally {
     await waits?.close();
-    for (const app of [withApp, quietApp, withoutApp]) await app.app.close();
-    for (const schema of [withSchema, quietSchema, withoutSchema]) await schema.drop();
+    for (const app of [withApp, quietApp, unnamedApp, withoutApp]) await app.app.close();
+    for (const schema of [withSchema, quietSchema, unnamedSchema, withoutSchema]) await schema.drop();
   }
   if (rowsWritten !== savesWithOutbox) throw new Error(`the outbox holds ${rowsWritten} rows for ${savesWithOutbox} saved parcels`);
 
   const a = distribution(outbox.latencies);
   const b = distribution(plain.latencies);
   const c = distribution(quiet.latencies);
+  const d = distribution(unnamed.latencies);
+  const throughputUnnamed = unnamed.saves / unnamed.seconds;
   const throughputQuiet = quiet.saves / quiet.seconds;
   const latencyRatio = a.p50 / b.p50;
   const throughputWith = outbox.saves / outbox.seconds;
@@ -113,15 +124,17 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
         [
           ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith), ...cpu(outbox)],
           ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet), ...cpu(quiet)],
+          ['with OutboxModule, `preparedStatements: false` (for reference)', fmt(d.p50, 2), fmt(d.p99, 2), fmt(d.max, 2), fmt(throughputUnnamed), ...cpu(unnamed)],
           ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout), ...cpu(plain)],
           ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`, '', ''],
           ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`, '', ''],
+          ['ratio with (`preparedStatements: false`) / without', fmtRatio(d.p50 / b.p50), fmtRatio(d.p99 / b.p99), '', `${fmtRatio(throughputUnnamed / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputUnnamed)})`, '', ''],
         ],
       ),
       '',
       `${a.count} sequential saves per variant in alternating blocks of ${BLOCK} (after ${BLOCK} warm-up saves each), then ${WRITERS} concurrent writers ` +
         `for 2 × ${fmt(sizes.concurrentSeconds / 2)} s per variant, alternating. All contexts use a pool of 10 connections and their own schema. ` +
-        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`. ` +
+        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`, and with \`preparedStatements\` on (the default) it is a named statement, parsed and planned once per connection. ` +
         `What the busy backends were doing during the 8-writer phase (pg_stat_activity sampled every ${WaitSampler.EVERY_MS} ms, share of samples): ` +
         variants.map((variant) => `${variant.name}: ${waits.describe(variant.name)}`).join('; ') +
         '. ' +
@@ -140,6 +153,11 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
         bench: 'P2',
         figure: 'same two with `notifications: false` (reference)',
         value: `latency ${fmtRatio(c.p50 / b.p50)}, throughput cost ${fmtRatio(throughputWithout / throughputQuiet)}`,
+      },
+      {
+        bench: 'P2',
+        figure: 'same two with `preparedStatements: false` (reference)',
+        value: `latency ${fmtRatio(d.p50 / b.p50)}, throughput cost ${fmtRatio(throughputWithout / throughputUnnamed)}`,
       },
     ],
   };

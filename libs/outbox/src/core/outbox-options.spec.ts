@@ -27,6 +27,7 @@ describe('resolveOutboxSettings', () => {
     [{ batchSize: 0 }, 'batchSize'],
     [{ maxBatchesInFlight: 0 }, 'maxBatchesInFlight'],
     [{ maxBatchesInFlight: 17 }, 'maxBatchesInFlight'],
+    [{ preparedStatements: 'yes' as never }, 'preparedStatements'],
     [{ leaseMs: 1.5 }, 'leaseMs'],
     [{ maxAttempts: Number.NaN }, 'maxAttempts'],
     [{ backoff: { jitter: 2 } }, 'backoff.jitter'],

@@ -58,6 +58,13 @@ export interface OutboxSettings {
    * (PgBouncer in transaction mode), where LISTEN does not work. Ignored elsewhere. Default `true`.
    */
   notifications?: boolean;
+  /**
+   * PostgreSQL: the outbox INSERT runs as a named prepared statement, parsed and planned once per
+   * connection instead of on every save. Turn off behind a pooler that cannot keep prepared
+   * statements across transactions (PgBouncer in transaction mode before 1.21, or without
+   * `max_prepared_statements`). Ignored elsewhere. Default `true`.
+   */
+  preparedStatements?: boolean;
   /** Rows claimed and published per round. Default `100`. */
   batchSize?: number;
   /**
@@ -116,6 +123,7 @@ export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic
 export const OUTBOX_DEFAULTS = {
   relay: true,
   notifications: true,
+  preparedStatements: true,
   pollIntervalMs: 5_000,
   batchSize: 100,
   maxBatchesInFlight: 2,
@@ -138,6 +146,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
   const resolved: ResolvedOutboxSettings = {
     relay: options.relay ?? OUTBOX_DEFAULTS.relay,
     notifications: options.notifications ?? OUTBOX_DEFAULTS.notifications,
+    preparedStatements: options.preparedStatements ?? OUTBOX_DEFAULTS.preparedStatements,
     pollIntervalMs: options.pollIntervalMs ?? OUTBOX_DEFAULTS.pollIntervalMs,
     batchSize: options.batchSize ?? OUTBOX_DEFAULTS.batchSize,
     maxBatchesInFlight: options.maxBatchesInFlight ?? OUTBOX_DEFAULTS.maxBatchesInFlight,
@@ -164,6 +173,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
 function validate(settings: ResolvedOutboxSettings): void {
   if (typeof settings.relay !== 'boolean') fail('relay', 'true or false', settings.relay);
   if (typeof settings.notifications !== 'boolean') fail('notifications', 'true or false', settings.notifications);
+  if (typeof settings.preparedStatements !== 'boolean') fail('preparedStatements', 'true or false', settings.preparedStatements);
   bounded('pollIntervalMs', settings.pollIntervalMs, 1, LIMITS.pollIntervalMs);
   bounded('batchSize', settings.batchSize, 1, LIMITS.batchSize);
   bounded('maxBatchesInFlight', settings.maxBatchesInFlight, 1, LIMITS.maxBatchesInFlight);

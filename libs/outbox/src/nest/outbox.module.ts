@@ -71,6 +71,7 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
           tracker,
           extras,
           settings.notifications ? notificationChannel(extras) : undefined,
+          settings.preparedStatements,
         ),
     },
     OutboxRelayHost,

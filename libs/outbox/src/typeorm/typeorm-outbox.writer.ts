@@ -7,6 +7,7 @@ import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import type { OutboxTableLocation } from './dialects/outbox-table';
 import { aggregateKey, AggregateLocks } from './aggregate-locks';
 import { tableDialectFor } from './outbox-sql.factory';
+import { canRunPrepared, runPrepared } from './prepared-insert';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
 /** A message added through the explicit API, for code that does not go through an aggregate. */
@@ -42,6 +43,8 @@ export class TypeOrmOutboxWriter {
     private readonly table: string | OutboxTableLocation,
     /** PostgreSQL channel notified once per writing transaction, or undefined for none. */
     private readonly notifyChannel?: string,
+    /** PostgreSQL: the INSERT as a named prepared statement inside transactions (see the `preparedStatements` option). */
+    private readonly preparedStatements = true,
   ) {}
 
   /** Explicit API: adds messages inside a transaction the caller already has. */
@@ -85,7 +88,8 @@ export class TypeOrmOutboxWriter {
         const inTransaction = queryRunner?.isTransactionActive === true;
         const notify = !inTransaction || this.tracker.needsNotification(queryRunner);
         const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify });
-        await manager.query(sql, params);
+        if (this.preparedStatements && canRunPrepared(manager)) await runPrepared(manager, sql, params);
+        else await manager.query(sql, params);
         if (notify && inTransaction) this.tracker.notified(queryRunner);
       }
     };

@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { QueryFailedError, type EntityManager } from 'typeorm';
+
+/** The part of node-postgres' client used here: a query config with a statement name. */
+interface NamedQueryClient {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<unknown>;
+}
+
+/**
+ * The name of a statement, from its text: node-postgres prepares a name once per connection and
+ * refuses the same name with another text, and the outbox INSERT's text varies with its row count
+ * and whether it carries the NOTIFY.
+ */
+export function preparedStatementName(sql: string): string {
+  return `nest_outbox_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+}
+
+/** Whether `manager` can run a named statement: PostgreSQL, inside a transaction of its own query runner. */
+export function canRunPrepared(manager: EntityManager): boolean {
+  return manager.connection.options.type === 'postgres' && manager.queryRunner?.isTransactionActive === true;
+}
+
+/**
+ * Runs a statement as a named prepared statement on the transaction's own connection, so that
+ * PostgreSQL parses and plans the outbox INSERT once per connection rather than on every save.
+ * TypeORM's query API takes no statement name, hence the driver's client; TypeORM's logger still
+ * sees the statement, and a failure is the QueryFailedError that `manager.query` would throw.
+ */
+export async function runPrepared(manager: EntityManager, sql: string, params: unknown[]): Promise<void> {
+  const queryRunner = manager.queryRunner!;
+  const logger = manager.connection.logger;
+  const client = (await queryRunner.connect()) as NamedQueryClient;
+  logger.logQuery(sql, params, queryRunner);
+  try {
+    await client.query({ name: preparedStatementName(sql), text: sql, values: params });
+  } catch (error) {
+    logger.logQueryError(error as Error, sql, params, queryRunner);
+    throw new QueryFailedError(sql, params, error as Error);
+  }
+}

@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource, QueryFailedError, type EntityManager, type Logger as TypeOrmLogger } from 'typeorm';
+import { CreateOutboxTable, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
+import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { postgresAdmin as admin } from './support/databases';
+import { requireService } from './support/services';
+
+/** Keeps the outbox INSERTs TypeORM's logger was told about. */
+class InsertLog implements TypeOrmLogger {
+  readonly inserts: string[] = [];
+  logQuery(query: string): void {
+    if (query.includes('INSERT INTO "outbox_messages"')) this.inserts.push(query);
+  }
+  logQueryError(): void {}
+  logQuerySlow(): void {}
+  logSchemaBuild(): void {}
+  logMigration(): void {}
+  log(): void {}
+}
+
+/** The outbox statements prepared on the connection of `manager`'s transaction (pg_prepared_statements is per session). */
+const preparedOutboxStatements = async (manager: EntityManager) =>
+  (await manager.query(`SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'nest_outbox_%'`)) as Array<{ name: string; statement: string }>;
+
+describe('PostgreSQL: the outbox INSERT as a named prepared statement', () => {
+  let url: string;
+  const started: Array<{ module: TestingModule; schema: string }> = [];
+
+  async function start(preparedStatements?: boolean): Promise<{ dataSource: DataSource; publisher: OutboxPublisher; log: InsertLog }> {
+    const schema = `prepared_${randomBytes(5).toString('hex')}`;
+    const log = new InsertLog();
+    await admin(url, `CREATE SCHEMA ${schema}`);
+    const module = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({
+          type: 'postgres',
+          url,
+          schema,
+          extra: { options: `-c search_path=${schema}`, max: 1 },
+          entities: PARCEL_ENTITIES,
+          synchronize: true,
+          migrations: [CreateOutboxTable],
+          migrationsRun: true,
+          retryAttempts: 0,
+          logging: ['query'],
+          logger: log,
+        }),
+        OutboxModule.forRoot({ relay: false, defaultTopic: 'parcels', ...(preparedStatements === undefined ? {} : { preparedStatements }) }),
+      ],
+    }).compile();
+    module.useLogger(false);
+    await module.init();
+    started.push({ module, schema });
+    return { dataSource: module.get(DataSource), publisher: module.get(OutboxPublisher), log };
+  }
+
+  beforeAll(() => {
+    url = requireService('postgres');
+  });
+
+  afterEach(async () => {
+    for (const { module, schema } of started.splice(0)) {
+      await module.close();
+      await admin(url, `DROP SCHEMA ${schema} CASCADE`);
+    }
+  });
+
+  it('prepares each form of the INSERT once per connection and reuses it in later transactions; TypeORM still logs it', async () => {
+    const { dataSource, log } = await start();
+    const saveThree = () =>
+      dataSource.transaction(async (manager) => {
+        for (const label of ['a', 'b', 'c']) await manager.save(Parcel.register(label, 1));
+        return preparedOutboxStatements(manager);
+      });
+
+    const first = await saveThree();
+    const second = await saveThree(); // one pooled connection: the same session
+
+    // Two forms: the transaction's first insert carries the NOTIFY, the others do not.
+    expect(first.map((statement) => statement.statement.startsWith('WITH inserted AS')).sort()).toEqual([false, true]);
+    expect(first.every((statement) => statement.statement.includes('INSERT INTO "outbox_messages"'))).toBe(true);
+    expect(second.map((statement) => statement.name).sort()).toEqual(first.map((statement) => statement.name).sort());
+    expect(log.inserts).toHaveLength(6);
+    expect(Number((await dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n)).toBe(6);
+  });
+
+  it('with preparedStatements: false sends the INSERT unnamed', async () => {
+    const { dataSource } = await start(false);
+    const prepared = await dataSource.transaction(async (manager) => {
+      await manager.save(Parcel.register('unnamed', 1));
+      return preparedOutboxStatements(manager);
+    });
+
+    expect(prepared).toEqual([]);
+    expect(Number((await dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n)).toBe(1);
+  });
+
+  it('fails the transaction with a QueryFailedError when the INSERT fails, writing nothing', async () => {
+    const { dataSource, publisher } = await start();
+    await dataSource.query(`ALTER TABLE outbox_messages ADD CONSTRAINT no_refunds CHECK (event_type <> 'refund.issued')`);
+    const parcel = Parcel.register('kept?', 1);
+
+    const attempt = dataSource.transaction(async (manager) => {
+      await manager.save(parcel);
+      await publisher.add(manager, { type: 'refund.issued', aggregateType: 'refund', aggregateId: 'r-1', payload: {} });
+    });
+
+    await expect(attempt).rejects.toBeInstanceOf(QueryFailedError);
+    await expect(attempt).rejects.toThrow(/no_refunds/);
+    expect(Number((await dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n)).toBe(0);
+    expect(await dataSource.getRepository(Parcel).countBy({ id: parcel.id })).toBe(0);
+  });
+});
