@@ -27,6 +27,13 @@ export interface SqlStatement {
   params: unknown[];
 }
 
+export interface InsertOptions {
+  /** `false` leaves out the notification (PostgreSQL). */
+  notify?: boolean;
+  /** Aggregate keys to lock first, where the dialect `locksInInsert`. */
+  lockKeys?: string[];
+}
+
 /** What writers and migrations need of a database family. */
 export interface OutboxTableDialect {
   readonly name: string;
@@ -34,7 +41,12 @@ export interface OutboxTableDialect {
    * `notify: false` leaves out the notification of `notifyChannel` (PostgreSQL): the writer sends
    * it with the first insert of a transaction only, since one wakes the relays as well as several.
    */
-  insert(messages: NewOutboxMessage[], options?: { notify?: boolean }): SqlStatement;
+  insert(messages: NewOutboxMessage[], options?: InsertOptions): SqlStatement;
+  /**
+   * True where `insert` can take the aggregates' locks itself (`lockKeys`), in the same statement
+   * and before the rows' positions are drawn, which saves the writer the `lockAggregates` round trip.
+   */
+  readonly locksInInsert?: boolean;
   /**
    * Serializes writers of the same aggregates until their transactions end, so that positions of
    * one aggregate are handed out in commit order. `undefined` where writers are serialized anyway.

@@ -9,6 +9,7 @@ import {
   valuesTuple,
   holdingStatuses,
   type DialectOptions,
+  type InsertOptions,
   type OutboxSqlDialect,
   type SqlStatement,
 } from './outbox-sql.dialect';
@@ -17,6 +18,11 @@ import { createPausedTable, dropPausedTable, notPaused } from './paused-destinat
 import type { OutboxTable, OutboxTableLocation } from './outbox-table';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
+/** The PostgreSQL types of INSERT_COLUMNS, as the table has them (the delay of `next_attempt_at` is a number of milliseconds). */
+const COLUMN_TYPES: Record<number, string> = Object.fromEntries(
+  INSERT_COLUMNS.map((column, index) => [index, ({ id: 'uuid', event_version: 'integer', occurred_at: 'timestamptz', headers: 'text', payload: 'text', next_attempt_at: 'double precision' } as Record<string, string>)[column] ?? 'varchar']),
+);
+
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'postgres';
   protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'giveBack' | 'release', string>;
@@ -68,19 +74,35 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     };
   }
 
-  insert(messages: NewOutboxMessage[], options: { notify?: boolean } = {}): SqlStatement {
+  readonly locksInInsert = true;
+
+  insert(messages: NewOutboxMessage[], options: InsertOptions = {}): SqlStatement {
     const width = INSERT_COLUMNS.length;
-    const rows = messages.map((_, row) =>
-      valuesTuple((column) => `$${row * width + column + 1}`, (param) => `now() + ${param}::double precision * interval '1 millisecond'`),
-    );
-    const insert = `INSERT INTO ${this.table.quoted()} (${INSERT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
-    const params = messages.flatMap((message) => insertValues(message, message.occurredAt));
-    if (!this.notifyChannel || options.notify === false) return { sql: insert, params };
+    const locking = options.lockKeys !== undefined && options.lockKeys.length > 0;
+    // Rows joined with the lock step are typed by their VALUES list, not by the target columns.
+    const placeholder = (row: number) => (column: number) => `$${row * width + column + 1}${locking ? `::${COLUMN_TYPES[column]}` : ''}`;
+    const rows = messages.map((_, row) => valuesTuple(placeholder(row), (param) => `now() + ${param}::double precision * interval '1 millisecond'`));
+    const params: unknown[] = messages.flatMap((message) => insertValues(message, message.occurredAt));
+    const columns = INSERT_COLUMNS.join(', ');
+    const steps: string[] = [];
+    let insert = `INSERT INTO ${this.table.quoted()} (${columns}) VALUES ${rows.join(', ')}`;
+    if (locking) {
+      // The aggregates' advisory locks in the insert's own round trip, in a fixed order so that two
+      // writers never deadlock. Every row to insert is joined with the (one-row) lock step, so no row
+      // reaches the table, and draws its position, before all the locks are held.
+      params.push([...new Set(options.lockKeys)].sort());
+      steps.push(
+        `locked AS MATERIALIZED (SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM (SELECT k FROM unnest($${params.length}::text[]) AS k ORDER BY k) AS keys)`,
+      );
+      insert = `INSERT INTO ${this.table.quoted()} (${columns}) SELECT v.* FROM (VALUES ${rows.join(', ')}) AS v (${columns}) CROSS JOIN locked`;
+    }
+    const notify = this.notifyChannel !== undefined && options.notify !== false;
+    if (!notify && !locking) return { sql: insert, params };
+    if (!notify) return { sql: `WITH ${steps.join(', ')} ${insert}`, params };
     // One round trip: the notification rides on the insert and is only delivered if it commits.
-    return {
-      sql: `WITH inserted AS (${insert} RETURNING position) SELECT pg_notify($${params.length + 1}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`,
-      params: [...params, this.notifyChannel],
-    };
+    params.push(this.notifyChannel);
+    steps.push(`inserted AS (${insert} RETURNING position)`);
+    return { sql: `WITH ${steps.join(', ')} SELECT pg_notify($${params.length}, '') FROM (SELECT 1 FROM inserted LIMIT 1) AS any_row`, params };
   }
 
   lockAggregates(keys: string[]): SqlStatement {
