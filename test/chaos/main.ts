@@ -11,107 +11,15 @@ import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { CreateInboxTable, CreateOutboxTable, outboxMessageEntity } from '@nest-outbox/outbox';
-import { CreateOrderTables1767225600001 } from '../../apps/order-service/src/database/create-order-tables.migration';
-import { Order, OrderLine } from '../../apps/order-service/src/orders/order.entity';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
 import { requireService, serviceEnv } from '../support/services';
-import { analyse, type OutboxRow, type UnsettledReason } from './analysis';
+import { analyse, type UnsettledReason } from './analysis';
+import { renderReport } from './chaos.report';
+import { migrate, outboxRows, rowsById, statusCounts } from './chaos.database';
+import { parseArguments, type Profile } from './chaos.profile';
 import { errorText, prng, type RelayReport, type RelaySettings, type WriterRecord, type WriterSettings } from './chaos.protocol';
 import { KafkaLedger } from './ledger';
 import { InboxConsumer } from './inbox-consumer';
-
-// ------------------------------------------------------------------------------------------------
-// Parameters
-// ------------------------------------------------------------------------------------------------
-
-interface Profile {
-  name: string;
-  relays: number;
-  writeSeconds: number;
-  opsPerSecond: number;
-  concurrency: number;
-  rollbackRate: number;
-  errorRate: number;
-  batchSize: number;
-  /** Batches each relay may have claimed and not yet settled (pipelining); every kill or stall may leave this many unsettled. */
-  maxBatchesInFlight: number;
-  leaseMs: number;
-  publishTimeoutMs: number;
-  pollIntervalMs: number;
-  kills: number;
-  /** Start of each stall as a fraction of the write phase; each lasts stallMs. */
-  stalls: number[];
-  stallMs: number;
-  /** Start of each broker outage as a fraction of the write phase. */
-  brokerOutages: number[];
-  brokerOutageMs: number;
-  /** PostgreSQL restarts as fractions of the write phase. */
-  postgresRestarts: number[];
-  postgresDownMs: number;
-  drainTimeoutMs: number;
-}
-
-const DEFAULT: Profile = {
-  name: 'default',
-  relays: 4,
-  writeSeconds: 140,
-  opsPerSecond: 40,
-  concurrency: 6,
-  rollbackRate: 0.1,
-  errorRate: 0.05,
-  batchSize: 20,
-  maxBatchesInFlight: 2,
-  leaseMs: 3_000,
-  publishTimeoutMs: 1_000,
-  pollIntervalMs: 250,
-  kills: 24,
-  stalls: [0.08, 0.56, 0.86],
-  stallMs: 8_000,
-  brokerOutages: [0.2],
-  brokerOutageMs: 32_000,
-  postgresRestarts: [0.74],
-  postgresDownMs: 3_000,
-  drainTimeoutMs: 120_000,
-};
-
-const FULL: Profile = {
-  ...DEFAULT,
-  name: 'full',
-  relays: 6,
-  writeSeconds: 420,
-  opsPerSecond: 50,
-  kills: 90,
-  stalls: [0.04, 0.09, 0.3, 0.42, 0.55, 0.72, 0.8, 0.93],
-  brokerOutages: [0.14, 0.6],
-  brokerOutageMs: 40_000,
-  postgresRestarts: [0.35, 0.5, 0.88],
-  drainTimeoutMs: 240_000,
-};
-
-function parseArguments(argv: string[]): Profile & { seed: number; selfTest: string[] } {
-  let profile: Profile = { ...DEFAULT };
-  const overrides: Partial<Record<keyof Profile, number>> = {};
-  let seed = randomBytes(4).readUInt32LE(0);
-  for (const argument of argv) {
-    const [name, value] = argument.replace(/^--/, '').split('=');
-    if (name === 'full') profile = { ...FULL };
-    else if (name === 'seed') seed = Number(value);
-    else if (['relays', 'kills', 'writeSeconds', 'opsPerSecond', 'batchSize', 'maxBatchesInFlight', 'leaseMs'].includes(name) && value !== undefined && Number.isFinite(Number(value))) {
-      overrides[name as keyof Profile] = Number(value);
-    } else if (name === 'duration' && Number.isFinite(Number(value))) overrides.writeSeconds = Number(value);
-    else if (name === 'help' || name === 'h') {
-      console.log('usage: npm run chaos [-- --full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N] [--maxBatchesInFlight=N]');
-      console.log('       CHAOS_SELF_TEST=drop|ghost|reorder|dup|inbox (comma-separated) corrupts the ledger, or bypasses the inbox, on purpose: the run must then fail.');
-      process.exit(0);
-    } else throw new Error(`unknown argument ${argument} (try --help)`);
-  }
-  const selfTest = (process.env.CHAOS_SELF_TEST ?? '').split(',').map((mode) => mode.trim()).filter(Boolean);
-  for (const mode of selfTest) if (!['drop', 'ghost', 'reorder', 'dup', 'inbox'].includes(mode)) throw new Error(`CHAOS_SELF_TEST: unknown mode ${mode} (drop, ghost, reorder, dup, inbox)`);
-  return { ...profile, ...overrides, seed, selfTest } as Profile & { seed: number; selfTest: string[] };
-}
 
 // ------------------------------------------------------------------------------------------------
 // Bookkeeping shared by the fault actors
@@ -486,69 +394,6 @@ async function restartPostgres(profile: Profile, at: number): Promise<void> {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Database helpers
-// ------------------------------------------------------------------------------------------------
-
-async function withClient<T>(url: string, schema: string | undefined, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 5_000, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function rowsById(url: string, schema: string, ids: string[]) {
-  return withClient(url, schema, async (client) => {
-    const { rows } = await client.query(
-      `SELECT position::text AS position, id, status, lease_owner AS "leaseOwner", published_at::text AS "publishedAt",
-              (extract(epoch FROM published_at) * 1000)::bigint::text AS "publishedMs", attempts
-         FROM outbox_messages WHERE id = ANY($1::uuid[])`,
-      [ids],
-    );
-    return rows as Array<{ position: string; id: string; status: string; leaseOwner: string | null; publishedAt: string | null; publishedMs: string | null; attempts: number; publishedBy?: string }>;
-  });
-}
-
-async function outboxRows(url: string, schema: string): Promise<OutboxRow[]> {
-  return withClient(url, schema, async (client) => {
-    const { rows } = await client.query(
-      `SELECT position::text AS position, id, aggregate_id AS "aggregateId", event_type AS type, status, attempts, last_error AS "lastError", lease_owner AS "leaseOwner"
-         FROM outbox_messages ORDER BY position`,
-    );
-    return rows as OutboxRow[];
-  });
-}
-
-async function statusCounts(url: string, schema: string): Promise<Record<string, number>> {
-  return withClient(url, schema, async (client) => {
-    const { rows } = await client.query(`SELECT status, count(*)::int AS n FROM outbox_messages GROUP BY status`);
-    return Object.fromEntries(rows.map((row: { status: string; n: number }) => [row.status, row.n]));
-  });
-}
-
-async function migrate(url: string, schema: string): Promise<void> {
-  await withClient(url, undefined, (client) => client.query(`CREATE SCHEMA ${schema}`));
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    schema,
-    extra: { options: `-c search_path=${schema}` },
-    entities: [Order, OrderLine, outboxMessageEntity()],
-    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable],
-    logging: false,
-  });
-  await dataSource.initialize();
-  try {
-    await dataSource.runMigrations();
-  } finally {
-    await dataSource.destroy();
-  }
-}
-
-// ------------------------------------------------------------------------------------------------
 // The run
 // ------------------------------------------------------------------------------------------------
 
@@ -742,29 +587,15 @@ async function main(): Promise<number> {
     ['duration (write phase / drain / total)', `${profile.writeSeconds} s / ${seconds(Date.now() - drainStart)} s / ${seconds(duration)} s`],
   ];
 
-  const table = (rowsOfTable: Array<[string, string | number]>, head: [string, string]) =>
-    [`| ${head[0]} | ${head[1]} |`, '|---|---|', ...rowsOfTable.map(([name, value]) => `| ${name} | ${value} |`)].join('\n');
   const failed = result.findings.filter((finding) => !finding.ok);
-  const report = [
-    `## Chaos run ${runId}${profile.selfTest.length ? ` (SELF TEST: ${profile.selfTest.join(', ')})` : ''}`,
-    '',
-    table(parameters, ['parameter', 'value']),
-    '',
-    table(result.figures, ['figure', 'value']),
-    '',
-    '| promise | result | |',
-    '|---|---|---|',
-    ...result.findings.map((finding) => `| ${finding.check} | ${finding.detail} | ${finding.ok ? 'ok' : '**BROKEN**'} |`),
-    '',
-    `Duplicates by cause: ${Object.entries(result.duplicatesByCause).map(([cause, n]) => `${cause} ${n}`).join(', ') || 'none'}.`,
-    '',
-    ...(stallReports.length ? ['Stalls:', ...stallReports.map((line) => `- ${line}`), ''] : []),
-    ...(result.evidence.length || stallViolations.length || ledger.malformed.length
-      ? ['Evidence:', ...[...result.evidence, ...stallViolations, ...ledger.malformed.slice(0, 10)].map((line) => `- ${line}`), '']
-      : []),
-    failed.length === 0 ? '**All promises held.**' : `**${failed.length} promise(s) broken:** ${failed.map((finding) => finding.check).join('; ')}.`,
-    `Logs: ${runDir}`,
-  ].join('\n');
+  const report = renderReport({
+    title: `Chaos run ${runId}${profile.selfTest.length ? ` (SELF TEST: ${profile.selfTest.join(', ')})` : ''}`,
+    parameters,
+    analysis: result,
+    stallReports,
+    evidence: [...result.evidence, ...stallViolations, ...ledger.malformed.slice(0, 10)],
+    runDir,
+  });
   writeFileSync(join(runDir, 'report.md'), `${report}\n`);
   console.log(`\n${report}\n`);
   return failed.length === 0 ? 0 : 1;
