@@ -19,6 +19,7 @@ import {
   type OutgoingMessage,
 } from '@nest-outbox/outbox';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { startupFailure } from './support/startup-failure';
 import { waitFor } from './support/wait-for';
 
 class ArrayTransport implements OutboxTransport {
@@ -93,28 +94,10 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
   });
 
   it('fails at startup on a schema, which SQLite does not have, naming the option', async () => {
-    // The data source is made here, so that it can be closed although the module never finishes compiling.
-    let dataSource: DataSource | undefined;
-    const failure = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRootAsync({
-          useFactory: () => ({ type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 }),
-          dataSourceFactory: async (options) => (dataSource = await new DataSource(options!).initialize()),
-        }),
-        OutboxModule.forRoot({ relay: false, schema: 'billing' }),
-      ],
-    })
-      .setLogger(silentLogger)
-      .compile()
-      .then(async (module) => {
-        module.useLogger(false);
-        await module.init().finally(() => module.close());
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-    await dataSource?.destroy();
+    const failure = await startupFailure(
+      { type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 },
+      [OutboxModule.forRoot({ relay: false, schema: 'billing' })],
+    );
     expect(failure).toBeInstanceOf(OutboxConfigurationError);
     expect((failure as Error).message).toMatch(/option "schema" \("billing"\): a schema is supported on PostgreSQL only, not on the TypeORM driver "better-sqlite3"/);
   });

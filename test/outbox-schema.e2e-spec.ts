@@ -20,6 +20,7 @@ import { postgresAdmin, privateMariaDbDatabase } from './support/databases';
 import { RecordingTransport } from './support/recording.transport';
 import { requireService } from './support/services';
 import { silentLogger } from './support/silent-logger';
+import { startupFailure } from './support/startup-failure';
 import { waitFor } from './support/wait-for';
 
 const unique = (prefix: string) => `${prefix}_${randomBytes(5).toString('hex')}`;
@@ -232,33 +233,15 @@ describe('the schema option on PostgreSQL', () => {
 describe('the schema option on MariaDB', () => {
   it('fails at startup naming the option, and points to the DataSource database', async () => {
     const { url, drop } = await privateMariaDbDatabase('s');
-    // The data source is made here, so that it can be closed although the module never finishes compiling.
-    let dataSource: DataSource | undefined;
     try {
-      const failure = await Test.createTestingModule({
-        imports: [
-          TypeOrmModule.forRootAsync({
-            useFactory: () => ({ type: 'mariadb', url, entities: PARCEL_ENTITIES, synchronize: true, migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 }),
-            dataSourceFactory: async (options) => (dataSource = await new DataSource(options!).initialize()),
-          }),
-          OutboxModule.forRoot({ relay: false, schema: 'billing' }),
-        ],
-      })
-        .setLogger(silentLogger)
-        .compile()
-        .then(async (module) => {
-          module.useLogger(false);
-          await module.init().finally(() => module.close());
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => error,
-        );
+      const failure = await startupFailure(
+        { type: 'mariadb', url, entities: PARCEL_ENTITIES, synchronize: true, migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 },
+        [OutboxModule.forRoot({ relay: false, schema: 'billing' })],
+      );
       expect(failure).toBeInstanceOf(OutboxConfigurationError);
       expect((failure as Error).message).toMatch(/option "schema" \("billing"\): a schema is supported on PostgreSQL only/);
       expect((failure as Error).message).toMatch(/set "database" in the DataSource options/);
     } finally {
-      await dataSource?.destroy().catch(() => undefined);
       await drop();
     }
   });
