@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { pollUntil } from './outbox';
 
 // kafkajs prints a notice about its default partitioner on every producer; the benchmarks
 // (and Nest's ClientKafka) use that default partitioner on purpose.
@@ -97,20 +98,9 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across processes on one machine. */
 export const wallNow = () => performance.timeOrigin + performance.now();
 
-export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      lastError = error;
-    }
-    await sleep(everyMs);
-  }
-  const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
+/** Polls `probe` every `everyMs` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, everyMs = 50): Promise<T> {
+  return pollUntil(what, probe, timeoutMs, everyMs);
 }
 
 /** A relay logger that counts what went wrong instead of printing it (and keeps the first lines). */

@@ -6,3 +6,4 @@ export { PostgresOutboxDialect } from '../../../libs/outbox/src/typeorm/dialects
 export { toOutgoingMessage } from '../../../libs/outbox/src/core/envelope';
 export { OUTBOX_SETTINGS } from '../../../libs/outbox/src/nest/outbox.constants';
 export type { SqlStatement } from '../../../libs/outbox/src/typeorm/dialects/outbox-sql.dialect';
+export { waitUntil as pollUntil } from '../../../libs/outbox/src/testing/contracts/contract-runner';

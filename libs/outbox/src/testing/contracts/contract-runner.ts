@@ -40,7 +40,12 @@ export function registerNotChecked(it: ContractTest, name: string, reason: strin
  * `timeoutMs` naming `what`. Stores compute lease and retry times with their own clock (the
  * database's), so the suites wait for a time to come instead of moving a fake clock.
  */
-export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -50,7 +55,7 @@ export async function waitUntil<T>(what: string, probe: () => Promise<T | undefi
     } catch (error) {
       lastError = error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
   const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
