@@ -7,396 +7,22 @@
  */
 import './register-paths';
 import 'reflect-metadata';
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
 import { requireService, serviceEnv } from '../support/services';
-import { analyse, type UnsettledReason } from './analysis';
+import { analyse } from './analysis';
 import { renderReport } from './chaos.report';
-import { migrate, outboxRows, rowsById, statusCounts } from './chaos.database';
-import { parseArguments, type Profile } from './chaos.profile';
-import { errorText, prng, type RelayReport, type RelaySettings, type WriterRecord, type WriterSettings } from './chaos.protocol';
+import { migrate, outboxRows, statusCounts } from './chaos.database';
+import { parseArguments } from './chaos.profile';
+import { errorText, prng, type WriterRecord, type WriterSettings } from './chaos.protocol';
+import { counters, killChildren, killedRelayIds, log, relays, remember, REPO, runState, seconds, sleep, stallReports, stallViolations, started, unsettled } from './chaos.bookkeeping';
+import { batchesMaybeInFlight, startRelays, waitExit } from './chaos.relays';
+import { brokerOutage, killer, restartPostgres, services, staller } from './chaos.faults';
 import { KafkaLedger } from './ledger';
 import { InboxConsumer } from './inbox-consumer';
-
-// ------------------------------------------------------------------------------------------------
-// Bookkeeping shared by the fault actors
-// ------------------------------------------------------------------------------------------------
-
-const REPO = join(__dirname, '..', '..', '..', '..');
-/** How long an armed relay holds an acknowledged batch before settling it (see ChaosTransport.arm). */
-const HOLD_MS = 300;
-const started = Date.now();
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const seconds = (ms: number) => (ms / 1_000).toFixed(1);
-
-let runDir = '';
-let timelineFile = '';
-function log(line: string): void {
-  const text = `[chaos +${seconds(Date.now() - started).padStart(6)}s] ${line}`;
-  console.log(text);
-  if (timelineFile) appendFileSync(timelineFile, `${text}\n`);
-}
-
-interface RelayProcess {
-  slot: number;
-  relayId: string;
-  child: ChildProcess;
-  ready: boolean;
-  alive: boolean;
-  stalled: boolean;
-  killedByUs: boolean;
-  lastBatch: number;
-  /** Resolvers waiting for this relay's next 'sending' (batch leaving) or 'sent' (broker answered, settle next) report. */
-  waiters: Array<{ kind: 'sending' | 'sent'; resolve: (report: BatchReport) => void }>;
-}
-
-const children = new Set<ChildProcess>();
-const relays: RelayProcess[] = [];
-const unsettled = new Map<string, UnsettledReason>();
-const batchIds = new Map<string, string[]>();
-const counters = {
-  relayStarts: 0,
-  kills: 0,
-  killsOnSend: 0,
-  unexpectedExits: 0,
-  stalls: 0,
-  stallMs: 0,
-  brokerOutages: 0,
-  brokerDownMs: 0,
-  relaysAtBrokerOutages: 0,
-  postgresRestarts: 0,
-  postgresDownMs: 0,
-  injected: 0,
-  batches: 0,
-  sendFailures: 0,
-  lateAcks: 0,
-  settleFailures: 0,
-  leaseOverruns: 0,
-  leaseOverrunRows: 0,
-};
-const killedRelayIds: string[] = [];
-/** What each relay said about its own batches (lease overruns, settle failures, late acks), for the stall report. */
-const relayIncidents = new Map<string, string[]>();
-const noteIncident = (relayId: string, text: string) => relayIncidents.set(relayId, [...(relayIncidents.get(relayId) ?? []), text]);
-const stallReports: string[] = [];
-const stallViolations: string[] = [];
-let brokerDown = false;
-let postgresDown = false;
-let pidFile = '';
-
-function remember(child: ChildProcess): void {
-  children.add(child);
-  if (pidFile && child.pid) appendFileSync(pidFile, `${child.pid}\n`);
-  child.once('exit', () => children.delete(child));
-}
-
-/** Ends every child we started, by pid (stopped ones are continued first so that nothing lingers). */
-function killChildren(): void {
-  for (const child of children) {
-    try {
-      child.kill('SIGCONT');
-      child.kill('SIGKILL');
-    } catch {
-      /* already gone */
-    }
-  }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Relays
-// ------------------------------------------------------------------------------------------------
-
-function onRelayReport(relay: RelayProcess, report: RelayReport): void {
-  switch (report.t) {
-    case 'ready':
-      relay.ready = true;
-      break;
-    case 'sending': {
-      counters.injected += report.injected;
-      if (report.size === 0) break;
-      const sender = `${report.relayId}#${report.batch}`;
-      // A claim published in waves reports each wave under its batch number.
-      if (!batchIds.has(sender)) counters.batches += 1;
-      relay.lastBatch = Math.max(relay.lastBatch, report.batch);
-      batchIds.set(sender, [...(batchIds.get(sender) ?? []), ...report.ids]);
-      wake(relay, report);
-      break;
-    }
-    case 'sent': {
-      const sender = `${report.relayId}#${report.batch}`;
-      if (report.late && report.ok > 0) {
-        counters.lateAcks += 1;
-        unsettled.set(sender, 'late-ack');
-        noteIncident(report.relayId, `batch ${report.batch} acknowledged after ${report.elapsedMs} ms, past publishTimeoutMs`);
-      } else if (report.failed > 0) {
-        counters.sendFailures += 1;
-        if (!unsettled.has(sender)) unsettled.set(sender, 'send-failed');
-      }
-      // Waiters for 'sent' want the window between the broker's acknowledgement and the settle.
-      if (report.ok > 0) wake(relay, report);
-      break;
-    }
-    case 'incident': {
-      const sender = `${report.relayId}#${report.batch}`;
-      if (report.kind === 'settle-failed') counters.settleFailures += 1;
-      else {
-        counters.leaseOverruns += 1;
-        counters.leaseOverrunRows += report.rows;
-      }
-      unsettled.set(sender, report.kind);
-      noteIncident(report.relayId, `batch ${report.batch} ${report.kind}: "${report.text.slice(0, 140)}"`);
-      log(`relay ${report.relayId} batch ${report.batch}: ${report.kind} (${report.text.slice(0, 160)})`);
-      break;
-    }
-  }
-}
-
-function startRelay(slot: number, generation: number, base: Omit<RelaySettings, 'relayId'>): RelayProcess {
-  const relayId = `chaos-r${slot}-g${generation}`;
-  const settings: RelaySettings = { ...base, relayId };
-  const output = openSync(join(runDir, `relay-${relayId}.log`), 'a');
-  const child = fork(join(__dirname, 'relay.main.js'), [], {
-    env: { ...process.env, CHAOS_RELAY: JSON.stringify(settings) },
-    stdio: ['ignore', output, output, 'ipc'],
-    execArgv: [],
-  });
-  closeSync(output);
-  remember(child);
-  counters.relayStarts += 1;
-  const relay: RelayProcess = { slot, relayId, child, ready: false, alive: true, stalled: false, killedByUs: false, lastBatch: 0, waiters: [] };
-  child.on('message', (message) => onRelayReport(relay, message as RelayReport));
-  child.once('exit', (code, signal) => {
-    relay.alive = false;
-    if (!relay.killedByUs && !stopping) {
-      counters.unexpectedExits += 1;
-      killedRelayIds.push(relayId); // its batch in flight is as unsettled as a killed relay's
-      log(`relay ${relayId} exited by itself (code ${code}, signal ${signal}): see relay-${relayId}.log; starting a replacement`);
-      replaceRelay(relay);
-    }
-  });
-  relays[slot] = relay;
-  return relay;
-}
-
-let stopping = false;
-let relayBase: Omit<RelaySettings, 'relayId'>;
-const generations: number[] = [];
-function replaceRelay(old: RelayProcess): RelayProcess {
-  generations[old.slot] = (generations[old.slot] ?? 0) + 1;
-  return startRelay(old.slot, generations[old.slot], relayBase);
-}
-
-/**
- * The batches of a relay that may have been claimed and not settled when it was killed or stopped:
- * its last `maxBatchesInFlight` claims (numbered in claim order), since it claims only while fewer
- * are unsettled. Only those that sent something are known here; the others cannot cause duplicates.
- */
-function batchesMaybeInFlight(relayId: string, maxBatchesInFlight: number): number[] {
-  const sent = [...batchIds.keys()].filter((sender) => sender.startsWith(`${relayId}#`)).map((sender) => Number(sender.split('#')[1]));
-  const last = Math.max(0, ...sent);
-  return sent.filter((batch) => batch > last - maxBatchesInFlight).sort((a, b) => a - b);
-}
-
-type BatchReport = Extract<RelayReport, { t: 'sending' | 'sent' }>;
-
-function wake(relay: RelayProcess, report: BatchReport): void {
-  const ready = relay.waiters.filter((waiter) => waiter.kind === report.t);
-  relay.waiters = relay.waiters.filter((waiter) => waiter.kind !== report.t);
-  for (const waiter of ready) waiter.resolve(report);
-}
-
-/** The relay's next batch leaving ('sending') or answered by the broker ('sent': the relay settles it next). */
-function nextReport(relay: RelayProcess, kind: 'sending' | 'sent', timeoutMs: number): Promise<BatchReport | undefined> {
-  return new Promise((resolve) => {
-    const waiter = { kind, resolve: (report: BatchReport) => (clearTimeout(timer), resolve(report)) };
-    const timer = setTimeout(() => {
-      relay.waiters = relay.waiters.filter((candidate) => candidate !== waiter);
-      resolve(undefined);
-    }, timeoutMs);
-    relay.waiters.push(waiter);
-  });
-}
-
-function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
-// ------------------------------------------------------------------------------------------------
-// Fault actors
-// ------------------------------------------------------------------------------------------------
-
-async function killer(profile: Profile, random: () => number, until: number): Promise<void> {
-  const span = until - Date.now();
-  const gap = span / (profile.kills + 1);
-  for (let index = 0; index < profile.kills && !stopping; index++) {
-    const at = Date.now() + gap * (0.5 + random());
-    while (Date.now() < at && !stopping) await sleep(Math.min(200, at - Date.now()));
-    if (stopping) return;
-    const candidates = relays.filter((relay) => relay.alive && !relay.stalled && !relay.killedByUs);
-    if (candidates.length === 0) continue;
-    const victim = candidates[Math.floor(random() * candidates.length)];
-    // A third of the kills land between the broker's answer and the settle (the duplicate window), a
-    // third while a batch is on its way to Kafka, a third anywhere.
-    let how = 'at a random moment';
-    const dice = random();
-    if (dice < 0.67 && victim.ready) {
-      const kind = dice < 0.33 ? 'sent' : 'sending';
-      if (kind === 'sent') victim.child.send({ t: 'arm', holdMs: HOLD_MS });
-      const report = await nextReport(victim, kind, 2_500);
-      if (report) await sleep(Math.floor(random() * (kind === 'sent' ? HOLD_MS - 100 : 40)));
-      if (report) {
-        how = kind === 'sent' ? `after the broker answered batch ${report.batch} (${report.size} messages), before its settle` : `${report.size} message(s) into batch ${report.batch}`;
-        counters.killsOnSend += 1;
-      }
-    }
-    if (!victim.alive || victim.stalled) continue;
-    victim.killedByUs = true;
-    victim.child.kill('SIGKILL');
-    counters.kills += 1;
-    killedRelayIds.push(victim.relayId);
-    log(`kill -9 relay ${victim.relayId} (pid ${victim.child.pid}) ${how}`);
-    await waitExit(victim.child, 5_000);
-    replaceRelay(victim);
-  }
-}
-
-async function staller(profile: Profile, random: () => number, at: number, moment: 'sending' | 'sent', postgres: string, schema: string): Promise<void> {
-  while (Date.now() < at && !stopping) await sleep(200);
-  if (stopping) return;
-  const candidates = relays.filter((relay) => relay.alive && relay.ready && !relay.stalled && !relay.killedByUs);
-  if (candidates.length === 0) return log('stall skipped: no ready relay');
-  const victim = candidates[Math.floor(random() * candidates.length)];
-  victim.stalled = true;
-  if (moment === 'sent') victim.child.send({ t: 'arm', holdMs: HOLD_MS });
-  const sending = await nextReport(victim, moment, 5_000);
-  if (sending && moment === 'sent') await sleep(Math.floor(random() * (HOLD_MS - 100)));
-  if (!victim.alive) {
-    victim.stalled = false;
-    return;
-  }
-  victim.child.kill('SIGSTOP');
-  const stoppedAt = Date.now();
-  counters.stalls += 1;
-  const state = moment === 'sent' ? 'answered by the broker, not yet settled' : 'on its way to the broker';
-  log(`SIGSTOP relay ${victim.relayId} ${sending ? `with batch ${sending.batch} (${sending.size} messages) ${state}` : '(idle)'} for ${seconds(profile.stallMs)} s (lease ${profile.leaseMs} ms)`);
-  await sleep(profile.stallMs);
-  // Every batch it may have held unsettled when stopped (reports sent just before the stop have arrived by now).
-  const stalledBatches = batchesMaybeInFlight(victim.relayId, profile.maxBatchesInFlight);
-  const batch = stalledBatches.join('+') || String(victim.lastBatch);
-  const ids = stalledBatches.flatMap((number) => batchIds.get(`${victim.relayId}#${number}`) ?? []);
-  // What the relays that took over did, just before the stalled one wakes up.
-  const before = ids.length > 0 && !postgresDown ? await rowsById(postgres, schema, ids).catch(() => undefined) : undefined;
-  if (!before) stallReports.push(`${victim.relayId} batch ${batch}: ${ids.length === 0 ? 'was idle when stopped' : 'rows not readable at SIGCONT (database unavailable)'}; not compared`);
-  const incidentsBefore = relayIncidents.get(victim.relayId)?.length ?? 0;
-  victim.child.kill('SIGCONT');
-  counters.stallMs += Date.now() - stoppedAt;
-  for (const number of stalledBatches) unsettled.set(`${victim.relayId}#${number}`, 'stall');
-  victim.stalled = false;
-  log(`SIGCONT relay ${victim.relayId} after ${seconds(Date.now() - stoppedAt)} s`);
-  await sleep(4 * profile.publishTimeoutMs + 1_000);
-  if (!before) return;
-  let after: Awaited<ReturnType<typeof rowsById>> | undefined;
-  for (let attempt = 0; attempt < 10 && !after; attempt++) {
-    after = await rowsById(postgres, schema, ids).catch(() => undefined);
-    if (!after) await sleep(2_000); // PostgreSQL may be restarting
-  }
-  if (!after) {
-    stallReports.push(`${victim.relayId} batch ${batch}: could not read its rows after SIGCONT (database unavailable)`);
-    return;
-  }
-  let overwritten = 0;
-  for (const row of before) {
-    const now = after.find((candidate) => candidate.id === row.id);
-    if (row.status === 'published' && (!now || now.status !== 'published' || now.publishedAt !== row.publishedAt)) {
-      overwritten += 1;
-      stallViolations.push(
-        `stalled relay ${victim.relayId} batch ${batch}: row ${row.position} was published at ${row.publishedAt} before SIGCONT; ` +
-          `after SIGCONT it is ${now?.status} (published at ${now?.publishedAt})`,
-      );
-    }
-  }
-  const settledBeforeStop = before.filter((row) => row.status === 'published' && Number(row.publishedMs) < stoppedAt).length;
-  const publishedByOthers = before.filter((row) => row.status === 'published' && Number(row.publishedMs) >= stoppedAt).length;
-  const leasedByOthers = before.filter((row) => row.status === 'pending' && row.leaseOwner && row.leaseOwner !== victim.relayId).length;
-  const stillOwn = before.filter((row) => row.status === 'pending' && row.leaseOwner === victim.relayId).length;
-  const said = (relayIncidents.get(victim.relayId) ?? []).slice(incidentsBefore);
-  stallReports.push(
-    `${victim.relayId} stopped ${moment === 'sent' ? 'after the broker acknowledged' : 'while sending'} batch ${batch} (${ids.length} rows) for ${seconds(profile.stallMs)} s: ` +
-      `at SIGCONT ${publishedByOthers} rows had been re-published by the relays that took over, ${leasedByOthers} were leased by them, ` +
-      `${settledBeforeStop} had been settled before the stop, ${stillOwn} were still its own; after SIGCONT it changed ${overwritten} of them` +
-      (said.length ? `; it reported: ${said.join('; ')}` : ''),
-  );
-}
-
-async function brokerOutage(profile: Profile, at: number): Promise<void> {
-  while (Date.now() < at && !stopping) await sleep(200);
-  if (stopping) return;
-  const broker = new KafkaBrokerControl();
-  const alive = relays.filter((relay) => relay.alive).length;
-  await broker.stop();
-  brokerDown = true;
-  const downAt = Date.now();
-  counters.brokerOutages += 1;
-  counters.relaysAtBrokerOutages += alive;
-  log(`Kafka broker DOWN (SIGUSR1) for ${seconds(profile.brokerOutageMs)} s; ${alive} relays running`);
-  await sleep(profile.brokerOutageMs);
-  await broker.start();
-  brokerDown = false;
-  counters.brokerDownMs += Date.now() - downAt;
-  log(`Kafka broker UP (SIGUSR2) after ${seconds(Date.now() - downAt)} s`);
-}
-
-function services(...args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('bash', [join(REPO, 'scripts', 'services.sh'), ...args], { cwd: REPO, env: process.env, timeout: 120_000 }, (error, stdout, stderr) =>
-      error ? reject(new Error(`services.sh ${args.join(' ')} failed: ${stderr || error.message}`)) : resolve(`${stdout}${stderr}`),
-    );
-  });
-}
-
-/** PostgreSQL stop + start on the same data dir: services.sh stop/resume, or pg_ctl restart on older scripts. */
-async function restartPostgres(profile: Profile, at: number): Promise<void> {
-  while (Date.now() < at && !stopping) await sleep(200);
-  if (stopping) return;
-  const script = readFileSync(join(REPO, 'scripts', 'services.sh'), 'utf8');
-  const downAt = Date.now();
-  postgresDown = true;
-  counters.postgresRestarts += 1;
-  if (/\bresume\)/.test(script)) {
-    log('PostgreSQL: stop (services.sh stop postgres, pg_ctl -m fast)');
-    await services('stop', 'postgres');
-    await sleep(profile.postgresDownMs);
-    await services('resume', 'postgres');
-  } else {
-    const dir = join(process.env.OUTBOX_SERVICES_DIR!, 'postgres');
-    const port = new URL(requireService('postgres')).port;
-    const options = `-p ${port} -k ${dir}/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`;
-    log('PostgreSQL: pg_ctl restart -m fast');
-    await new Promise<void>((resolve, reject) =>
-      execFile('su', ['postgres', '-c', `/usr/lib/postgresql/15/bin/pg_ctl -D ${dir}/data -l ${dir}/postgres.log -w restart -m fast -o '${options}'`], { cwd: '/' }, (error) =>
-        error ? reject(error) : resolve(),
-      ),
-    );
-  }
-  postgresDown = false;
-  counters.postgresDownMs += Date.now() - downAt;
-  log(`PostgreSQL back after ${seconds(Date.now() - downAt)} s`);
-}
-
-// ------------------------------------------------------------------------------------------------
-// The run
-// ------------------------------------------------------------------------------------------------
-
 async function main(): Promise<number> {
   const profile = parseArguments(process.argv.slice(2));
   const random = prng(profile.seed);
@@ -405,14 +31,14 @@ async function main(): Promise<number> {
   const brokers = requireService('kafka').split(',');
   if (!process.env.OUTBOX_SERVICES_DIR) process.env.OUTBOX_SERVICES_DIR = env.OUTBOX_SERVICES_DIR;
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
-  runDir = join(process.env.OUTBOX_SERVICES_DIR ?? join(REPO, '.services'), 'chaos-runs', runId);
-  mkdirSync(runDir, { recursive: true });
-  timelineFile = join(runDir, 'timeline.log');
-  pidFile = process.env.CHAOS_PID_FILE ?? join(runDir, 'pids');
+  runState.dir = join(process.env.OUTBOX_SERVICES_DIR ?? join(REPO, '.services'), 'chaos-runs', runId);
+  mkdirSync(runState.dir, { recursive: true });
+  runState.timelineFile = join(runState.dir, 'timeline.log');
+  runState.pidFile = process.env.CHAOS_PID_FILE ?? join(runState.dir, 'pids');
   const schema = `chaos_${runId.replace(/[^0-9a-z]/gi, '_').toLowerCase()}`;
   const topic = `chaos-orders-${runId}`;
 
-  log(`run ${runId} (${profile.name}, seed ${profile.seed}${profile.selfTest.length ? `, SELF TEST ${profile.selfTest.join(',')}` : ''}): schema ${schema}, topic ${topic}, logs in ${runDir}`);
+  log(`run ${runId} (${profile.name}, seed ${profile.seed}${profile.selfTest.length ? `, SELF TEST ${profile.selfTest.join(',')}` : ''}): schema ${schema}, topic ${topic}, logs in ${runState.dir}`);
   await migrate(postgres, schema);
 
   const ledger = new KafkaLedger(brokers, topic, log);
@@ -420,8 +46,9 @@ async function main(): Promise<number> {
   const inboxConsumer = new InboxConsumer(brokers, topic, postgres, schema, log, profile.selfTest.includes('inbox'));
   await inboxConsumer.start();
 
-  relayBase = {
-    postgresUrl: postgres,
+  startRelays(
+    {
+      postgresUrl: postgres,
     schema,
     brokers,
     topic,
@@ -431,17 +58,15 @@ async function main(): Promise<number> {
     publishTimeoutMs: profile.publishTimeoutMs,
     pollIntervalMs: profile.pollIntervalMs,
     errorRate: profile.errorRate,
-  };
-  for (let slot = 0; slot < profile.relays; slot++) {
-    generations[slot] = 0;
-    startRelay(slot, 0, relayBase);
-  }
+    },
+    profile.relays,
+  );
   const deadline = Date.now() + 60_000;
   while (relays.some((relay) => !relay.ready) && Date.now() < deadline) await sleep(100);
-  if (relays.some((relay) => !relay.ready)) throw new Error(`relays did not start within 60 s: see ${runDir}/relay-*.log`);
+  if (relays.some((relay) => !relay.ready)) throw new Error(`relays did not start within 60 s: see ${runState.dir}/relay-*.log`);
   log(`${profile.relays} relays ready`);
 
-  const ledgerFile = join(runDir, 'writer.jsonl');
+  const ledgerFile = join(runState.dir, 'writer.jsonl');
   writeFileSync(ledgerFile, '');
   const writerSettings: WriterSettings = {
     postgresUrl: postgres,
@@ -454,7 +79,7 @@ async function main(): Promise<number> {
     ledgerFile,
     seed: profile.seed,
   };
-  const writerOutput = openSync(join(runDir, 'writer.log'), 'a');
+  const writerOutput = openSync(join(runState.dir, 'writer.log'), 'a');
   const writer = fork(join(__dirname, 'writer.main.js'), [], {
     env: { ...process.env, CHAOS_WRITER: JSON.stringify(writerSettings) },
     stdio: ['ignore', writerOutput, writerOutput, 'ipc'],
@@ -465,7 +90,7 @@ async function main(): Promise<number> {
   const writerDone = new Promise<number | null>((resolve) => writer.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     writer.once('message', () => resolve());
-    writer.once('exit', (code) => reject(new Error(`writer exited (code ${code}) before it was ready: see ${runDir}/writer.log`)));
+    writer.once('exit', (code) => reject(new Error(`writer exited (code ${code}) before it was ready: see ${runState.dir}/writer.log`)));
   });
   const writeStart = Date.now();
   const writeEnd = writeStart + profile.writeSeconds * 1_000;
@@ -479,7 +104,7 @@ async function main(): Promise<number> {
     ...profile.postgresRestarts.map((fraction) => restartPostgres(profile, at(fraction))),
   ];
   const writerCode = await writerDone;
-  if (writerCode !== 0) throw new Error(`writer failed (exit code ${writerCode}): see ${runDir}/writer.log`);
+  if (writerCode !== 0) throw new Error(`writer failed (exit code ${writerCode}): see ${runState.dir}/writer.log`);
   log('writer finished');
   await Promise.all(actors);
   log('fault injection finished');
@@ -514,7 +139,7 @@ async function main(): Promise<number> {
   log(drained ? `drained in ${seconds(Date.now() - drainStart)} s (${lastState})` : `NOT drained after ${seconds(profile.drainTimeoutMs)} s: ${lastState}`);
 
   // --- stop relays gracefully, then let the ledger catch up with anything they sent last ----------
-  stopping = true;
+  runState.stopping = true;
   await Promise.all(
     relays.map(async (relay) => {
       if (!relay.alive) return;
@@ -594,9 +219,9 @@ async function main(): Promise<number> {
     analysis: result,
     stallReports,
     evidence: [...result.evidence, ...stallViolations, ...ledger.malformed.slice(0, 10)],
-    runDir,
+    runDir: runState.dir,
   });
-  writeFileSync(join(runDir, 'report.md'), `${report}\n`);
+  writeFileSync(join(runState.dir, 'report.md'), `${report}\n`);
   console.log(`\n${report}\n`);
   return failed.length === 0 ? 0 : 1;
 }
@@ -606,13 +231,13 @@ async function main(): Promise<number> {
 // ------------------------------------------------------------------------------------------------
 
 async function restoreServices(): Promise<void> {
-  if (brokerDown) {
+  if (runState.brokerDown) {
     await new KafkaBrokerControl().start().catch(() => undefined);
-    brokerDown = false;
+    runState.brokerDown = false;
   }
-  if (postgresDown && existsSync(join(REPO, 'scripts', 'services.sh'))) {
+  if (runState.postgresDown && existsSync(join(REPO, 'scripts', 'services.sh'))) {
     await services('resume', 'postgres').catch(() => undefined);
-    postgresDown = false;
+    runState.postgresDown = false;
   }
 }
 
@@ -620,7 +245,7 @@ process.on('exit', killChildren);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
     log(`${signal}: stopping`);
-    stopping = true;
+    runState.stopping = true;
     killChildren();
     void restoreServices().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   });
@@ -628,13 +253,13 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 
 main().then(
   (code) => {
-    stopping = true;
+    runState.stopping = true;
     killChildren();
     process.exit(code);
   },
   async (error: unknown) => {
     log(`chaos run failed: ${error instanceof Error ? error.stack : String(error)}`);
-    stopping = true;
+    runState.stopping = true;
     killChildren();
     await restoreServices();
     process.exit(2);
