@@ -12,8 +12,17 @@ interface NamedQueryClient {
  * and whether it carries the NOTIFY.
  */
 export function preparedStatementName(sql: string): string {
-  return `nest_outbox_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `nest_outbox_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    names.set(sql, name);
+  }
+  return name;
 }
+
+// Hashed once per text, not on every save. The texts are few: one per row count (up to the writer's
+// rows per INSERT), with or without the NOTIFY and the lock step, per table.
+const names = new Map<string, string>();
 
 /** Whether `manager` can run a named statement: PostgreSQL, inside a transaction of its own query runner. */
 export function canRunPrepared(manager: EntityManager): boolean {
