@@ -12,7 +12,10 @@ const message = (n: number): NewOutboxMessage => ({
 
 describe('diagnostics channels and outage logs of a relay', () => {
   const events: Array<[string, unknown]> = [];
-  const listeners = Object.entries(OUTBOX_CHANNELS).map(([key, name]) => [name, (event: unknown) => events.push([key, event])] as const);
+  // The channels are process-wide: only this test's relay counts (another file's relay may still be settling in this worker).
+  const listeners = Object.entries(OUTBOX_CHANNELS).map(
+    ([key, name]) => [name, (event: unknown) => (event as { relayId?: string }).relayId === 'relay-1' && events.push([key, event])] as const,
+  );
 
   beforeEach(() => {
     events.length = 0;
