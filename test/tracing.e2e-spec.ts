@@ -30,7 +30,18 @@ describe('tracing from the HTTP request to the consumer', () => {
     await tracing.shutdown();
   });
 
-  const named = (prefix: string, traceId: string) => (span: ReadableSpan) => span.name.startsWith(prefix) && span.spanContext().traceId === traceId;
+  /**
+   * Spans reach the exporter when they end, and the consumer's may end before the publish span:
+   * the broker can deliver the message before the publisher has its acknowledgement.
+   */
+  async function waitForTrace(traceId: string, consumerName: string): Promise<void> {
+    const ended = (predicate: (span: ReadableSpan) => boolean) => tracing.spans().some((span) => span.spanContext().traceId === traceId && predicate(span));
+    await waitFor(
+      'the consumer, publish and HTTP server spans in the caller’s trace',
+      () => ended((span) => span.name === consumerName) && ended((span) => span.name.startsWith('publish ')) && ended((span) => span.name.startsWith('POST ')),
+      30_000,
+    );
+  }
 
   /** client → SERVER (HTTP) → PRODUCER (publish, linked to the writer) → CONSUMER, all in one trace. */
   function expectOneTrace(root: string, consumerName: string) {
@@ -68,7 +79,7 @@ describe('tracing from the HTTP request to the consumer', () => {
         .send({ customerId: 'c-9', items: [{ sku: 'PEN-1', quantity: 3, unitPriceCents: 150 }] })
         .expect(201);
 
-      await waitFor('the consumer span in the caller’s trace', () => tracing.spans().some(named('process orders.order-placed', traceId)), 30_000);
+      await waitForTrace(traceId, 'process orders.order-placed');
       const { publish, server } = expectOneTrace(traceId, 'process orders.order-placed');
       expect(server.parentSpanContext?.spanId).toBe(client.spanContext().spanId);
       expect(publish.attributes).toMatchObject({ 'messaging.system': 'kafka', 'messaging.destination.name': service.config.ordersTopic, 'messaging.operation.type': 'send' });
@@ -139,7 +150,7 @@ describe('tracing from the HTTP request to the consumer', () => {
       const traceId = client.spanContext().traceId;
       await request(app.getHttpServer()).post('/notes').set(headers).send({ text: 'hello' }).expect(201);
 
-      await waitFor('the consumer span in the caller’s trace', () => tracing.spans().some(named('process notes.note-added', traceId)), 30_000);
+      await waitForTrace(traceId, 'process notes.note-added');
       const { publish } = expectOneTrace(traceId, 'process notes.note-added');
       expect(publish.attributes).toMatchObject({ 'messaging.system': 'rabbitmq', 'messaging.destination.name': 'notes' });
       const [delivery] = seen;
