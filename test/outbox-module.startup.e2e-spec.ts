@@ -69,6 +69,27 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
 
   it.each<[string, OutboxModuleOptions, RegExp]>([
     ['a negative poll interval', { transport: new ArrayTransport(), pollIntervalMs: -1 }, /"pollIntervalMs": expected an integer from 1 to 3600000, got -1/],
+    ['a value that is no transport', { transport: 42 as unknown as OutboxTransport }, /"transport" is 42, which is neither a ClientsModule token/],
+    ['an object that is no transport', { transports: { audit: { publish: 'soon' } as unknown as OutboxTransport } }, /"transports.audit" is an object \(Object\)/],
+    [
+      'a route to a transport that is not configured',
+      { transport: new ArrayTransport(), routes: [{ events: ['parcels.parcel-registered'], transport: 'audit', topic: 'audit' }] },
+      /"routes\[0\].transport" names the transport "audit", which is not configured/,
+    ],
+  ])('fails where forRoot is declared, before any module connects, on %s', (_, options, message) => {
+    const declare = () => OutboxModule.forRoot(options);
+    expect(declare).toThrow(OutboxConfigurationError);
+    expect(declare).toThrow(message);
+  });
+
+  it('fails at startup on the same mistakes returned by a forRootAsync factory', async () => {
+    const declared = OutboxModule.forRootAsync({ useFactory: () => ({ transport: new ArrayTransport(), routes: [{ transport: 'audit', topic: 'audit' }] }) });
+    await expect(start(declared)).rejects.toThrow(/"routes\[0\].transport" names the transport "audit", which is not configured/);
+    const negative = OutboxModule.forRootAsync({ useFactory: () => ({ transport: new ArrayTransport(), pollIntervalMs: -1 }) });
+    await expect(start(negative)).rejects.toThrow(/"pollIntervalMs": expected an integer from 1 to 3600000, got -1/);
+  });
+
+  it.each<[string, OutboxModuleOptions, RegExp]>([
     ['a transport token nobody provides', { transport: 'KAFKA_CLIENT' }, /"transport" names the provider "KAFKA_CLIENT", but no module provides it/],
     ['no transport while relaying', {}, /"transport" \(or "transports"\) is required when "relay" is enabled/],
     ['a provider that is no transport', { transport: DataSource }, /neither a ClientProxy nor an OutboxTransport/],

@@ -15,6 +15,10 @@ export const notATransport = (option: string, token: string, got: unknown) =>
   `OutboxModule option "${option}": the provider ${token} is ${describe(got)}, ` +
   `which is neither a ClientProxy nor an OutboxTransport ({ name, publish(message) }).`;
 
+export const notATransportValue = (option: string, got: unknown) =>
+  `OutboxModule option "${option}" is ${describe(got)}, which is neither a ClientsModule token (a string, symbol or class), ` +
+  `a ClientProxy nor an OutboxTransport ({ name, publish(message) }).`;
+
 export const missingTransport = () =>
   `OutboxModule option "transport" (or "transports") is required when "relay" is enabled. ` +
   `Set it to a ClientsModule token, a ClientProxy or an OutboxTransport, or set relay: false for a write-only instance.`;

@@ -17,7 +17,7 @@ import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.con
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
-import { checkRouteTransports, resolveTransports } from './outbox-transports.resolver';
+import { checkTransportOptions, resolveTransports } from './outbox-transports.resolver';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { DelayedWakeUps } from '../core/delayed-wake-ups';
 import { OutboxObservers } from './observe/outbox-observers.registry';
@@ -68,7 +68,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     await store.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));
     });
-    checkRouteTransports(this.options);
+    checkTransportOptions(this.options);
     if (!this.settings.relay) {
       this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${OutboxTable.of(this.extras)}" only.`);
       return;

@@ -1,7 +1,7 @@
 import type { ModuleRef } from '@nestjs/core';
 import { ClientProxy } from '@nestjs/microservices';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { missingTransport, notATransport, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
+import { missingTransport, notATransport, notATransportValue, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
 import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
 import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
 import { ClientProxyTransport } from '../transports/client-proxy.transport';
@@ -25,8 +25,28 @@ export function resolveTransports(options: OutboxModuleOptions, moduleRef: Modul
   return transports;
 }
 
+/**
+ * Everything about `transport`, `transports` and `routes` that needs none of the app's providers:
+ * a value that can be no transport, the reserved name, a route to an unknown name. Runs where
+ * `forRoot` is declared (before any module connects), and again at init for `forRootAsync`.
+ */
+export function checkTransportOptions(options: OutboxModuleOptions): void {
+  if (options.transport !== undefined && options.transport !== null) checkShape(options.transport, 'transport');
+  for (const [name, option] of Object.entries(options.transports ?? {})) {
+    if (name === IN_PROCESS_TRANSPORT) throw new OutboxConfigurationError(reservedTransportName(name));
+    checkShape(option, `transports.${name}`);
+  }
+  checkRouteTransports(options);
+}
+
+/** A token is looked up at init; any other value must be a transport already. */
+function checkShape(option: OutboxTransportOption, optionName: string): void {
+  if (typeof option === 'string' || typeof option === 'symbol' || typeof option === 'function') return;
+  if (!(option instanceof ClientProxy) && !isOutboxTransport(option)) throw new OutboxConfigurationError(notATransportValue(optionName, option));
+}
+
 /** Routes must name a configured transport; checked even on instances that do not relay. */
-export function checkRouteTransports(options: OutboxModuleOptions): void {
+function checkRouteTransports(options: OutboxModuleOptions): void {
   const known = [...(options.transport !== undefined ? [DEFAULT_TRANSPORT] : []), ...Object.keys(options.transports ?? {})];
   (options.routes ?? []).forEach((route: OutboxRoute, index) => {
     if (!known.includes(route.transport)) throw new OutboxConfigurationError(unknownRouteTransport(index, route.transport, known));
@@ -44,6 +64,7 @@ function resolveTransport(option: OutboxTransportOption, moduleRef: ModuleRef, o
     }
     return adapt(provider, label, optionName);
   }
+  checkShape(option, optionName);
   return adapt(option, 'given', optionName);
 }
 

@@ -32,6 +32,7 @@ import { OutboxHealthIndicator } from '../observability/health/outbox.health-ind
 import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
+import { checkTransportOptions } from './outbox-transports.resolver';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -92,9 +93,15 @@ import { InProcessHandlersExplorer } from './in-process/in-process-handlers.expl
   exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
 })
 export class OutboxModule extends ConfigurableOutboxModule {
-  /** Refuses a missing options object and misspelled keys where the module is declared, before anything connects. */
+  /**
+   * Refuses, where the module is declared and before any module connects, every mistake that needs
+   * none of the app's providers: a missing options object, misspelled keys, bad values, a value that
+   * is no transport, a route to an unknown transport. A transport token is looked up at init.
+   */
   static forRoot(options: typeof OUTBOX_OPTIONS_TYPE): DynamicModule {
     rejectUnknownOptionKeys(options);
+    resolveOutboxSettings(options, defaultRelayId);
+    checkTransportOptions(options);
     return super.forRoot(options);
   }
 
