@@ -69,6 +69,7 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
 
   it.each<[string, OutboxModuleOptions, RegExp]>([
     ['a negative poll interval', { transport: new ArrayTransport(), pollIntervalMs: -1 }, /"pollIntervalMs": expected an integer from 1 to 3600000, got -1/],
+    ['a health threshold below the poll interval', { transport: new ArrayTransport(), pollIntervalMs: 70_000, health: { maxRoundAgeMs: 60_000 } }, /"health.maxRoundAgeMs"/],
     ['a value that is no transport', { transport: 42 as unknown as OutboxTransport }, /"transport" is 42, which is neither a ClientsModule token/],
     ['an object that is no transport', { transports: { audit: { publish: 'soon' } as unknown as OutboxTransport } }, /"transports.audit" is an object \(Object\)/],
     [

@@ -100,7 +100,7 @@ export class OutboxModule extends ConfigurableOutboxModule {
    */
   static forRoot(options: typeof OUTBOX_OPTIONS_TYPE): DynamicModule {
     rejectUnknownOptionKeys(options);
-    resolveOutboxSettings(options, defaultRelayId);
+    resolveObservability(options, resolveOutboxSettings(options, defaultRelayId));
     checkTransportOptions(options);
     return super.forRoot(options);
   }
