@@ -96,6 +96,13 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
         extraIndex: false,
         label: 'ours with `maxBatchesInFlight: 1` (claim → publish → settle one batch at a time; reference)',
       },
+      {
+        key: 'unnamed',
+        batchSize: OUTBOX_DEFAULTS.batchSize,
+        preparedStatements: false,
+        extraIndex: false,
+        label: 'ours with `preparedStatements: false` (claim and settles parsed and planned on every call; reference)',
+      },
       { key: 'b500', batchSize: 500, extraIndex: false, label: 'ours with `batchSize: 500` (an option; reference)' },
       ...(claimOrderPredicate
         ? [{ key: 'idx', batchSize: OUTBOX_DEFAULTS.batchSize, extraIndex: true, label: `ours, defaults, + an index \`WHERE status ${claimOrderPredicate}\` matching the claim’s subquery (reference)` }]
@@ -116,8 +123,9 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
           createTable: true,
           metrics: 'metrics' in variant && variant.metrics,
           maxBatchesInFlight: 'maxBatchesInFlight' in variant ? variant.maxBatchesInFlight : undefined,
+          preparedStatements: 'preparedStatements' in variant ? variant.preparedStatements : undefined,
         });
-        const first = round === 1 && variant.key !== 'b500' && variant.key !== 'metrics' && variant.key !== 'serial';
+        const first = round === 1 && (variant.key === 'ours' || variant.key === 'idx');
         try {
           if (variant.extraIndex) {
             await admin.query((await claimOrderIndex(ourTable))!);
@@ -163,6 +171,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const naive = contenders.find((c) => c.name.startsWith('naive'))!;
   const withMetrics = contenders.find((c) => c.name.includes('Prometheus metrics'))!;
   const serial = contenders.find((c) => c.name.includes('maxBatchesInFlight: 1'))!;
+  const unnamed = contenders.find((c) => c.name.includes('preparedStatements: false'))!;
   const pgtoVariants = contenders.filter((c) => c.name.startsWith('pg-transactional-outbox'));
   const pgto = pgtoVariants[0];
   const rows = contenders.map((c) => [
@@ -182,6 +191,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       met: withMetrics.perSecond >= ours.perSecond * 0.95,
     },
     { bench: 'P1', figure: 'ours (2 batches in flight) / one batch at a time', value: fmtRatio(ratio(ours.perSecond, serial.perSecond)) },
+    { bench: 'P1', figure: 'ours (named statements) / `preparedStatements: false`', value: fmtRatio(ratio(ours.perSecond, unnamed.perSecond)) },
     { bench: 'P1', figure: 'ours / naive relay', value: fmtRatio(ratio(ours.perSecond, naive.perSecond)), aim: '≥ 10×', met: ours.perSecond >= naive.perSecond * 10 },
     {
       bench: 'P1',

@@ -31,6 +31,8 @@ export interface OurRelayOptions {
   createTable?: boolean;
   /** Feed Prometheus metrics (a private registry, scraped every second as an eager Prometheus would). */
   metrics?: boolean;
+  /** Claim and settle as named prepared statements. Default: the store's (`true`). */
+  preparedStatements?: boolean;
 }
 
 /** Milliseconds spent per batch in each step of the relay loop (measured around the store and transport calls). */
@@ -74,7 +76,7 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
   await client.connect();
   const logger = new CountingLogger();
   const phases: PhaseTimes = { claim: [], publish: [], settle: [] };
-  const store = createSqlOutboxStore(dataSource, options.table);
+  const store = createSqlOutboxStore(dataSource, options.table, { preparedStatements: options.preparedStatements });
   const transport = new ClientProxyTransport(client as unknown as ClientProxy);
   store.claim = timed(store.claim.bind(store), phases.claim);
   store.markPublished = timed(store.markPublished.bind(store), phases.settle);

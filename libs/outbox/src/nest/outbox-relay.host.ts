@@ -64,6 +64,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     const store = createSqlOutboxStore(this.dataSource, this.extras, {
       deadLetterPolicy: this.settings.deadLetterPolicy,
       deleteOnPublish: this.settings.cleanup.deleteOnPublish,
+      preparedStatements: this.settings.preparedStatements,
     });
     await store.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));

@@ -47,12 +47,21 @@ export function dialectFor(driverType: string, table: OutboxTableArgument, optio
   }
 }
 
+export interface SqlOutboxStoreOptions extends DialectOptions {
+  /**
+   * PostgreSQL: run the claim and the settles as named prepared statements, parsed and planned once
+   * per connection. Default `true`; `false` behind a pooler that cannot keep prepared statements.
+   */
+  preparedStatements?: boolean;
+}
+
 /** The store for a data source: its dialect, and a way to run statements outside application transactions. */
-export function createSqlOutboxStore(dataSource: DataSource, table: OutboxTableArgument, options: DialectOptions = {}): OutboxStore & { probe(): Promise<void> } {
+export function createSqlOutboxStore(dataSource: DataSource, table: OutboxTableArgument, options: SqlOutboxStoreOptions = {}): OutboxStore & { probe(): Promise<void> } {
   const type = dataSource.options.type;
   const located = OutboxTable.on(type, table);
-  if (isMariaDb(type)) return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(located, options));
-  return new SqlOutboxStore(dialectFor(type, located, options), runnerFor(dataSource));
+  const { preparedStatements = true, ...dialectOptions } = options;
+  if (isMariaDb(type)) return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(located, dialectOptions));
+  return new SqlOutboxStore(dialectFor(type, located, dialectOptions), runnerFor(dataSource, { prepared: preparedStatements }));
 }
 
 /** Operator and cleanup access to the outbox table of a data source. */

@@ -1,18 +1,27 @@
 import type { DataSource } from 'typeorm';
 import type { SqlStatement } from './dialects/outbox-sql.dialect';
+import { runNamed } from './prepared-statements';
 
 /** Runs one statement outside any application transaction and returns its rows. */
 export interface SqlRunner {
   rows(statement: SqlStatement): Promise<Record<string, unknown>[]>;
 }
 
-/** PostgreSQL: each statement on a pooled connection of its own, in autocommit. */
+/**
+ * PostgreSQL and MariaDB: each statement on a pooled connection of its own, in autocommit. With
+ * `prepared` (PostgreSQL), as a named statement: the relay runs the same few statements many times
+ * a second, and the claim took longer to plan (0.7 ms) than to run (0.25 ms).
+ */
 export class PooledSqlRunner implements SqlRunner {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly prepared = false,
+  ) {}
 
   async rows({ sql, params }: SqlStatement): Promise<Record<string, unknown>[]> {
     const queryRunner = this.dataSource.createQueryRunner();
     try {
+      if (this.prepared) return await runNamed(queryRunner, sql, params);
       const result = await queryRunner.query(sql, params, true);
       return result.records ?? [];
     } finally {
@@ -58,10 +67,13 @@ export class SharedConnectionSqlRunner implements SqlRunner {
   }
 }
 
-/** The way to run statements outside application transactions on this data source. */
-export function runnerFor(dataSource: DataSource): SqlRunner {
+/**
+ * The way to run statements outside application transactions on this data source; `prepared`
+ * names the statements on PostgreSQL (SQLite's are prepared anyway, MariaDB's never).
+ */
+export function runnerFor(dataSource: DataSource, { prepared = false }: { prepared?: boolean } = {}): SqlRunner {
   if (dataSource.options.type === 'better-sqlite3') {
     return new SharedConnectionSqlRunner(() => (dataSource.driver as unknown as { databaseConnection: BetterSqliteDatabase }).databaseConnection);
   }
-  return new PooledSqlRunner(dataSource);
+  return new PooledSqlRunner(dataSource, prepared && dataSource.options.type === 'postgres');
 }

@@ -7,7 +7,7 @@ import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import type { OutboxTableLocation } from './dialects/outbox-table';
 import { aggregateKey, AggregateLocks } from './aggregate-locks';
 import { tableDialectFor } from './outbox-sql.factory';
-import { canRunPrepared, runPrepared } from './prepared-insert';
+import { canRunPrepared, runPrepared } from './prepared-statements';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
 /** A message added through the explicit API, for code that does not go through an aggregate. */

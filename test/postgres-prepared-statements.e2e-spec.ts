@@ -2,10 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError, type EntityManager, type Logger as TypeOrmLogger } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
+import { waitFor } from './support/wait-for';
+
+class ArrayTransport implements OutboxTransport {
+  readonly name = 'array';
+  readonly delivered: OutgoingMessage[] = [];
+  async publish(message: OutgoingMessage): Promise<void> {
+    this.delivered.push(message);
+  }
+}
 
 /** Keeps the outbox INSERTs TypeORM's logger was told about. */
 class InsertLog implements TypeOrmLogger {
@@ -22,13 +31,13 @@ class InsertLog implements TypeOrmLogger {
 
 /** The outbox statements prepared on the connection of `manager`'s transaction (pg_prepared_statements is per session). */
 const preparedOutboxStatements = async (manager: EntityManager) =>
-  (await manager.query(`SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'nest_outbox_%'`)) as Array<{ name: string; statement: string }>;
+  (await manager.query(`SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'nest_outbox_%' AND statement LIKE '%INSERT INTO%'`)) as Array<{ name: string; statement: string }>;
 
-describe('PostgreSQL: the outbox INSERT as a named prepared statement', () => {
+describe('PostgreSQL: the outbox INSERT and the relay’s statements as named prepared statements', () => {
   let url: string;
   const started: Array<{ module: TestingModule; schema: string }> = [];
 
-  async function start(preparedStatements?: boolean): Promise<{ dataSource: DataSource; publisher: OutboxPublisher; log: InsertLog }> {
+  async function start(preparedStatements?: boolean, transport?: ArrayTransport): Promise<{ dataSource: DataSource; publisher: OutboxPublisher; log: InsertLog }> {
     const schema = `prepared_${randomBytes(5).toString('hex')}`;
     const log = new InsertLog();
     await admin(url, `CREATE SCHEMA ${schema}`);
@@ -47,7 +56,12 @@ describe('PostgreSQL: the outbox INSERT as a named prepared statement', () => {
           logging: ['query'],
           logger: log,
         }),
-        OutboxModule.forRoot({ relay: false, defaultTopic: 'parcels', ...(preparedStatements === undefined ? {} : { preparedStatements }) }),
+        OutboxModule.forRoot({
+          // The LISTEN connection would hold the pool's only connection: the relay polls instead.
+          ...(transport ? { transport, pollIntervalMs: 100, notifications: false } : { relay: false }),
+          defaultTopic: 'parcels',
+          ...(preparedStatements === undefined ? {} : { preparedStatements }),
+        }),
       ],
     }).compile();
     module.useLogger(false);
@@ -95,6 +109,40 @@ describe('PostgreSQL: the outbox INSERT as a named prepared statement', () => {
 
     expect(prepared).toEqual([]);
     expect(Number((await dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n)).toBe(1);
+  });
+
+  // One pooled connection: the relay's claims and settles ran on the session the test then asks.
+  const preparedRelayStatements = async (dataSource: DataSource) =>
+    ((await dataSource.query(`SELECT statement FROM pg_prepared_statements WHERE name LIKE 'nest_outbox_%' AND statement NOT LIKE '%INSERT INTO%'`)) as Array<{ statement: string }>).map(
+      ({ statement }) => statement,
+    );
+
+  async function publishTwoRounds(preparedStatements?: boolean) {
+    const transport = new ArrayTransport();
+    const { dataSource } = await start(preparedStatements, transport);
+    for (const count of [1, 2]) {
+      await dataSource.transaction((manager) => manager.save(Parcel.register(`parcel ${count}`, 1)));
+      await waitFor(`event ${count} published`, () => transport.delivered.length === count, 10_000);
+    }
+    return { dataSource, transport };
+  }
+
+  it('runs the relay’s claim and settle as named statements, prepared once per connection', async () => {
+    const { dataSource, transport } = await publishTwoRounds();
+
+    const statements = await preparedRelayStatements(dataSource);
+    expect(statements.some((sql) => /FOR UPDATE OF m SKIP LOCKED/.test(sql))).toBe(true); // the claim
+    expect(statements.some((sql) => /SET status = 'published', published_at = now\(\)/.test(sql))).toBe(true); // marking published
+    expect(new Set(statements).size).toBe(statements.length);
+    expect(transport.delivered).toHaveLength(2);
+    expect(Number((await dataSource.query(`SELECT count(*) AS n FROM outbox_messages WHERE status = 'published'`))[0].n)).toBe(2);
+  });
+
+  it('with preparedStatements: false runs the relay’s statements unnamed', async () => {
+    const { dataSource, transport } = await publishTwoRounds(false);
+
+    expect(await preparedRelayStatements(dataSource)).toEqual([]);
+    expect(transport.delivered).toHaveLength(2);
   });
 
   it('fails the transaction with a QueryFailedError when the INSERT fails, writing nothing', async () => {
