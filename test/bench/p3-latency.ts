@@ -17,6 +17,8 @@ interface Scenario {
   inProcess: boolean;
   notifications: boolean;
   aim: boolean;
+  /** The relay process's `preparedStatements` (default true). */
+  preparedStatements?: boolean;
   /** Add P1's claim-matching index to the outbox table (reference). */
   extraIndex?: boolean;
 }
@@ -52,6 +54,14 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
       aim: false,
     },
     { key: 'c', name: '(c) relay in another process, woken by LISTEN/NOTIFY (defaults)', inProcess: false, notifications: true, aim: true },
+    {
+      key: 'c-unnamed',
+      name: '(c) with `preparedStatements: false` on the relay (claim and settles planned on every call; reference)',
+      inProcess: false,
+      notifications: true,
+      preparedStatements: false,
+      aim: false,
+    },
   ];
   if (await claimOrderIndex('t')) {
     scenarios.push({ key: 'a+idx', name: '(a) + the claim-matching index of P1 (reference)', inProcess: true, notifications: true, aim: false, extraIndex: true });
@@ -138,6 +148,7 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
         topic,
         owner: `p3-${scenario.key}-${suffix(2)}`,
         notifications: scenario.notifications,
+        preparedStatements: scenario.preparedStatements,
       });
       await relay.next('ready', 60_000);
     }

@@ -20,6 +20,8 @@ interface Config {
   topic: string;
   owner: string;
   notifications?: boolean;
+  /** Nest mode: the module's `preparedStatements` (default true). */
+  preparedStatements?: boolean;
   batchSize?: number;
   /** Report memory every this many ms (drain mode). */
   sampleMs?: number;
@@ -52,7 +54,13 @@ async function nestMode(): Promise<void> {
     schema: config.schema,
     migrate: false,
     kafka: { brokers: config.brokers, clientId: `bench-${config.owner}` },
-    outbox: { transport: 'KAFKA', relayId: config.owner, notifications: config.notifications ?? true, resolveTopic: () => config.topic },
+    outbox: {
+      transport: 'KAFKA',
+      relayId: config.owner,
+      notifications: config.notifications ?? true,
+      preparedStatements: config.preparedStatements ?? true,
+      resolveTopic: () => config.topic,
+    },
   });
   send({ type: 'ready' });
   while ((await nextCommand()) !== 'stop');
