@@ -19,6 +19,11 @@ export const notATransportValue = (option: string, got: unknown) =>
   `OutboxModule option "${option}" is ${describe(got)}, which is neither a ClientsModule token (a string, symbol or class), ` +
   `a ClientProxy nor an OutboxTransport ({ name, publish(message) }).`;
 
+export const listenerWouldHoldThePool = (poolSize: number) =>
+  `OutboxModule option "notifications": the relay's LISTEN connection would hold the only connection of the data source's pool ` +
+  `(max ${poolSize}), and every other query of the app would wait for it forever. Give the pool at least 2 connections ` +
+  `(TypeORM's poolSize, or extra.max), or set notifications: false (the relay then finds other instances' rows by polling).`;
+
 export const missingTransport = () =>
   `OutboxModule option "transport" (or "transports") is required when "relay" is enabled. ` +
   `Set it to a ClientsModule token, a ClientProxy or an OutboxTransport, or set relay: false for a write-only instance.`;

@@ -4,7 +4,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { outboxTableUnreadable, unacknowledgedTransport } from '../core/outbox.messages';
+import { listenerWouldHoldThePool, outboxTableUnreadable, unacknowledgedTransport } from '../core/outbox.messages';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
 import type { OutboxTransport } from '../core/outbox-transport.port';
@@ -12,7 +12,7 @@ import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
 import { OutboxTable } from '../typeorm/dialects/outbox-table';
-import { notificationChannel, PostgresNotificationListener } from '../typeorm/postgres-notification.listener';
+import { notificationChannel, PostgresNotificationListener, postgresPoolSize } from '../typeorm/postgres-notification.listener';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
@@ -78,6 +78,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     // onModuleInit of this module or of one it imports).
     const transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.checkAcknowledgements(transports);
+    this.checkListenerPool();
     this.transports = transports;
     this.store = store;
   }
@@ -156,6 +157,13 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.listener = new PostgresNotificationListener(this.dataSource, channel, () => void this.relay?.trigger(), this.logger);
     await this.listener.start();
     return `${local} and by LISTEN "${channel}" for commits anywhere`;
+  }
+
+  /** The LISTEN connection is taken from the app's pool and never given back while the relay runs. */
+  private checkListenerPool(): void {
+    if (this.dataSource.options.type !== 'postgres' || !this.settings.notifications) return;
+    const poolSize = postgresPoolSize(this.dataSource);
+    if (poolSize !== undefined && poolSize < 2) throw new OutboxConfigurationError(listenerWouldHoldThePool(poolSize));
   }
 
   private checkAcknowledgements(transports: Map<string, OutboxTransport>): void {

@@ -30,6 +30,12 @@ export function notificationChannel(location: string | OutboxTableLocation | Out
   return `${channel.slice(0, MAX_CHANNEL_LENGTH - hash.length - 1)}_${hash}`;
 }
 
+/** The most connections the data source's pool opens (node-postgres' `max`, 10 unless configured). */
+export function postgresPoolSize(dataSource: DataSource): number | undefined {
+  const pool = (dataSource.driver as PostgresDriver).master as { options?: { max?: number } } | undefined;
+  return pool?.options?.max;
+}
+
 /**
  * Holds one pooled connection that LISTENs on the outbox channel, so that a commit in any
  * instance wakes this instance's relay. When the connection breaks (a database restart), it is
