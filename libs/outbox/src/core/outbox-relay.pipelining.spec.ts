@@ -3,23 +3,9 @@ import type { NewOutboxMessage, OutgoingMessage } from './outbox-message';
 import { OutboxRelay } from './outbox-relay';
 import type { OutboxTransport } from './outbox-transport.port';
 import { RetryPolicy } from './retry-policy';
+import { contractMessage } from '../testing/contracts/contract-messages';
 
-let sequence = 0;
-function message(aggregateId: string): NewOutboxMessage {
-  sequence += 1;
-  return {
-    id: `m-${sequence}`,
-    type: 'thing.happened',
-    version: 1,
-    aggregateType: 'thing',
-    aggregateId,
-    transport: 'default',
-    destination: 'things',
-    occurredAt: new Date(0),
-    headers: {},
-    payloadJson: JSON.stringify({ n: sequence }),
-  };
-}
+const message = (aggregateId: string): NewOutboxMessage => contractMessage({ aggregateId });
 
 /** Holds every publish until the test lets it go, so that the test sees what is in flight at once. */
 class GatedTransport implements OutboxTransport {
