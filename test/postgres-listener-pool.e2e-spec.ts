@@ -1,15 +1,7 @@
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { CreateOutboxTable, OutboxConfigurationError, OutboxModule, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxConfigurationError, OutboxModule, RecordingOutboxTransport } from '@nest-outbox/outbox';
 import { privatePostgresSchema } from './support/databases';
 import { startupFailure } from './support/startup-failure';
-
-class ArrayTransport implements OutboxTransport {
-  readonly name = 'array';
-  readonly delivered: OutgoingMessage[] = [];
-  async publish(message: OutgoingMessage): Promise<void> {
-    this.delivered.push(message);
-  }
-}
 
 /**
  * The relay's LISTEN connection comes from the app's pool and stays taken while the relay runs. On
@@ -37,14 +29,14 @@ describe('PostgreSQL: notifications on a pool of one connection', () => {
   });
 
   it('refuses to start, naming the option and the pool size, before the LISTEN takes the connection', async () => {
-    const failure = await startupFailure(onePooledConnection(), [OutboxModule.forRoot({ transport: new ArrayTransport() })]);
+    const failure = await startupFailure(onePooledConnection(), [OutboxModule.forRoot({ transport: new RecordingOutboxTransport() })]);
 
     expect(failure).toBeInstanceOf(OutboxConfigurationError);
     expect((failure as Error).message).toMatch(/option "notifications".*only connection of the data source's pool \(max 1\).*notifications: false/);
   });
 
   it('starts with notifications: false, the way out the error names', async () => {
-    const failure = await startupFailure(onePooledConnection(), [OutboxModule.forRoot({ transport: new ArrayTransport(), notifications: false })]);
+    const failure = await startupFailure(onePooledConnection(), [OutboxModule.forRoot({ transport: new RecordingOutboxTransport(), notifications: false })]);
 
     expect(failure).toBeUndefined();
   });

@@ -2,19 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError, type EntityManager, type Logger as TypeOrmLogger } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, OutboxPublisher, RecordingOutboxTransport } from '@nest-outbox/outbox';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
-
-class ArrayTransport implements OutboxTransport {
-  readonly name = 'array';
-  readonly delivered: OutgoingMessage[] = [];
-  async publish(message: OutgoingMessage): Promise<void> {
-    this.delivered.push(message);
-  }
-}
 
 /** Keeps the outbox INSERTs TypeORM's logger was told about. */
 class InsertLog implements TypeOrmLogger {
@@ -37,7 +29,7 @@ describe('PostgreSQL: the outbox INSERT and the relay’s statements as named pr
   let url: string;
   const started: Array<{ module: TestingModule; schema: string }> = [];
 
-  async function start(preparedStatements?: boolean, transport?: ArrayTransport): Promise<{ dataSource: DataSource; publisher: OutboxPublisher; log: InsertLog }> {
+  async function start(preparedStatements?: boolean, transport?: RecordingOutboxTransport): Promise<{ dataSource: DataSource; publisher: OutboxPublisher; log: InsertLog }> {
     const schema = `prepared_${randomBytes(5).toString('hex')}`;
     const log = new InsertLog();
     await admin(url, `CREATE SCHEMA ${schema}`);
@@ -118,11 +110,11 @@ describe('PostgreSQL: the outbox INSERT and the relay’s statements as named pr
     );
 
   async function publishTwoRounds(preparedStatements?: boolean) {
-    const transport = new ArrayTransport();
+    const transport = new RecordingOutboxTransport();
     const { dataSource } = await start(preparedStatements, transport);
     for (const count of [1, 2]) {
       await dataSource.transaction((manager) => manager.save(Parcel.register(`parcel ${count}`, 1)));
-      await waitFor(`event ${count} published`, () => transport.delivered.length === count, 10_000);
+      await waitFor(`event ${count} published`, () => transport.published.length === count, 10_000);
     }
     return { dataSource, transport };
   }
@@ -134,7 +126,7 @@ describe('PostgreSQL: the outbox INSERT and the relay’s statements as named pr
     expect(statements.some((sql) => /FOR UPDATE OF m SKIP LOCKED/.test(sql))).toBe(true); // the claim
     expect(statements.some((sql) => /SET status = 'published', published_at = now\(\)/.test(sql))).toBe(true); // marking published
     expect(new Set(statements).size).toBe(statements.length);
-    expect(transport.delivered).toHaveLength(2);
+    expect(transport.published).toHaveLength(2);
     expect(Number((await dataSource.query(`SELECT count(*) AS n FROM outbox_messages WHERE status = 'published'`))[0].n)).toBe(2);
   });
 
@@ -142,7 +134,7 @@ describe('PostgreSQL: the outbox INSERT and the relay’s statements as named pr
     const { dataSource, transport } = await publishTwoRounds(false);
 
     expect(await preparedRelayStatements(dataSource)).toEqual([]);
-    expect(transport.delivered).toHaveLength(2);
+    expect(transport.published).toHaveLength(2);
   });
 
   it('fails the transaction with a QueryFailedError when the INSERT fails, writing nothing', async () => {
