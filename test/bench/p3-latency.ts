@@ -2,9 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { Worker } from './support/child';
+import { pidCpuMs, processCpuMs, ServerCpu } from './support/cpu';
 import { BenchParcel } from './support/entities';
 import { claimOrderIndex } from './support/explain';
-import { connectedProducer, privateSchema, REPO_ROOT, sleep, suffix, waitUntil, wallNow } from './support/env';
+import { connectedProducer, privateSchema, REPO_ROOT, sleep, suffix, waitUntil, wallNow, withClient } from './support/env';
 import { startBenchApp } from './support/nest-apps';
 import { OUTBOX_DEFAULTS } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
@@ -33,6 +34,17 @@ interface Outcome {
   delivered: number;
   achievedPerSecond: number;
   maxInFlight: number;
+  /** CPU of each party from the run's first order to its last delivery, in % of one core. */
+  cpu?: PartyCpu;
+}
+
+interface PartyCpu {
+  /** The writer's process (with its relay in (a)). */
+  writer: number;
+  relay?: number;
+  postgres: number;
+  /** The measuring kafkajs consumer. */
+  consumer: number;
 }
 
 const WARMUP = 50;
@@ -95,7 +107,7 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
     title: `P3 — commit → consumer latency at ${sizes.offeredPerSecond} orders/s for ${sizes.latencySeconds} s`,
     body: [
       ...table(
-        ['scenario', 'delivered / offered', 'achieved orders/s', 'p50 ms', 'p99 ms', 'max ms', 'mean ms by third of the run', 'save p50 / p99 ms'],
+        ['scenario', 'delivered / offered', 'achieved orders/s', 'p50 ms', 'p99 ms', 'max ms', 'mean ms by third of the run', 'save p50 / p99 ms', 'CPU % of a core: writer / relay / PostgreSQL / consumer'],
         outcomes.map((o) => [
           o.scenario,
           `${fmt(o.delivered, 0)} / ${fmt(o.offered, 0)}`,
@@ -105,13 +117,16 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
           fmt(o.latency.max, 2),
           o.thirds ? o.thirds.map((mean) => fmt(mean)).join(' → ') : '',
           o.saveLatency ? `${fmt(o.saveLatency.p50, 2)} / ${fmt(o.saveLatency.p99, 2)}` : '',
+          o.cpu ? [o.cpu.writer, o.cpu.relay, o.cpu.postgres, o.cpu.consumer].map((value) => (value === undefined ? '–' : fmt(value, 0))).join(' / ') : '',
         ]),
       ),
       '',
       `Open-loop writer: order i is started at t0 + i/${sizes.offeredPerSecond} s (at most ${Math.max(...outcomes.map((o) => o.maxInFlight))} saves were in flight at once), ` +
         `each \`transaction(m => m.save(BenchParcel.register(…)))\` on a pool of 10; ${WARMUP} orders before t0 warm every path up and are not counted. ` +
         `The consumer (kafkajs in its own process, \`maxWaitTimeInMs\` 2: the test broker holds a fetch for its full wait even when records arrive, so with 20 ms the floor’s p50 was ~11 ms) stamps records on arrival. The first row is the floor of this ` +
-        `setup: kafkajs \`send\` of one record → the same consumer, no database, same rate. Per-order series: \`.bench/p3-<scenario>.csv\`.`,
+        `setup: kafkajs \`send\` of one record → the same consumer, no database, same rate. Per-order series: \`.bench/p3-<scenario>.csv\`. ` +
+        `CPU (from /proc, user + system) is counted from the run's first order to its last delivery: the writer's process (in (a) with its relay), ` +
+        `the relay's process, PostgreSQL's server processes and the measuring consumer; 200 % is both cores of this machine.`,
     ],
     summary,
   };
@@ -158,8 +173,17 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
     await waitUntil('the warm-up orders at the consumer', () => [...warm.committed.keys()].every((key) => received.has(key)), 30_000);
 
     const total = sizes.offeredPerSecond * sizes.latencySeconds;
+    const server = await withClient(services.postgresUrl, (client) => ServerCpu.of(client));
+    const cpuBefore = { at: performance.now(), writer: processCpuMs(), relay: relay ? pidCpuMs(relay.pid) : 0, consumer: pidCpuMs(consumer.pid), server: server?.snapshot() };
     const run = await writeAtRate(writer.dataSource, total, sizes.offeredPerSecond);
     await waitUntil('every order at the consumer', () => [...run.committed.keys()].every((key) => received.has(key)), 30_000).catch(() => undefined);
+    const share = (ms: number) => (ms / (performance.now() - cpuBefore.at)) * 100;
+    const cpu: PartyCpu = {
+      writer: share(processCpuMs() - cpuBefore.writer),
+      relay: relay ? share(pidCpuMs(relay.pid) - cpuBefore.relay) : undefined,
+      postgres: server && cpuBefore.server ? share(server.millisecondsSince(cpuBefore.server)) : Number.NaN,
+      consumer: share(pidCpuMs(consumer.pid) - cpuBefore.consumer),
+    };
     const latencies = [...run.committed].filter(([key]) => received.has(key)).map(([key, at]) => received.get(key)! - at);
     // The time series, for a look at where the tail comes from: ms since the first commit, latency ms.
     const t0 = Math.min(...run.committed.values());
@@ -182,6 +206,7 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
       delivered: latencies.length,
       achievedPerSecond: run.achievedPerSecond,
       maxInFlight: run.maxInFlight,
+      cpu,
     };
   } finally {
     await consumer.close();

@@ -53,6 +53,12 @@ export class ServerCpu {
   }
 }
 
+/** Milliseconds of CPU (user + system) another process has used so far (a worker, by pid); NaN if unreadable. */
+export function pidCpuMs(pid: number): number {
+  const fields = statFields(String(pid));
+  return fields ? ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND : Number.NaN;
+}
+
 /** Milliseconds of CPU (user + system) this process has used. */
 export function processCpuMs(): number {
   const { user, system } = process.cpuUsage();
