@@ -41,6 +41,8 @@ export const children = new Set<ChildProcess>();
 export const relays: RelayProcess[] = [];
 export const unsettled = new Map<string, UnsettledReason>();
 export const batchIds = new Map<string, string[]>();
+/** Batches (`relay#claim`) whose relay reported every outcome recorded. */
+export const settledBatches = new Set<string>();
 export const counters = {
   relayStarts: 0,
   kills: 0,

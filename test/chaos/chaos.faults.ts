@@ -65,7 +65,7 @@ export async function staller(profile: Profile, random: () => number, at: number
   log(`SIGSTOP relay ${victim.relayId} ${sending ? `with batch ${sending.batch} (${sending.size} messages) ${state}` : '(idle)'} for ${seconds(profile.stallMs)} s (lease ${profile.leaseMs} ms)`);
   await sleep(profile.stallMs);
   // Every batch it may have held unsettled when stopped (reports sent just before the stop have arrived by now).
-  const stalledBatches = batchesMaybeInFlight(victim.relayId, profile.maxBatchesInFlight);
+  const stalledBatches = batchesMaybeInFlight(victim.relayId);
   const batch = stalledBatches.join('+') || String(victim.lastBatch);
   const ids = stalledBatches.flatMap((number) => batchIds.get(`${victim.relayId}#${number}`) ?? []);
   // What the relays that took over did, just before the stalled one wakes up.

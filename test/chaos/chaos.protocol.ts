@@ -42,6 +42,8 @@ export type RelayReport =
   | { t: 'sending'; relayId: string; batch: number; size: number; injected: number; ids: string[] }
   /** The outcome of that batch as the transport saw it. */
   | { t: 'sent'; relayId: string; batch: number; size: number; ok: number; failed: number; late: boolean; elapsedMs: number; error?: string }
+  /** The relay recorded every outcome of the batch in the database: from here it cannot cause a duplicate. */
+  | { t: 'settled'; relayId: string; batch: number }
   /** What the relay itself logged about a batch it could not settle as its own. */
   | { t: 'incident'; relayId: string; batch: number; kind: 'settle-failed' | 'lease-overrun'; rows: number; text: string };
 

@@ -3,7 +3,7 @@ import { closeSync, openSync } from 'node:fs';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { RelayReport, RelaySettings } from './chaos.protocol';
-import { batchIds, counters, killedRelayIds, log, noteIncident, relays, remember, runState, unsettled, type BatchReport, type RelayProcess } from './chaos.bookkeeping';
+import { batchIds, counters, killedRelayIds, log, noteIncident, relays, remember, runState, settledBatches, unsettled, type BatchReport, type RelayProcess } from './chaos.bookkeeping';
 
 function onRelayReport(relay: RelayProcess, report: RelayReport): void {
   switch (report.t) {
@@ -35,6 +35,9 @@ function onRelayReport(relay: RelayProcess, report: RelayReport): void {
       if (report.ok > 0) wake(relay, report);
       break;
     }
+    case 'settled':
+      settledBatches.add(`${report.relayId}#${report.batch}`);
+      break;
     case 'incident': {
       const sender = `${report.relayId}#${report.batch}`;
       if (report.kind === 'settle-failed') counters.settleFailures += 1;
@@ -95,13 +98,18 @@ export function replaceRelay(old: RelayProcess): RelayProcess {
 
 /**
  * The batches of a relay that may have been claimed and not settled when it was killed or stopped:
- * its last `maxBatchesInFlight` claims (numbered in claim order), since it claims only while fewer
- * are unsettled. Only those that sent something are known here; the others cannot cause duplicates.
+ * those that sent something and whose settle it has not reported. Not simply its last
+ * `maxBatchesInFlight` claims: batches settle out of order (claim 66 still on its way while 67
+ * settled and 68 was claimed). A settle reported just before the end may not have arrived; such a
+ * batch is counted in too, which only makes the ledger more lenient about a batch that, being
+ * settled, caused no duplicate. At most `maxBatchesInFlight` of them were really unsettled, which
+ * is what the duplicate bound counts.
  */
-export function batchesMaybeInFlight(relayId: string, maxBatchesInFlight: number): number[] {
-  const sent = [...batchIds.keys()].filter((sender) => sender.startsWith(`${relayId}#`)).map((sender) => Number(sender.split('#')[1]));
-  const last = Math.max(0, ...sent);
-  return sent.filter((batch) => batch > last - maxBatchesInFlight).sort((a, b) => a - b);
+export function batchesMaybeInFlight(relayId: string): number[] {
+  return [...batchIds.keys()]
+    .filter((sender) => sender.startsWith(`${relayId}#`) && !settledBatches.has(sender))
+    .map((sender) => Number(sender.split('#')[1]))
+    .sort((a, b) => a - b);
 }
 
 function wake(relay: RelayProcess, report: BatchReport): void {

@@ -159,7 +159,12 @@ async function main(): Promise<number> {
 
   // --- analysis --------------------------------------------------------------------------------
   for (const relayId of killedRelayIds) {
-    for (const batch of batchesMaybeInFlight(relayId, profile.maxBatchesInFlight)) unsettled.set(`${relayId}#${batch}`, 'kill');
+    for (const batch of batchesMaybeInFlight(relayId)) {
+      const sender = `${relayId}#${batch}`;
+      // A reason the relay gave itself (lease overrun, failed settle, late ack) stays: the bound counts those apart.
+      const reason = unsettled.get(sender);
+      if (reason === undefined || reason === 'send-failed') unsettled.set(sender, 'kill');
+    }
   }
   const rows = await outboxRows(postgres, schema);
   const deliveries = ledger.deliveries();

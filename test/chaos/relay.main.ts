@@ -65,7 +65,7 @@ class ClaimNumbering implements RelayObserver, OnModuleInit {
     else if (batch.leaseLost.published > 0) {
       const text = `${batch.leaseLost.published} published row(s) had been taken over after the lease expired`;
       report({ t: 'incident', relayId, batch: claim, kind: 'lease-overrun', rows: batch.leaseLost.published, text });
-    }
+    } else report({ t: 'settled', relayId, batch: claim });
   }
 }
 
