@@ -198,3 +198,10 @@ export const noAmbientTransaction = () =>
   `so the messages would not commit with anything. Call it inside a @Transactional() method ` +
   `(@nestjs-cls/transactional with the TypeORM adapter, or typeorm-transactional), ` +
   `or pass the transaction's manager: add(manager, messages).`;
+
+export const sqliteConnectionWaitTimedOut = (waitedMs: number) =>
+  `Waited ${waitedMs} ms for SQLite's connection, which another transaction holds: TypeORM has one connection to SQLite, and the ` +
+  `outbox gives it to one transaction at a time so that none nests in another. A wait this long usually means a statement ` +
+  `runs outside the transaction that holds the connection while that transaction waits for it: inside a transaction begun with ` +
+  `queryRunner.startTransaction(), run every statement through queryRunner.manager, not the DataSource or an injected ` +
+  `repository. Otherwise a transaction stays open too long, or a query runner was released without a commit or rollback.`;

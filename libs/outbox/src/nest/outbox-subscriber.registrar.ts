@@ -1,16 +1,21 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { OutboxEntitySubscriber } from '../typeorm/outbox-entity.subscriber';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import type { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
+import { serializeSqliteTransactions } from '../typeorm/sqlite/serialized-transactions';
 import { guardUnchangedSaves } from '../typeorm/unchanged-save.guard';
 import { OUTBOX_DATA_SOURCE, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
 import { OutboxRelayHost } from './outbox-relay.host';
 
-/** Hooks the outbox subscriber into the data source; a commit that wrote rows wakes this instance's relay. */
+/**
+ * Hooks the outbox subscriber into the data source; a commit that wrote rows wakes this instance's
+ * relay. On SQLite, transactions of the data source take turns on its one connection from here on.
+ */
 @Injectable()
-export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy {
+export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy, OnApplicationShutdown {
   private unguard: (() => void) | undefined;
+  private unserialize: (() => void) | undefined;
 
   constructor(
     @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
@@ -21,11 +26,17 @@ export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy 
 
   onModuleInit(): void {
     const subscriber = new OutboxEntitySubscriber(this.writer, this.tracker, () => void this.relayHost.drain());
+    this.unserialize = serializeSqliteTransactions(this.dataSource);
     this.dataSource.subscribers.push(subscriber);
     this.unguard = guardUnchangedSaves(this.dataSource, (manager, entity, target) => subscriber.afterSave(manager, entity, target));
   }
 
   onModuleDestroy(): void {
     this.unguard?.();
+  }
+
+  // Not at module destroy: the relay drains, and the app's last transactions end, after that.
+  onApplicationShutdown(): void {
+    this.unserialize?.();
   }
 }

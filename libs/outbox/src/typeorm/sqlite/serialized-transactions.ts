@@ -1,0 +1,128 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { ConnectionTurns } from './connection-turns';
+
+/**
+ * How long a transaction or statement waits for SQLite's connection before it fails. Far above any
+ * queue of ordinary transactions; reached when a statement waits for the very transaction that
+ * waits for it (see sqliteConnectionWaitTimedOut).
+ */
+const MAX_WAIT_MS = 30_000;
+
+/** The query runner whose transaction callback is running, so its own statements are not made to wait for it. */
+const insideTransaction = new AsyncLocalStorage<QueryRunner>();
+
+interface Serialization {
+  users: number;
+  undo(): void;
+}
+const serialized = new WeakMap<DataSource, Serialization>();
+
+type QueryRunnerClass = new (driver: unknown) => QueryRunner;
+interface SqliteDriver {
+  createQueryRunner(mode?: string): QueryRunner;
+}
+
+/**
+ * TypeORM drives better-sqlite3 through one query runner on one connection, shared by every
+ * caller: a second transaction that starts while one is open becomes a savepoint of it (its work
+ * rolls back with the other's), or fails; a statement outside both runs inside whichever is open
+ * and can read, or join, writes that are later rolled back. From here on, every caller gets a query
+ * runner of its own, and the connection goes to one transaction (or one statement outside any) at
+ * a time, in arrival order. What a transaction's callback runs through the DataSource instead of
+ * its EntityManager still runs inside that transaction, as TypeORM has always done on SQLite;
+ * making it wait would wait forever.
+ *
+ * Returns the function that undoes it once the last user is done. Other databases are left alone.
+ */
+export function serializeSqliteTransactions(dataSource: DataSource, maxWaitMs = MAX_WAIT_MS): () => void {
+  if (dataSource.options.type !== 'better-sqlite3') return () => undefined;
+  let serialization = serialized.get(dataSource);
+  if (serialization) serialization.users += 1;
+  else {
+    serialization = { users: 1, undo: install(dataSource, new ConnectionTurns<QueryRunner>(maxWaitMs)) };
+    serialized.set(dataSource, serialization);
+  }
+  let released = false;
+  return () => {
+    if (released || !serialization) return;
+    released = true;
+    serialization.users -= 1;
+    if (serialization.users > 0) return;
+    serialized.delete(dataSource);
+    serialization.undo();
+  };
+}
+
+function install(dataSource: DataSource, turns: ConnectionTurns<QueryRunner>): () => void {
+  const driver = dataSource.driver as unknown as SqliteDriver;
+  const shared = driver.createQueryRunner('master');
+  const RunnerClass = shared.constructor as QueryRunnerClass;
+  const undoShared = takeTurns(shared, turns);
+  driver.createQueryRunner = () => {
+    const enclosing = insideTransaction.getStore();
+    if (enclosing?.isTransactionActive && turns.isHeldBy(enclosing)) return enclosing;
+    const runner = new RunnerClass(driver);
+    takeTurns(runner, turns);
+    return runner;
+  };
+
+  const manager = dataSource.manager;
+  const transaction = manager.transaction as (...args: unknown[]) => Promise<unknown>;
+  manager.transaction = function transactionInItsTurn(this: EntityManager, ...args: unknown[]) {
+    const at = typeof args[0] === 'function' ? 0 : 1;
+    const work = args[at];
+    if (typeof work === 'function') {
+      args[at] = (inner: EntityManager) => insideTransaction.run(inner.queryRunner!, () => work(inner));
+    }
+    return transaction.apply(this, args);
+  } as EntityManager['transaction'];
+
+  return () => {
+    delete (driver as Partial<SqliteDriver>).createQueryRunner;
+    delete (manager as Partial<EntityManager>).transaction;
+    undoShared();
+  };
+}
+
+/** Makes `runner` wait for its turn before it begins a transaction or runs a statement outside one. */
+function takeTurns(runner: QueryRunner, turns: ConnectionTurns<QueryRunner>): () => void {
+  const { startTransaction, commitTransaction, rollbackTransaction, query } = runner;
+  const depth = () => (runner as unknown as { transactionDepth: number }).transactionDepth;
+  const giveBackIfDone = () => {
+    if (!runner.isTransactionActive || depth() === 0) turns.give(runner);
+  };
+  const ended = async (end: () => Promise<void>) => {
+    try {
+      await end();
+    } finally {
+      // A COMMIT that failed leaves the transaction open for the rollback that follows.
+      if (!runner.isTransactionActive) turns.give(runner);
+    }
+  };
+  Object.assign(runner, {
+    async startTransaction(...args: Parameters<QueryRunner['startTransaction']>) {
+      if (!runner.isTransactionActive) await turns.take(runner);
+      try {
+        await startTransaction.apply(runner, args);
+      } catch (error) {
+        giveBackIfDone();
+        throw error;
+      }
+    },
+    commitTransaction: () => ended(() => commitTransaction.call(runner)),
+    rollbackTransaction: () => ended(() => rollbackTransaction.call(runner)),
+    async query(...args: Parameters<QueryRunner['query']>) {
+      if (turns.isHeldBy(runner)) return query.apply(runner, args);
+      await turns.take(runner);
+      try {
+        return await query.apply(runner, args);
+      } finally {
+        if (!runner.isTransactionActive) turns.give(runner);
+      }
+    },
+  });
+  return () => {
+    for (const method of ['startTransaction', 'commitTransaction', 'rollbackTransaction', 'query'] as const) delete runner[method];
+  };
+}
