@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, outboxMessageEntity, OutboxWriteError, type OutboxMessageRow } from '@nest-outbox/outbox';
 import { waitFor } from './support/wait-for';
 import { isolatedDatabase, type TestDatabase } from './support/outbox-harness';
-import { EntryBooked, Ledger } from './support/ledger.fixtures';
+import { EntryBooked, Journal, Ledger } from './support/ledger.fixtures';
 import { PARCEL_ENTITIES } from './support/parcel.fixtures';
 
 @Injectable()
@@ -31,7 +31,7 @@ describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs agg
         CqrsModule.forRoot(),
         TypeOrmModule.forRoot({
           ...isolated.options,
-          entities: [...PARCEL_ENTITIES, Ledger],
+          entities: [...PARCEL_ENTITIES, Ledger, Journal],
           autoLoadEntities: true,
           synchronize: true,
           migrations: [CreateOutboxTable],
@@ -115,6 +115,25 @@ describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs agg
     await dataSource.getRepository(Ledger).save(loaded);
     expect((await rowsOf(ledger)).map((row) => row.eventType)).toEqual(['ledger.entry-booked']);
     expect(loaded.getUncommittedEvents()).toEqual([]);
+  });
+
+  it('writes one message for an event object both applied and recorded, and hands it to the EventBus once', async () => {
+    const handler = module.get(BookedEntries);
+    const journal = module.get(EventPublisher).mergeObjectContext(new Journal());
+    const booked = journal.bookEverywhere(250);
+
+    await dataSource.transaction((manager) => manager.save(journal));
+
+    const rows = await dataSource.getRepository(outboxMessageEntity()).find({ where: { aggregateId: journal.id } });
+    expect(rows.map((row) => [row.eventType, JSON.parse(row.payload), row.correlationId])).toEqual([['ledger.entry-booked', { ledgerId: journal.id, amountCents: 250 }, 'journal']]);
+    expect(journal.getUncommittedEvents()).toEqual([]);
+    await waitFor('the EventBus handler', () => handler.seen.includes(booked));
+    expect(handler.seen.filter((event) => event === booked)).toHaveLength(1);
+
+    // Nothing is left to write: a second save adds no row.
+    journal.balanceCents += 1;
+    await dataSource.transaction((manager) => manager.save(journal));
+    expect(await dataSource.getRepository(outboxMessageEntity()).countBy({ aggregateId: journal.id })).toBe(1);
   });
 
   it('refuses to save an aggregate with autoCommit on, whose events would bypass the outbox', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AggregateRoot } from '@nestjs/cqrs';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { OutboxEvent, PublishesEvents } from '@nest-outbox/outbox';
+import { OutboxEvent, PublishesEvents, WithOutboxEvents } from '@nest-outbox/outbox';
 
 @OutboxEvent('ledger.entry-booked')
 export class EntryBooked {
@@ -26,6 +26,31 @@ export class Ledger extends AggregateRoot {
   }
 
   // Called by apply(): cqrs' own event-handler convention.
+  onEntryBooked(event: EntryBooked): void {
+    this.balanceCents += event.amountCents;
+  }
+}
+
+/** A cqrs aggregate on the outbox mixin, which can both apply() and recordEvent() an event. */
+@PublishesEvents({ aggregateType: 'journal', topic: 'journals' })
+@Entity('journals')
+export class Journal extends WithOutboxEvents(AggregateRoot) {
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string = randomUUID();
+
+  @Column({ type: 'integer' })
+  balanceCents: number = 0;
+
+  /** The same event object handed over every way there is: applied twice and recorded twice. */
+  bookEverywhere(amountCents: number): EntryBooked {
+    const booked = new EntryBooked(this.id, amountCents);
+    this.apply(booked);
+    this.recordEvent(booked, { correlationId: 'journal' });
+    this.apply(booked);
+    this.recordEvent(booked);
+    return booked;
+  }
+
   onEntryBooked(event: EntryBooked): void {
     this.balanceCents += event.amountCents;
   }

@@ -35,7 +35,10 @@ function asRecorded(event: object): RecordedEvent {
   return recorded;
 }
 
-/** Events the aggregate holds for the outbox: recorded ones, then those applied with cqrs `apply()`. */
+/**
+ * Events the aggregate holds for the outbox: recorded ones, then those applied with cqrs `apply()`.
+ * An event object both recorded and applied (or applied twice) is one message, written once.
+ */
 export function pendingEventsOf(aggregate: object, aggregateType: string): readonly RecordedEvent[] {
   const recorded = getRecordedEvents(aggregate);
   if (!isCqrsAggregate(aggregate)) return recorded;
@@ -43,7 +46,9 @@ export function pendingEventsOf(aggregate: object, aggregateType: string): reado
   if (aggregate.autoCommit) throw new OutboxWriteError(cqrsAutoCommit(aggregateType));
   const applied = aggregate.getUncommittedEvents();
   if (applied.length === 0) return recorded;
-  return [...recorded, ...applied.map(asRecorded)];
+  const seen = new Set(recorded.map((entry) => entry.event));
+  const onlyApplied = applied.filter((event) => !seen.has(event) && seen.add(event));
+  return [...recorded, ...onlyApplied.map(asRecorded)];
 }
 
 /**
@@ -54,14 +59,13 @@ export function pendingEventsOf(aggregate: object, aggregateType: string): reado
 export function commitWrittenEvents(aggregate: object, written: ReadonlySet<RecordedEvent>): void {
   forgetEvents(aggregate, written);
   if (!isCqrsAggregate(aggregate)) return;
+  // By object: an event both recorded and applied was written under its recorded entry.
+  const writtenEvents = new Set([...written].map((recorded) => recorded.event));
   const uncommitted = aggregate.getUncommittedEvents();
-  const done = uncommitted.filter((event) => {
-    const recorded = appliedEvents.get(event);
-    return recorded !== undefined && written.has(recorded);
-  });
+  const done = uncommitted.filter((event) => writtenEvents.has(event));
   if (done.length === 0) return;
   // getUncommittedEvents() returns the aggregate's own buffer; it is trimmed in place, as commit() does.
-  const remaining = uncommitted.filter((event) => !done.includes(event));
+  const remaining = uncommitted.filter((event) => !writtenEvents.has(event));
   uncommitted.splice(0, uncommitted.length, ...remaining);
-  aggregate.publishAll(done);
+  aggregate.publishAll([...new Set(done)]);
 }

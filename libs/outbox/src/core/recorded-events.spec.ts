@@ -35,6 +35,15 @@ describe('recorded events', () => {
     expect(getRecordedEvents(hydrated)).toHaveLength(1);
   });
 
+  it('records one event object once, however many times it is recorded', () => {
+    const order = {};
+    const placed = new Placed('a');
+    recordEvent(order, placed, { correlationId: 'first' });
+    recordEvent(order, placed, { correlationId: 'second' });
+    recordEvent(order, new Placed('a'));
+    expect(getRecordedEvents(order).map((recorded) => recorded.metadata?.correlationId)).toEqual(['first', undefined]);
+  });
+
   it('forgets only the committed events', () => {
     const order = {};
     recordEvent(order, new Placed('a'));

@@ -14,9 +14,14 @@ interface WithBuffer {
   [RECORDED_EVENTS]?: RecordedEvent[];
 }
 
-/** Records `event` on `aggregate`; it is written to the outbox when the aggregate is next saved. */
+/**
+ * Records `event` on `aggregate`; it is written to the outbox when the aggregate is next saved.
+ * One event object is one message: recording the same object again changes nothing.
+ */
 export function recordEvent(aggregate: object, event: object, metadata?: RecordEventOptions): void {
-  bufferOf(aggregate).push({ event, occurredAt: new Date(), metadata });
+  const buffer = bufferOf(aggregate);
+  if (buffer.some((recorded) => recorded.event === event)) return;
+  buffer.push({ event, occurredAt: new Date(), metadata });
 }
 
 /** Events recorded and not yet committed, oldest first. */
