@@ -1,6 +1,7 @@
 import type { QueryResult } from 'typeorm';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { unsupportedDatabase } from '../../core/outbox.messages';
+import { invalidIdentifier, unsupportedDatabase } from '../../core/outbox.messages';
+import { isIdentifier } from '../../core/outbox-options';
 
 export const DEFAULT_INBOX_TABLE = 'outbox_inbox';
 
@@ -21,7 +22,9 @@ export interface InboxSqlDialect {
 
 const returnedRows = (result: QueryResult) => (Array.isArray(result.records) ? result.records.length : 0);
 
+/** Every inbox entry point builds its SQL here, so the table name is checked here, before any of it exists. */
 export function inboxDialectFor(driverType: string, table: string): InboxSqlDialect {
+  if (!isIdentifier(table)) throw new OutboxConfigurationError(invalidIdentifier('The inbox table name', table));
   const t = `"${table}"`;
   switch (driverType) {
     case 'postgres':

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import * as outbox from '@nest-outbox/outbox';
+import { OutboxConfigurationError } from '@nest-outbox/outbox';
+
+/**
+ * Table and schema names go into SQL text. Every exported class, factory or module that takes one
+ * must refuse anything but a plain identifier before it builds a statement; the list below is
+ * checked against the package's exports, so a new export that takes a name cannot be left out.
+ */
+const HOSTILE = 'victims"; DROP TABLE victims; --';
+
+type Call = (dataSource: DataSource, name: string) => unknown;
+
+/** Exports that take a table name, and how to hand them one. */
+const takesTableName: Record<string, Call> = {
+  outboxMessageEntity: (_, name) => outbox.outboxMessageEntity(name),
+  createOutboxTableMigration: (_, name) => outbox.createOutboxTableMigration(name),
+  createOutboxPausedTableMigration: (_, name) => outbox.createOutboxPausedTableMigration(name),
+  createSqlOutboxStore: (dataSource, name) => outbox.createSqlOutboxStore(dataSource, name),
+  createSqlOutboxMaintenanceStore: (dataSource, name) => outbox.createSqlOutboxMaintenanceStore(dataSource, name),
+  createSqlOutboxStatsSource: (dataSource, name) => outbox.createSqlOutboxStatsSource(dataSource, name),
+  createSqlOutboxConsoleStore: (dataSource, name) => outbox.createSqlOutboxConsoleStore(dataSource, name),
+  TypeOrmInboxStore: (dataSource, name) => new outbox.TypeOrmInboxStore(dataSource, name).probe(),
+  createInboxTableMigration: (dataSource, name) => new (outbox.createInboxTableMigration(name))().up(dataSource.createQueryRunner()),
+  OutboxModule: (_, name) => outbox.OutboxModule.forRoot({ relay: false, tableName: name }),
+  OutboxInboxModule: (_, name) => outbox.OutboxInboxModule.forRoot({ tableName: name }),
+};
+
+/** Exports that take a schema name too. */
+const takesSchemaName: Record<string, Call> = {
+  outboxMessageEntity: (_, schema) => outbox.outboxMessageEntity({ tableName: 'outbox_messages', schema }),
+  createOutboxTableMigration: (_, schema) => outbox.createOutboxTableMigration({ tableName: 'outbox_messages', schema }),
+  createOutboxPausedTableMigration: (_, schema) => outbox.createOutboxPausedTableMigration({ tableName: 'outbox_messages', schema }),
+  createSqlOutboxStore: (dataSource, schema) => outbox.createSqlOutboxStore(dataSource, { tableName: 'outbox_messages', schema }),
+  createSqlOutboxMaintenanceStore: (dataSource, schema) => outbox.createSqlOutboxMaintenanceStore(dataSource, { tableName: 'outbox_messages', schema }),
+  createSqlOutboxStatsSource: (dataSource, schema) => outbox.createSqlOutboxStatsSource(dataSource, { tableName: 'outbox_messages', schema }),
+  createSqlOutboxConsoleStore: (dataSource, schema) => outbox.createSqlOutboxConsoleStore(dataSource, { tableName: 'outbox_messages', schema }),
+  OutboxModule: (_, schema) => outbox.OutboxModule.forRoot({ relay: false, schema }),
+};
+
+/** Exports whose code mentions a table or schema but take no name from the caller, and why. */
+const takesNoName: Record<string, string> = {
+  CreateOutboxTable: 'the migration of the default table, no argument',
+  AddOutboxPausedTable: 'the migration of the default table, no argument',
+  CreateInboxTable: 'the migration of the default inbox table, no argument',
+  TypeOrmInbox: 'takes a TypeOrmInboxStore, which checks the name',
+  OutboxCleaner: 'takes a maintenance store, which checks the name',
+  OutboxTestingModule: 'in memory, no table',
+  OutboxConsoleModule: 'reads the table of the OutboxModule it sits beside, whose options check the name',
+};
+
+/** Whether an export may take a table or schema name: its own parameters say so, or it is a module. */
+function mentionsAName(value: unknown): boolean {
+  if (typeof value !== 'function') return false;
+  const source = Function.prototype.toString.call(value);
+  const parameters = source.startsWith('class') ? /constructor\s*\(([^)]*)\)/.exec(source)?.[1] ?? '' : /^[^(]*\(([^)]*)\)/.exec(source)?.[1] ?? '';
+  // A module's options are a type, invisible here: every module is a candidate.
+  const isModule = typeof (value as { forRoot?: unknown }).forRoot === 'function';
+  return isModule || /\b(table|tableName|location|schema)\b/.test(parameters);
+}
+
+describe('table and schema names given to exported classes and factories', () => {
+  let dir: string;
+  let dataSource: DataSource;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'outbox-names-'));
+    dataSource = await new DataSource({ type: 'better-sqlite3', database: join(dir, 'names.sqlite') }).initialize();
+    await dataSource.query('CREATE TABLE victims (id integer)');
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('covers every export that takes a table or schema name', () => {
+    const candidates = Object.entries(outbox)
+      .filter(([, value]) => mentionsAName(value))
+      .map(([name]) => name);
+    const unlisted = candidates.filter((name) => !(name in takesTableName) && !(name in takesNoName));
+    expect(unlisted).toEqual([]);
+    // The detection sees the ones known to take a name (else the check above would prove nothing).
+    expect(candidates).toEqual(expect.arrayContaining(Object.keys(takesTableName)));
+    // The listed names still exist: a rename must update this test.
+    expect(Object.keys({ ...takesTableName, ...takesNoName }).filter((name) => !(name in outbox))).toEqual([]);
+  });
+
+  it.each(Object.entries(takesTableName))('%s refuses a table name that is not an identifier, before any SQL', async (_, call) => {
+    await expect(Promise.resolve().then(() => call(dataSource, HOSTILE))).rejects.toThrow(OutboxConfigurationError);
+    await expect(Promise.resolve().then(() => call(dataSource, HOSTILE))).rejects.toThrow(/identifier/);
+    expect(await dataSource.query('SELECT count(*) AS n FROM victims')).toEqual([{ n: 0 }]);
+  });
+
+  it.each(Object.entries(takesSchemaName))('%s refuses a schema name that is not an identifier, before any SQL', async (_, call) => {
+    await expect(Promise.resolve().then(() => call(dataSource, HOSTILE))).rejects.toThrow(/schema.*identifier|identifier.*schema/s);
+    expect(await dataSource.query('SELECT count(*) AS n FROM victims')).toEqual([{ n: 0 }]);
+  });
+});
