@@ -1,6 +1,6 @@
 /**
  * The writer of the chaos run: places orders and pays or cancels some of them through the demo's
- * Order aggregate and TransactionRunner, on PostgreSQL with the outbox module (relay off). A share
+ * Order aggregate in DataSource transactions, on PostgreSQL with the outbox module (relay off). A share
  * of the transactions throws after saving, so that they roll back. Every operation and its outcome
  * goes to a JSON-lines ledger that main.ts checks the outbox against.
  */
@@ -10,8 +10,8 @@ import { appendFileSync } from 'node:fs';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { OutboxModule } from '@nest-outbox/outbox';
-import { TransactionRunner } from '../../apps/order-service/src/database/transaction.runner';
 import { Order, OrderLine } from '../../apps/order-service/src/orders/order.entity';
 import { errorText, prng, type WriterOp, type WriterOutcome, type WriterRecord, type WriterReport, type WriterSettings } from './chaos.protocol';
 
@@ -43,7 +43,6 @@ class WriterModule {
         }),
         OutboxModule.forRoot({ relay: false, defaultTopic: config.topic }),
       ],
-      providers: [TransactionRunner],
     };
   }
 }
@@ -52,7 +51,7 @@ type Known = 'placed' | 'paid' | 'cancelled';
 
 async function main(config: WriterSettings): Promise<void> {
   const app = await NestFactory.createApplicationContext(WriterModule.register(config), { logger: ['error', 'warn'] });
-  const runner = app.get(TransactionRunner);
+  const dataSource = app.get(DataSource);
   const random = prng(config.seed);
   send({ t: 'ready' });
 
@@ -83,7 +82,7 @@ async function main(config: WriterSettings): Promise<void> {
     let outcome: WriterOutcome;
     let error: string | undefined;
     try {
-      await runner.run(async (manager) => {
+      await dataSource.transaction(async (manager) => {
         let order: Order;
         if (op === 'place') {
           const lines = [{ sku: `SKU-${Math.floor(random() * 50)}`, quantity: 1 + Math.floor(random() * 3), unitPriceCents: 100 + Math.floor(random() * 5_000) }];

@@ -2,8 +2,6 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { OutboxConsoleModule, OutboxInboxModule, OutboxModule } from '@nest-outbox/outbox';
-import { DatabaseModule } from './database/database.module';
-import { TransactionRunner } from './database/transaction.runner';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { currentRequestContext } from './correlation/correlation.context';
@@ -45,11 +43,7 @@ export class AppModule {
           }),
         }),
         // The consumer records each message it handled in the inbox, in the transaction of its side effect.
-        OutboxInboxModule.forRootAsync({
-          imports: [DatabaseModule],
-          inject: [TransactionRunner],
-          useFactory: (transactions: TransactionRunner) => ({ runTransaction: (work) => transactions.run(work) }),
-        }),
+        OutboxInboxModule.forRoot({}),
         OrdersModule,
         OperationsModule,
         OrderEventsModule.register(config.ordersTopic),

@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DatabaseModule } from '../database/database.module';
 import { Order, OrderLine } from './order.entity';
 import { OrdersController } from './orders.controller';
 import { OrdersService } from './orders.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Order, OrderLine]), DatabaseModule],
+  imports: [TypeOrmModule.forFeature([Order, OrderLine])],
   controllers: [OrdersController],
   providers: [OrdersService],
 })

@@ -1,13 +1,13 @@
 import { ConflictException, Injectable, NotFoundException, UnprocessableEntityException } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { TransactionRunner } from '../database/transaction.runner';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import { Order, OrderStateError } from './order.entity';
 
 /** Use cases of the order aggregate. Each one is a transaction; the outbox rides along in it. */
 @Injectable()
 export class OrdersService {
-  constructor(private readonly transactions: TransactionRunner) {}
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   place(dto: CreateOrderDto): Promise<Order> {
     let order: Order;
@@ -17,11 +17,11 @@ export class OrdersService {
       if (error instanceof OrderStateError) throw new UnprocessableEntityException(error.message);
       throw error;
     }
-    return this.transactions.run((manager) => manager.save(order));
+    return this.dataSource.transaction((manager) => manager.save(order));
   }
 
   async find(id: string): Promise<Order> {
-    return this.transactions.run((manager) => this.load(manager, id));
+    return this.load(this.dataSource.manager, id);
   }
 
   pay(id: string): Promise<Order> {
@@ -33,7 +33,7 @@ export class OrdersService {
   }
 
   private change(id: string, decide: (order: Order) => void): Promise<Order> {
-    return this.transactions.run(async (manager) => {
+    return this.dataSource.transaction(async (manager) => {
       const order = await this.load(manager, id, true);
       try {
         decide(order);
