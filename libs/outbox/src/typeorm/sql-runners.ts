@@ -1,6 +1,8 @@
 import type { DataSource } from 'typeorm';
 import type { SqlStatement } from './dialects/outbox-sql.dialect';
 import { runNamed } from './prepared-statements';
+import type { ConnectionTurns } from './sqlite/connection-turns';
+import { connectionTurnsOf } from './sqlite/serialized-transactions';
 
 /** Runs one statement outside any application transaction and returns its rows. */
 export interface SqlRunner {
@@ -38,18 +40,33 @@ interface BetterSqliteDatabase {
 /**
  * SQLite through TypeORM has a single connection, shared with the application. A relay
  * statement issued while an application transaction is open would run inside it: it could
- * see rows that are later rolled back and publish them. So relay statements wait until the
- * connection is between transactions and then run synchronously, which nothing can interleave.
+ * see rows that are later rolled back and publish them. So relay statements take their turn
+ * between transactions (or, where the outbox module does not hand out turns, as in the CLI, wait
+ * until the connection is between transactions) and then run synchronously, which nothing can
+ * interleave.
  */
 export class SharedConnectionSqlRunner implements SqlRunner {
   private readonly statements = new Map<string, ReturnType<BetterSqliteDatabase['prepare']>>();
 
   constructor(
     private readonly connection: () => BetterSqliteDatabase,
+    private readonly turns: () => ConnectionTurns<object> | undefined = () => undefined,
     private readonly maxWaitMs = 5_000,
   ) {}
 
-  async rows({ sql, params }: SqlStatement): Promise<Record<string, unknown>[]> {
+  async rows(statement: SqlStatement): Promise<Record<string, unknown>[]> {
+    const turns = this.turns();
+    if (!turns) return this.rowsBetweenTransactions(statement);
+    const turn = {};
+    await turns.take(turn);
+    try {
+      return this.run(this.connection(), statement);
+    } finally {
+      turns.give(turn);
+    }
+  }
+
+  private async rowsBetweenTransactions(statement: SqlStatement): Promise<Record<string, unknown>[]> {
     const database = this.connection();
     const deadline = Date.now() + this.maxWaitMs;
     while (database.inTransaction) {
@@ -58,6 +75,10 @@ export class SharedConnectionSqlRunner implements SqlRunner {
       }
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
+    return this.run(database, statement);
+  }
+
+  private run(database: BetterSqliteDatabase, { sql, params }: SqlStatement): Record<string, unknown>[] {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = database.prepare(sql);
@@ -73,7 +94,10 @@ export class SharedConnectionSqlRunner implements SqlRunner {
  */
 export function runnerFor(dataSource: DataSource, { prepared = false }: { prepared?: boolean } = {}): SqlRunner {
   if (dataSource.options.type === 'better-sqlite3') {
-    return new SharedConnectionSqlRunner(() => (dataSource.driver as unknown as { databaseConnection: BetterSqliteDatabase }).databaseConnection);
+    return new SharedConnectionSqlRunner(
+      () => (dataSource.driver as unknown as { databaseConnection: BetterSqliteDatabase }).databaseConnection,
+      () => connectionTurnsOf(dataSource),
+    );
   }
   return new PooledSqlRunner(dataSource, prepared && dataSource.options.type === 'postgres');
 }

@@ -14,6 +14,7 @@ const insideTransaction = new AsyncLocalStorage<QueryRunner>();
 
 interface Serialization {
   users: number;
+  turns: ConnectionTurns<object>;
   undo(): void;
 }
 const serialized = new WeakMap<DataSource, Serialization>();
@@ -40,7 +41,8 @@ export function serializeSqliteTransactions(dataSource: DataSource, maxWaitMs = 
   let serialization = serialized.get(dataSource);
   if (serialization) serialization.users += 1;
   else {
-    serialization = { users: 1, undo: install(dataSource, new ConnectionTurns<QueryRunner>(maxWaitMs)) };
+    const turns = new ConnectionTurns<object>(maxWaitMs);
+    serialization = { users: 1, turns, undo: install(dataSource, turns) };
     serialized.set(dataSource, serialization);
   }
   let released = false;
@@ -54,7 +56,12 @@ export function serializeSqliteTransactions(dataSource: DataSource, maxWaitMs = 
   };
 }
 
-function install(dataSource: DataSource, turns: ConnectionTurns<QueryRunner>): () => void {
+/** The turns of a serialized SQLite data source, for statements that run on its connection without TypeORM. */
+export function connectionTurnsOf(dataSource: DataSource): ConnectionTurns<object> | undefined {
+  return serialized.get(dataSource)?.turns;
+}
+
+function install(dataSource: DataSource, turns: ConnectionTurns<object>): () => void {
   const driver = dataSource.driver as unknown as SqliteDriver;
   const shared = driver.createQueryRunner('master');
   const RunnerClass = shared.constructor as QueryRunnerClass;
@@ -86,7 +93,7 @@ function install(dataSource: DataSource, turns: ConnectionTurns<QueryRunner>): (
 }
 
 /** Makes `runner` wait for its turn before it begins a transaction or runs a statement outside one. */
-function takeTurns(runner: QueryRunner, turns: ConnectionTurns<QueryRunner>): () => void {
+function takeTurns(runner: QueryRunner, turns: ConnectionTurns<object>): () => void {
   const { startTransaction, commitTransaction, rollbackTransaction, query } = runner;
   const depth = () => (runner as unknown as { transactionDepth: number }).transactionDepth;
   const giveBackIfDone = () => {
