@@ -115,6 +115,17 @@ describe('OutboxModule at startup and shutdown (SQLite)', () => {
     expect(declare).toThrow(/Invalid OutboxModule option "schema": expected an identifier \(letters, digits and _, not starting with a digit, at most 63 characters\)/);
   });
 
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['isGlobal', { relay: false, isGlobal: 'yes' }, /"isGlobal": expected true or false, got "yes"/],
+    ['dataSource', { relay: false, dataSource: 42 }, /"dataSource": expected the name of a TypeORM data source/],
+    ['dataSource', { relay: false, dataSource: '' }, /"dataSource": expected the name of a TypeORM data source/],
+    ['transports', { relay: false, transports: 'PARTNER_RMQ' }, /"transports": expected an object of named transports/],
+  ])('fails on a bad %s where it is declared, naming it', (_, options, message) => {
+    const declare = () => OutboxModule.forRoot(options as OutboxModuleOptions);
+    expect(declare).toThrow(OutboxConfigurationError);
+    expect(declare).toThrow(message);
+  });
+
   it('fails at startup on a schema, which SQLite does not have, naming the option', async () => {
     const failure = await startupFailure(
       { type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 },

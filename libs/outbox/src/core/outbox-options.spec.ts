@@ -38,6 +38,12 @@ describe('resolveOutboxSettings', () => {
     [{ cleanup: { batchSize: 0 } }, 'cleanup.batchSize'],
     [{ maxPayloadBytes: 0 }, 'maxPayloadBytes'],
     [{ routes: [{ transport: 'partner', topic: '' }] }, 'routes[0].topic'],
+    [{ backoff: 'fast' as never }, 'backoff'],
+    [{ cleanup: ['x'] as never }, 'cleanup'],
+    [{ defaultTopic: '   ' }, 'defaultTopic'],
+    [{ defaultTopic: 'orders\u0000' }, 'defaultTopic'],
+    [{ routes: [{ transport: 'partner', topic: 'audit\nlog' }] }, 'routes[0].topic'],
+    [{ relayId: 'relay\n1' }, 'relayId'],
   ])('rejects %j naming the option', (options, option) => {
     expect(() => resolveOutboxSettings(options, relayId)).toThrow(OutboxConfigurationError);
     expect(() => resolveOutboxSettings(options, relayId)).toThrow(`"${option}"`);

@@ -143,6 +143,11 @@ export const DEFAULT_TRANSPORT = 'default';
 
 /** Applies defaults once and rejects values that cannot work, naming the option. */
 export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: () => string): ResolvedOutboxSettings {
+  // Spread below: a string or an array would silently turn into the defaults.
+  if (options.backoff !== undefined && !isPlainObject(options.backoff)) fail('backoff', 'an object { initialMs?, maxMs?, jitter? }', options.backoff);
+  if (options.cleanup !== undefined && !isPlainObject(options.cleanup)) {
+    fail('cleanup', 'an object { publishedRetentionMs?, deleteOnPublish?, deadRetentionMs?, intervalMs?, batchSize? }', options.cleanup);
+  }
   const resolved: ResolvedOutboxSettings = {
     relay: options.relay ?? OUTBOX_DEFAULTS.relay,
     notifications: options.notifications ?? OUTBOX_DEFAULTS.notifications,
@@ -204,12 +209,10 @@ function validate(settings: ResolvedOutboxSettings): void {
       ),
     );
   }
-  if (typeof settings.relayId !== 'string' || settings.relayId.length === 0 || settings.relayId.length > 64) {
-    fail('relayId', 'a string of 1 to 64 characters', settings.relayId);
+  if (typeof settings.relayId !== 'string' || settings.relayId.length === 0 || settings.relayId.length > 64 || CONTROL_CHARACTER.test(settings.relayId)) {
+    fail('relayId', 'a string of 1 to 64 characters without control characters', settings.relayId);
   }
-  if (settings.defaultTopic !== undefined && (typeof settings.defaultTopic !== 'string' || settings.defaultTopic === '')) {
-    fail('defaultTopic', 'a non-empty string', settings.defaultTopic);
-  }
+  if (settings.defaultTopic !== undefined && !isDestinationName(settings.defaultTopic)) fail('defaultTopic', DESTINATION_RULE, settings.defaultTopic);
   for (const hook of ['resolveTopic', 'enrich', 'retryIf'] as const) {
     if (settings[hook] !== undefined && typeof settings[hook] !== 'function') fail(hook, 'a function', settings[hook]);
   }
@@ -238,7 +241,7 @@ function validateRoutes(routes: unknown): void {
     const at = `routes[${index}]`;
     if (typeof route !== 'object' || route === null) fail(at, 'an object { transport, topic, events?, aggregates? }', route);
     if (typeof route.transport !== 'string' || route.transport === '') fail(`${at}.transport`, 'the name of a transport in "transports"', route.transport);
-    if (typeof route.topic !== 'string' || route.topic === '') fail(`${at}.topic`, 'a non-empty string', route.topic);
+    if (!isDestinationName(route.topic)) fail(`${at}.topic`, DESTINATION_RULE, route.topic);
     for (const list of ['events', 'aggregates'] as const) {
       const value = route[list];
       if (value !== undefined && (!Array.isArray(value) || value.some((item) => typeof item !== 'string'))) fail(`${at}.${list}`, 'an array of strings', value);
@@ -277,6 +280,19 @@ function bounded(option: string, value: unknown, min: number, max: number): void
 
 function fail(option: string, expected: string, got: unknown): never {
   throw new OutboxConfigurationError(invalidOption(option, expected, got));
+}
+
+// eslint-disable-next-line no-control-regex -- the point is to find them
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+const DESTINATION_RULE = 'a topic, queue or subject name: not blank, no control characters';
+
+/** A destination no broker could take (blank, or with a NUL or line break) is refused at startup, not at the first publish. */
+function isDestinationName(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== '' && !CONTROL_CHARACTER.test(value);
+}
+
+function isPlainObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;

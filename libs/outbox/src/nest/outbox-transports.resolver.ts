@@ -1,7 +1,7 @@
 import type { ModuleRef } from '@nestjs/core';
 import { ClientProxy } from '@nestjs/microservices';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { missingTransport, notATransport, notATransportValue, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
+import { invalidOption, missingTransport, notATransport, notATransportValue, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
 import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
 import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
 import { ClientProxyTransport } from '../transports/client-proxy.transport';
@@ -32,6 +32,10 @@ export function resolveTransports(options: OutboxModuleOptions, moduleRef: Modul
  */
 export function checkTransportOptions(options: OutboxModuleOptions): void {
   if (options.transport !== undefined && options.transport !== null) checkShape(options.transport, 'transport');
+  const { transports } = options as { transports?: unknown };
+  if (transports !== undefined && (typeof transports !== 'object' || transports === null || Array.isArray(transports))) {
+    throw new OutboxConfigurationError(invalidOption('transports', 'an object of named transports, e.g. { partner: \'PARTNER_RMQ\' }', transports));
+  }
   for (const [name, option] of Object.entries(options.transports ?? {})) {
     if (name === IN_PROCESS_TRANSPORT) throw new OutboxConfigurationError(reservedTransportName(name));
     checkShape(option, `transports.${name}`);

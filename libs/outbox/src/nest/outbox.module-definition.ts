@@ -1,6 +1,8 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { invalidOption } from '../core/outbox.messages';
 import { validateSchemaName, validateTableName } from '../core/outbox-options';
 import { DEFAULT_OUTBOX_TABLE, outboxMessageEntity } from '../typeorm/outbox-message.entity';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
@@ -19,6 +21,12 @@ export const {
   // Every extra is listed here, `schema` too although it has no default: Nest takes the listed
   // keys out of the options, in forRoot and next to forRootAsync's factory alike.
   .setExtras<OutboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_OUTBOX_TABLE, schema: undefined }, (definition, extras) => {
+    if (extras.isGlobal !== undefined && typeof extras.isGlobal !== 'boolean') {
+      throw new OutboxConfigurationError(invalidOption('isGlobal', 'true or false', extras.isGlobal));
+    }
+    if (extras.dataSource !== undefined && (typeof extras.dataSource !== 'string' || extras.dataSource === '')) {
+      throw new OutboxConfigurationError(invalidOption('dataSource', 'the name of a TypeORM data source (a non-empty string), or no value for the default one', extras.dataSource));
+    }
     const resolved: ResolvedOutboxExtras = {
       isGlobal: extras.isGlobal ?? true,
       tableName: validateTableName(extras.tableName ?? DEFAULT_OUTBOX_TABLE),
