@@ -287,7 +287,7 @@ const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 const DESTINATION_RULE = 'a topic, queue or subject name: not blank, no control characters';
 
 /** A destination no broker could take (blank, or with a NUL or line break) is refused at startup, not at the first publish. */
-function isDestinationName(value: unknown): value is string {
+export function isDestinationName(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== '' && !CONTROL_CHARACTER.test(value);
 }
 

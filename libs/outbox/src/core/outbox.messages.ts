@@ -41,7 +41,7 @@ export const noDestination = (eventType: string, aggregateType: string) =>
   `Set { topic } in @PublishesEvents or @OutboxEvent, or set "defaultTopic" / "resolveTopic" in OutboxModule options.`;
 
 export const invalidDecoratorOption = (decorator: string, target: string, option: string, got: unknown) =>
-  `@${decorator}() on ${target}: option "${option}" must be a non-empty string, got ${describe(got)}.`;
+  `@${decorator}() on ${target}: option "${option}" must be a non-empty string without control characters, got ${describe(got)}.`;
 
 export const saveOutsideTransaction = (aggregateType: string) =>
   `Aggregate "${aggregateType}" has unpublished events but is being saved outside a transaction ` +

@@ -1,5 +1,6 @@
 import { invalidDecoratorOption, invalidUpcaster } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
+import { isDestinationName } from '../core/outbox-options';
 
 export const OUTBOX_EVENT_METADATA = 'outbox:event_metadata';
 
@@ -45,7 +46,7 @@ export function OutboxEvent(type: string, options: OutboxEventOptions = {}): Cla
     if (!Number.isSafeInteger(version) || version < 1) {
       throw new OutboxConfigurationError(`@OutboxEvent() on ${target.name}: "version" must be a positive integer, got ${String(version)}.`);
     }
-    if (options.topic !== undefined && (typeof options.topic !== 'string' || options.topic === '')) {
+    if (options.topic !== undefined && !isDestinationName(options.topic)) {
       throw new OutboxConfigurationError(invalidDecoratorOption('OutboxEvent', target.name, 'topic', options.topic));
     }
     if (options.upcast !== undefined && typeof options.upcast !== 'function') {

@@ -1,6 +1,7 @@
 import { canHandOverEvents } from '../core/aggregate-events';
 import { cannotHandOverEvents, invalidDecoratorOption } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
+import { isDestinationName } from '../core/outbox-options';
 
 export const PUBLISHES_EVENTS_METADATA = 'outbox:publishes_events';
 
@@ -16,7 +17,8 @@ export function PublishesEvents(options: PublishesEventsOptions = {}): ClassDeco
   return (target) => {
     for (const option of ['aggregateType', 'topic'] as const) {
       const value = options[option];
-      if (value !== undefined && (typeof value !== 'string' || value.trim() === '')) {
+      const valid = option === 'topic' ? isDestinationName(value) : typeof value === 'string' && value.trim() !== '';
+      if (value !== undefined && !valid) {
         throw new OutboxConfigurationError(invalidDecoratorOption('PublishesEvents', target.name, option, value));
       }
     }
