@@ -19,6 +19,15 @@ describe('OutboxMessageFactory', () => {
   });
 
   it.each([
+    ['given to add', { topic: '  ' }, {}],
+    ['returned by resolveTopic', {}, { resolveTopic: () => 'orders\nplaced' }],
+  ])('refuses a destination no broker takes, %s, before anything is written', (_, overrides, settings) => {
+    const create = () => new OutboxMessageFactory(settings, ids).create({ ...draft, ...overrides });
+    expect(create).toThrow(OutboxWriteError);
+    expect(create).toThrow(/Event "orders.order-placed" of aggregate "order" names the destination .*which no broker takes/);
+  });
+
+  it.each([
     ['a BigInt', { amount: 10n }],
     ['a circular reference', (() => { const a: Record<string, unknown> = {}; a.self = a; return a; })()],
   ])('rejects a payload with %s, naming the event type', (_, payload) => {

@@ -3,8 +3,8 @@ import { validatePayloadForSave } from './typed/payload-validation';
 import { v7 as uuidv7 } from 'uuid';
 import { checkMessageLimits } from './message-limits';
 import { OutboxWriteError } from './outbox.errors';
-import { conflictingDelay, invalidDelay, invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
-import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
+import { conflictingDelay, invalidDelay, invalidDestination, invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
+import { DEFAULT_TRANSPORT, isDestinationName, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
 import type { NewOutboxMessage, RecordEventOptions } from './outbox-message';
 
 /** Everything needed to write one message; what the subscriber and the explicit API both produce. */
@@ -98,6 +98,8 @@ export class OutboxMessageFactory {
 
   private destinationsOf(draft: MessageDraft): Destination[] {
     const primary = draft.topic ?? this.settings.resolveTopic?.(draft) ?? draft.aggregateTopic ?? this.settings.defaultTopic;
+    // Written as it is, a blank topic would only fail at every publish until the row died.
+    if (primary !== undefined && !isDestinationName(primary)) throw new OutboxWriteError(invalidDestination(draft.type, draft.aggregateType, primary));
     const routed = [...(this.settings.routes ?? []), ...(this.settings.extraRoutes?.() ?? [])]
       .filter((route) => routeMatches(route, draft))
       .map((route) => ({ transport: route.transport, destination: route.topic }));

@@ -36,6 +36,10 @@ export const missingEventType = (className: string) =>
   `${className} was recorded as a domain event but has no event type. ` +
   `Decorate it with @OutboxEvent('context.something-happened') so that its name survives minification.`;
 
+export const invalidDestination = (eventType: string, aggregateType: string, destination: unknown) =>
+  `Event "${eventType}" of aggregate "${aggregateType}" names the destination ${describe(destination)}, which no broker takes ` +
+  `(blank, not a string, or with control characters). Fix the topic given to OutboxPublisher.add or returned by resolveTopic.`;
+
 export const noDestination = (eventType: string, aggregateType: string) =>
   `No destination for event "${eventType}" of aggregate "${aggregateType}". ` +
   `Set { topic } in @PublishesEvents or @OutboxEvent, or set "defaultTopic" / "resolveTopic" in OutboxModule options.`;
