@@ -128,6 +128,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     });
     this.observers.activity.running = true;
     this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
+    if (this.gate?.mode !== 'bootstrap') this.logger.log(`Relay ${relayId} started claiming (relayStart: '${this.gate?.mode}').`);
     void this.relay.trigger();
   }
 
