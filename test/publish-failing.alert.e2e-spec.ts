@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { ClientTCP } from '@nestjs/microservices';
+import { ClientTCP, type ClientProxy } from '@nestjs/microservices';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Registry } from 'prom-client';
@@ -49,7 +49,7 @@ describe('OutboxPublishFailing on the metrics of real processes (SQLite + TCP)',
       imports: [
         TypeOrmModule.forRoot({ type: 'better-sqlite3', database: join(dir, 'db.sqlite'), migrations: [CreateOutboxTable], migrationsRun: true, retryAttempts: 0 }),
         OutboxModule.forRoot({
-          transport: clients[clients.push(new ClientTCP({ host: '127.0.0.1', port })) - 1],
+          transport: clients[clients.push(new ClientTCP({ host: '127.0.0.1', port })) - 1] as ClientProxy,
           pollIntervalMs: 50, maxAttempts: 1_000, backoff: { initialMs: 20, maxMs: 50, jitter: 0 },
           metrics: { registry }, stats: { refreshIntervalMs: 20 },
         }),
