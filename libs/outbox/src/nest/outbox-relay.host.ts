@@ -136,6 +136,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.delayed.stop();
     this.gate?.stop();
     if (!this.store) return;
+    // Once only: a second shutdown call finds nothing left to stop or close.
+    this.store = undefined;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     await this.listener?.stop();
