@@ -9,6 +9,7 @@
 #   scripts/services.sh resume SERVICE...  (start again on its data and port)
 #   scripts/services.sh kafka-down | kafka-up   (broker outage simulation)
 #   scripts/services.sh chromium           (install Debian's chromium for the page tests, if missing)
+#   scripts/services.sh promtool           (install Debian's prometheus for `promtool test rules`, if missing)
 #
 # SERVICE: postgres mariadb kafka rabbitmq nats redis mqtt
 #
@@ -102,7 +103,7 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 usage() {
-  sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -320,6 +321,16 @@ cmd_chromium() {
   ensure_packages chromium
 }
 
+# promtool checks and unit-tests the shipped alert rules (deploy/prometheus/); Debian's prometheus
+# package ships it. Only the binary is used: no Prometheus server is started.
+cmd_promtool() {
+  if command -v promtool >/dev/null 2>&1; then
+    log "promtool: $(command -v promtool)"
+    return
+  fi
+  ensure_packages prometheus
+}
+
 main() {
   local cmd="${1:-}" s
   for s in "${ALL_SERVICES[@]}"; do load_saved_settings "$s"; done
@@ -333,6 +344,7 @@ main() {
     kafka-down) kafka_signal USR1 down ;;
     kafka-up) kafka_signal USR2 up ;;
     chromium) cmd_chromium ;;
+    promtool) cmd_promtool ;;
     -h | --help | help) usage ;;
     *) usage ;;
   esac

@@ -23,6 +23,8 @@ trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true; rm
 bash scripts/services.sh up "${services[@]}"
 # The console page test drives a real headless Chromium.
 bash scripts/services.sh chromium
+# The shipped alert rules are unit-tested with promtool (Debian's prometheus package).
+bash scripts/services.sh promtool
 
 # The oldest supported majors (NestJS 11, TypeORM 0.3, oldest optional peers) in .oldest/, beside the main run: they need
 # only PostgreSQL, MariaDB and SQLite, and the log is shown when they finish.
@@ -34,6 +36,7 @@ oldest_majors=$!
 trap 'kill -- -"$oldest_majors" 2>/dev/null || true; bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true; rm -rf "$logs"' EXIT
 
 npx jest --selectProjects unit "$@"
+npm run --silent test:rules
 
 # Phase 2's files (path patterns): they take a service away from everyone else while they run.
 alone=(

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { createOrderServiceApp } from '../../apps/order-service/src/bootstrap';
+import { createOrderServiceApp, startRelayWhenListening } from '../../apps/order-service/src/bootstrap';
 import type { BrokerConfig, DatabaseConfig, OrderServiceConfig } from '../../apps/order-service/src/config/order-service.config';
 import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
 import { requireService } from './services';
@@ -42,8 +42,10 @@ export async function startOrderService(
     outbox: { relay: true, pollIntervalMs: 200, backoffInitialMs: 200, backoffMaxMs: 2_000, ...overrides.outbox },
   };
   const app = await createOrderServiceApp(config, false);
-  await app.startAllMicroservices();
+  const consumers = app.startAllMicroservices();
+  await consumers;
   await app.init();
+  startRelayWhenListening(app, consumers);
   const dataSource = app.get(DataSource);
   return {
     app,
@@ -72,7 +74,7 @@ async function privateDatabase(database: 'sqlite' | 'postgres' | 'mariadb'): Pro
   return { config: { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,5 +1,6 @@
 import { ValidationPipe, type INestApplication, type LogLevel } from '@nestjs/common';
 import { HttpAdapterHost, NestFactory } from '@nestjs/core';
+import { OutboxRelayHost } from '@nest-outbox/outbox';
 import { AppModule } from './app.module';
 import { orderEventsConsumer } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
@@ -29,5 +30,16 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
  */
 export async function serveOrderService(app: INestApplication, port: number): Promise<void> {
   await app.listen(port, '127.0.0.1');
-  app.get(ConsumerReadiness).track(app.startAllMicroservices());
+  const consumers = app.startAllMicroservices();
+  app.get(ConsumerReadiness).track(consumers);
+  startRelayWhenListening(app, consumers);
+}
+
+/**
+ * Over TCP (`relayStart: 'manual'`) the relay starts once the consumer's listener is up; elsewhere
+ * it runs already and `start()` does nothing. A listener that failed is reported by
+ * `/health/consumer`, and the events wait in the outbox.
+ */
+export function startRelayWhenListening(app: INestApplication, consumers: Promise<unknown>): void {
+  consumers.then(() => app.get(OutboxRelayHost).start(), () => undefined);
 }

@@ -1,3 +1,4 @@
+import './tracing/register';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createOrderServiceApp, serveOrderService } from './bootstrap';

@@ -115,11 +115,11 @@ export class OutboxRelay {
     } catch (error) {
       this.config.logger.error(`Outbox claim failed; will retry at the next poll: ${errorText(error)}`, stackOf(error));
       this.observer.claimFailed?.(owner, error);
-      this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: false });
+      this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: false, completed: false });
       return undefined;
     }
     if (messages.length === 0) {
-      this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: true });
+      this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: true, completed: true });
       return undefined;
     }
     this.observer.claimed?.(owner, messages);
@@ -176,7 +176,8 @@ export class OutboxRelay {
         return { message, error: failure?.error, retryInMs: failure?.retryInMs, durationMs };
       }),
     });
-    this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && settled.settleError === undefined });
+    const completed = settled.settleError === undefined;
+    this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && completed, completed });
     return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
   }
 

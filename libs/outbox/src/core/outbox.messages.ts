@@ -24,6 +24,11 @@ export const listenerWouldHoldThePool = (poolSize: number) =>
   `(max ${poolSize}), and every other query of the app would wait for it forever. Give the pool at least 2 connections ` +
   `(TypeORM's poolSize, or extra.max), or set notifications: false (the relay then finds other instances' rows by polling).`;
 
+export const relayStartWithoutHttpServer = () =>
+  `OutboxModule option "relayStart": 'listen' starts the relay when the HTTP server listens, but this application has none ` +
+  `(NestFactory.createMicroservice, createApplicationContext or a TestingModule without createNestApplication()), so the relay ` +
+  `would never start. Use 'bootstrap', or 'manual' and call OutboxRelayHost.start() once the app's listeners are up.`;
+
 export const missingTransport = () =>
   `OutboxModule option "transport" (or "transports") is required when "relay" is enabled. ` +
   `Set it to a ClientsModule token, a ClientProxy or an OutboxTransport, or set relay: false for a write-only instance.`;

@@ -5,6 +5,7 @@ import type { OutboxTransport } from '../core/outbox-transport.port';
 import type { OUTBOX_OPTION_KEYS } from '../core/option-keys';
 import type { OutboxMetricsOptions } from '../observability/metrics/metrics.options';
 import type { OutboxTracingOptions } from '../observability/tracing/tracing.options';
+import type { OutboxRelayStart } from './outbox-relay.start';
 
 export type OutboxTransportOption = string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
 
@@ -28,6 +29,16 @@ export interface OutboxModuleOptions extends OutboxSettings {
    * `traceparent`/`tracestate` headers. Default `false`.
    */
   tracing?: boolean | OutboxTracingOptions;
+  /**
+   * When the relay starts claiming. `'bootstrap'`: at `onApplicationBootstrap` (`app.init()`, or
+   * the init inside `app.listen()`), before the app's own listeners are up. `'listen'`: when the
+   * HTTP server listens (an app without one fails at startup); start connected microservices first
+   * (`await app.startAllMicroservices(); await app.listen(port)`). `'manual'`: when the app calls
+   * `OutboxRelayHost.start()`. Choose `'listen'` or `'manual'` when the relay publishes to a
+   * listener of the same app (TCP to itself): started earlier, every restart charges pending rows a
+   * refused attempt. Default `'bootstrap'`.
+   */
+  relayStart?: OutboxRelayStart;
 }
 
 /** Options fixed when the module is declared, because they decide which providers exist. */

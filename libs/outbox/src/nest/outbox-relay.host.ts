@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { listenerWouldHoldThePool, outboxTableUnreadable, unacknowledgedTransport } from '../core/outbox.messages';
@@ -23,15 +23,16 @@ import { DelayedWakeUps } from '../core/delayed-wake-ups';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
+import { OutboxRelayStartGate } from './outbox-relay.start';
 
 export function defaultRelayId(): string {
   return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
 
 /**
- * Runs this instance's relay: checks the table and transports and builds it at module init, polls on
- * an interval of its own from bootstrap, wakes it after commits, and on shutdown stops claiming and
- * hands back its leases before TypeORM and the clients are closed.
+ * Runs this instance's relay: checks the table and transports at module init, starts claiming at
+ * bootstrap or later (`relayStart`), polls on an interval of its own, wakes it after commits, and
+ * on shutdown stops claiming and hands back its leases before TypeORM and the clients are closed.
  */
 @Injectable()
 export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -41,6 +42,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   private listener: PostgresNotificationListener | undefined;
   private transports = new Map<string, OutboxTransport>();
   private store: OutboxStore | undefined;
+  private gate: OutboxRelayStartGate | undefined;
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -51,6 +53,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     private readonly observers: OutboxObservers,
     private readonly outboxStats: OutboxStats,
     private readonly inProcessHandlers: InProcessHandlers,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   // A timer of its own rather than the app's SchedulerRegistry: a second ScheduleModule.forRoot()
@@ -70,6 +73,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));
     });
     checkTransportOptions(this.options);
+    const gate = new OutboxRelayStartGate(OutboxRelayStartGate.resolve(this.options.relayStart), this.adapterHost, () => this.begin());
     if (!this.settings.relay) {
       this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${OutboxTable.of(this.extras)}" only.`);
       return;
@@ -79,14 +83,36 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     const transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.checkAcknowledgements(transports);
     this.checkListenerPool();
+    gate.check();
     this.transports = transports;
     this.store = store;
+    this.gate = gate;
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    if (!this.store || !this.gate) return;
+    const { relayId, batchSize, maxBatchesInFlight, leaseMs, pollIntervalMs } = this.settings;
+    // Notifications that arrive before the relay starts find no relay: its first round reads them.
+    const wakeUps = await this.listenForCommits();
+    this.logger.log(
+      `Relay ${relayId} publishing "${OutboxTable.of(this.extras)}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
+        `batches of ${batchSize} (${maxBatchesInFlight} in flight), lease ${leaseMs} ms; woken ${wakeUps}; ${this.gate.arm()}.`,
+    );
+  }
+
+  /**
+   * With `relayStart: 'manual'`: starts claiming; call it once every listener the relay may publish
+   * to is up (e.g. after `await app.startAllMicroservices()`). Called before bootstrap, the relay
+   * starts at bootstrap. A no-op when the relay runs already or is off (`relay: false`).
+   */
+  start(): void {
+    this.gate?.request();
+  }
+
+  private begin(): void {
     const store = this.store;
     if (!store) return;
-    const { relayId, batchSize, maxBatchesInFlight, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs } = this.settings;
+    const { relayId, leaseMs, publishTimeoutMs, maxAttempts, backoff, pollIntervalMs, batchSize, maxBatchesInFlight } = this.settings;
     this.relay = new OutboxRelay({
       store,
       transports: this.transports,
@@ -102,22 +128,21 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     });
     this.observers.activity.running = true;
     this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
-    const wakeUps = await this.listenForCommits();
-    this.logger.log(
-      `Relay ${relayId} publishing "${OutboxTable.of(this.extras)}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
-        `batches of ${batchSize} (${maxBatchesInFlight} in flight), lease ${leaseMs} ms; woken ${wakeUps}.`,
-    );
+    if (this.gate?.mode !== 'bootstrap') this.logger.log(`Relay ${relayId} started claiming (relayStart: '${this.gate?.mode}').`);
     void this.relay.trigger();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.delayed.stop();
-    if (!this.relay) return;
+    this.gate?.stop();
+    if (!this.store) return;
+    // Once only: a second shutdown call finds nothing left to stop or close.
+    this.store = undefined;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     await this.listener?.stop();
     this.listener = undefined;
-    await this.relay.stop(this.settings.shutdownTimeoutMs);
+    if (this.relay) await this.relay.stop(this.settings.shutdownTimeoutMs);
     this.relay = undefined;
     this.observers.activity.running = false;
     for (const transport of this.transports.values()) {

@@ -26,6 +26,11 @@ export interface RoundEnd {
   claimed: number;
   /** False when the claim or the settle failed, or any publish of the round failed. */
   ok: boolean;
+  /**
+   * True when the round reached its store both ways: the claim answered (even with nothing) and
+   * the outcomes were recorded. Failed publishes do not count against it; a failed claim or settle does.
+   */
+  completed: boolean;
 }
 
 /**

@@ -24,7 +24,11 @@ export interface OutboxDestinationStats {
 export interface RelayActivity {
   /** Whether this instance runs a relay (`relay: true` and started). */
   running: boolean;
-  /** When this relay last finished a round (claim → publish → settle), whatever its outcome. */
+  /**
+   * When this relay last finished a round (claim → publish → settle): the claim answered and the
+   * outcomes were recorded, whether the publishes succeeded or not. Rounds whose claim or settle
+   * failed (database away) do not count.
+   */
   lastRoundAt: Date | null;
   /** When this relay last finished a round without a failed publish or a store error. */
   lastSuccessfulRoundAt: Date | null;

@@ -31,6 +31,7 @@ export class OutboxMetrics implements RelayObserver {
   private readonly latency: PromClient.Histogram<(typeof DESTINATION_LABELS)[number]>;
   private readonly duration: PromClient.Histogram<'transport' | 'outcome'>;
   private readonly statsErrors: PromClient.Counter;
+  private readonly consecutiveFailures: PromClient.Gauge<(typeof DESTINATION_LABELS)[number]>;
   /** Destinations seen once keep a series (at 0) after their rows are gone, instead of vanishing. */
   private readonly seen = new Map<string, Record<(typeof DESTINATION_LABELS)[number], string>>();
 
@@ -39,7 +40,7 @@ export class OutboxMetrics implements RelayObserver {
     const p = options.prefix;
     const names = [
       'messages_published_total', 'publish_failures_total', 'messages_dead_total', 'lease_lost_total', 'commit_to_ack_seconds',
-      'publish_duration_seconds', 'stats_errors_total', 'pending_messages', 'in_flight_messages', 'retrying_messages',
+      'publish_duration_seconds', 'stats_errors_total', 'publish_consecutive_failures', 'pending_messages', 'in_flight_messages', 'retrying_messages',
       'dead_messages', 'oldest_pending_age_seconds', 'relay_up', 'relay_last_round_timestamp_seconds',
     ].map((name) => p + name);
     // Checked before registering anything, so a clash leaves the registry as it was.
@@ -69,6 +70,12 @@ export class OutboxMetrics implements RelayObserver {
     }));
     this.statsErrors = track(p + 'stats_errors_total', new prom.Counter({
       name: p + 'stats_errors_total', help: 'Scrapes whose stats query failed; gauges then keep their previous values.', registers,
+    }));
+    // A gauge, not a counter: it has a value from the first failed attempt of a fresh process on,
+    // where a counter series born at its first failure shows no increase to rate() or increase().
+    this.consecutiveFailures = track(p + 'publish_consecutive_failures', new prom.Gauge({
+      name: p + 'publish_consecutive_failures', help: 'Publish attempts to this destination that failed since its last acknowledged publish on this instance.',
+      labelNames: DESTINATION_LABELS, registers,
     }));
 
     let update: Promise<OutboxStatsSnapshot | undefined> | undefined;
@@ -109,7 +116,7 @@ export class OutboxMetrics implements RelayObserver {
       },
     }));
     track(p + 'relay_last_round_timestamp_seconds', new prom.Gauge({
-      name: p + 'relay_last_round_timestamp_seconds', help: "Unix time this instance's relay last finished a claim → publish → settle round (liveness).", registers,
+      name: p + 'relay_last_round_timestamp_seconds', help: "Unix time this instance's relay last finished a claim → publish → settle round (liveness); rounds whose claim or settle failed do not count.", registers,
       collect() {
         const at = sources.activity().lastRoundAt;
         this.set(at ? at.getTime() / 1000 : 0);
@@ -124,19 +131,24 @@ export class OutboxMetrics implements RelayObserver {
     const counts = new Map<string, { labels: Record<(typeof MESSAGE_LABELS)[number], string>; published: number; failed: number; dead: number }>();
     const latencies = new Map<string, { labels: Record<(typeof DESTINATION_LABELS)[number], string>; seconds: number[] }>();
     const durations = new Map<string, { seconds: number; ok: boolean }>();
+    const streaks = new Map<string, { labels: Record<(typeof DESTINATION_LABELS)[number], string>; failed: number; published: boolean }>();
     for (const { message, error, retryInMs, durationMs } of batch.outcomes) {
       const { transport, destination, type } = message;
       const key = `${transport}\u0000${destination}\u0000${type}`;
       let count = counts.get(key);
       if (!count) counts.set(key, (count = { labels: { transport, destination, event_type: type }, published: 0, failed: 0, dead: 0 }));
+      const where = `${transport}\u0000${destination}`;
+      let streak = streaks.get(where);
+      if (!streak) streaks.set(where, (streak = { labels: { transport, destination }, failed: 0, published: false }));
       if (error === undefined) {
         count.published++;
-        const where = `${transport}\u0000${destination}`;
+        streak.published = true;
         let latency = latencies.get(where);
         if (!latency) latencies.set(where, (latency = { labels: { transport, destination }, seconds: [] }));
         latency.seconds.push(Math.max(0, now - Date.parse(message.occurredAt)) / 1000);
       } else {
         count.failed++;
+        streak.failed++;
         if (retryInMs === null) count.dead++;
       }
       // One observation per transport group: its messages went out together.
@@ -152,6 +164,11 @@ export class OutboxMetrics implements RelayObserver {
     for (const { labels, seconds } of latencies.values()) {
       const child = this.latency.labels(labels);
       for (const value of seconds) child.observe(value);
+    }
+    // The messages of a batch go out together: one acknowledged publish means the destination takes messages.
+    for (const { labels, failed, published } of streaks.values()) {
+      if (published) this.consecutiveFailures.set(labels, 0);
+      else this.consecutiveFailures.inc(labels, failed);
     }
     for (const [transport, { seconds, ok }] of durations) this.duration.observe({ transport, outcome: ok ? 'ok' : 'error' }, seconds);
     if (batch.leaseLost.published > 0) this.leaseLost.inc({ outcome: 'published' }, batch.leaseLost.published);
