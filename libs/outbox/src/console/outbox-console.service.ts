@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { OutboxConsole, type BulkOutcome, type MessagePage } from '../core/console/outbox-console';
+import { OutboxConsole, type BulkOutcome, type MessagePage, type PauseRequest } from '../core/console/outbox-console';
 import type { MessageDetail, MessageFilter, PausedDestination, ThroughputPoint } from '../core/console/outbox-console.port';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxStats } from '../nest/observe/outbox.stats';
@@ -9,7 +9,7 @@ import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
-import { consoleMounted, consoleWithoutAuth } from './outbox-console.messages';
+import { consoleMounted, consoleWithoutAuth, pausedLog } from './outbox-console.messages';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 
 export interface ConsoleSummary {
@@ -82,12 +82,26 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     return outcome;
   }
 
+  async retryNow(id: string): Promise<void> {
+    await this.console.retryNow(id);
+    this.wakeRelay();
+  }
+
+  async bulkRetryNow(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    const outcome = await this.console.bulkRetryNow(filter, dryRun);
+    if (outcome.changed > 0) this.wakeRelay();
+    return outcome;
+  }
+
   paused(): Promise<PausedDestination[]> {
     return this.console.paused();
   }
 
-  pause(destination: string): Promise<boolean> {
-    return this.console.pause(destination);
+  async pause(destination: string, request: PauseRequest): Promise<boolean> {
+    const paused = await this.console.pause(destination, request);
+    // In the logs too: a pause holds every relay back, and whoever reads the logs later should know why.
+    if (paused) this.logger.warn(pausedLog(destination, request.reason));
+    return paused;
   }
 
   async resume(destination: string): Promise<boolean> {
@@ -96,7 +110,7 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     return resumed;
   }
 
-  // Released rows (a discard frees later rows of its aggregate) go out now rather than at the next poll.
+  // Released rows (a discard frees later rows of its aggregate, a retry is due now) go out now rather than at the next poll.
   private wakeRelay(): void {
     this.relayHost.drain().catch((error: unknown) => this.logger.warn(`Relay wake-up after a console action failed: ${String(error)}`));
   }
