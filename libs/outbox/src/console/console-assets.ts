@@ -29,8 +29,11 @@ export function readAsset(name: string): { body: Buffer; contentType: string } |
   return { body, contentType };
 }
 
-/** The page, with its base URL set so that its relative links work under any mount path or global prefix. */
-export function pageHtml(baseUrl: string): string {
+/**
+ * The page, with its base URL set so that its relative links work under any mount path or global
+ * prefix, and the interval at which it refreshes itself (`refreshIntervalMs`, 0 = off).
+ */
+export function pageHtml(baseUrl: string, refreshIntervalMs: number): string {
   const escaped = baseUrl.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
-  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8').replace('__BASE_URL__', escaped);
+  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8').replace('__BASE_URL__', escaped).replace('__REFRESH_MS__', String(refreshIntervalMs));
 }

@@ -18,6 +18,8 @@ export interface ConsoleSummary {
   throughput: ThroughputPoint[];
   paused: PausedDestination[];
   readOnly: boolean;
+  /** The largest page the message list serves (the `maxPageSize` option). */
+  maxPageSize: number;
 }
 
 /** The console's Nest face: the core console on this module's table, the shared stats, redaction and relay wake-ups. */
@@ -48,7 +50,7 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
   /** `fresh`: read the stats now (after an action, or asked by the operator) instead of the shared cached snapshot. */
   async summary(fresh = false): Promise<ConsoleSummary> {
     const [stats, throughput, paused] = await Promise.all([this.stats.snapshot({ fresh }), this.console.throughput(60), this.console.paused()]);
-    return { stats, throughput, paused, readOnly: this.options.readOnly };
+    return { stats, throughput, paused, readOnly: this.options.readOnly, maxPageSize: this.options.maxPageSize };
   }
 
   list(filter: MessageFilter, before: string | null, limit: number): Promise<MessagePage> {
