@@ -53,7 +53,9 @@ export const badDialect = (dialect: unknown) => `--dialect must be postgres, sql
 
 export const badNumber = (option: string, value: string) => `--${option} must be a non-negative number; got "${value}".`;
 
-export const badTime = (option: string, value: string) => `--${option} must be an ISO-8601 time such as 2026-01-31T12:00:00Z; got "${value}".`;
+export const badTime = (option: string, value: string) => `--${option} must be an ISO-8601 time such as 2026-01-31T12:00:00Z (years 1 to 9999); got "${value}".`;
+
+export const badDestination = (max: number) => `A destination has at most ${max} characters.`;
 
 export const badLimit = (value: string, max: number) => `--limit must be at most ${max}; got "${value}". Page on with --after <position>.`;
 

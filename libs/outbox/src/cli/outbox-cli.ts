@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { DataSource } from 'typeorm';
 import { ConsoleError } from '../core/console/console.error';
+import { MAX_DESTINATION_LENGTH, readInstant } from '../core/console/console-input';
 import { OutboxConsole } from '../core/console/outbox-console';
 import type { MessageFilter } from '../core/console/outbox-console.port';
 import { OutboxConfigurationError } from '../core/outbox.errors';
@@ -10,7 +11,7 @@ import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../typeorm/outbox-sql.factory';
 import { CliError } from './cli.error';
-import { badDialect, badLimit, badNumber, badPosition, badReason, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
+import { badDestination, badDialect, badLimit, badNumber, badPosition, badReason, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
 import { connect } from './cli-connection';
 import { redactText, secretsOf, urlsOf } from './cli-redaction';
 import { printStatus } from './cli-status';
@@ -92,8 +93,12 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
   if ((command === 'pause' || command === 'resume') && !sub) throw new CliError(needsArgument(command, 'a destination'));
+  if ((command === 'pause' || command === 'resume') && sub!.length > MAX_DESTINATION_LENGTH) throw new CliError(badDestination(MAX_DESTINATION_LENGTH));
   const thresholds = { maxLagMs: seconds(values, 'max-lag'), maxDead: count(values, 'max-dead') };
   const filter = filterOf(values);
+  // Checked here too, so that bad input fails before anything connects.
+  position(values.after);
+  count(values, 'limit');
   if (command === 'dead' && sub !== 'list' && argument !== undefined && !UUID.test(argument)) throw new CliError(notAnId(argument));
   if (command === 'retry-now' && sub !== undefined && !UUID.test(sub)) throw new CliError(notAnId(sub));
   if (values.reason !== undefined && (values.reason.length > 500 || values.reason.includes('\u0000'))) throw new CliError(badReason());
@@ -172,8 +177,8 @@ function filterOf(values: Parsed): MessageFilter {
   const time = (option: 'from' | 'to') => {
     const value = values[option];
     if (value === undefined) return undefined;
-    const date = new Date(value);
-    if (!/^\d{4}-\d\d-\d\d/.test(value) || Number.isNaN(date.getTime())) throw new CliError(badTime(option, value));
+    const date = readInstant(value);
+    if (!date) throw new CliError(badTime(option, value));
     return date;
   };
   return {

@@ -72,16 +72,12 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     this.wakeRelay();
   }
 
-  async bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    const outcome = await this.console.bulkRequeue(filter, dryRun);
-    if (outcome.changed > 0) this.wakeRelay();
-    return outcome;
+  bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    return this.waking(this.console.bulkRequeue(filter, dryRun));
   }
 
-  async bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    const outcome = await this.console.bulkDiscard(filter, dryRun);
-    if (outcome.changed > 0) this.wakeRelay();
-    return outcome;
+  bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    return this.waking(this.console.bulkDiscard(filter, dryRun));
   }
 
   async retryNow(id: string): Promise<void> {
@@ -89,10 +85,8 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     this.wakeRelay();
   }
 
-  async bulkRetryNow(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    const outcome = await this.console.bulkRetryNow(filter, dryRun);
-    if (outcome.changed > 0) this.wakeRelay();
-    return outcome;
+  bulkRetryNow(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    return this.waking(this.console.bulkRetryNow(filter, dryRun));
   }
 
   paused(): Promise<PausedDestination[]> {
@@ -110,6 +104,12 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     const resumed = await this.console.resume(destination);
     if (resumed) this.wakeRelay();
     return resumed;
+  }
+
+  private async waking(bulk: Promise<BulkOutcome>): Promise<BulkOutcome> {
+    const outcome = await bulk;
+    if (outcome.changed > 0) this.wakeRelay();
+    return outcome;
   }
 
   // Released rows (a discard frees later rows of its aggregate, a retry is due now) go out now rather than at the next poll.

@@ -1,4 +1,5 @@
 import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { readInstant } from '../../core/console/console-input';
 
 /** The largest position a table can hold (a signed 64-bit `bigint`). */
 const MAX_POSITION = 9_223_372_036_854_775_807n;
@@ -34,13 +35,7 @@ export function IsInstant(options?: ValidationOptions): PropertyDecorator {
     {
       name: 'isInstant',
       validator: {
-        validate: (value) => {
-          if (typeof value !== 'string' || !/^\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?$/.test(value)) return false;
-          const time = Date.parse(value);
-          if (Number.isNaN(time)) return false;
-          const year = new Date(time).getUTCFullYear();
-          return year >= 1 && year <= 9999;
-        },
+        validate: (value) => typeof value === 'string' && readInstant(value) !== undefined,
         defaultMessage: (args) => `${args?.property} must be an ISO-8601 time such as 2026-01-31T12:00:00Z (years 1 to 9999)`,
       },
     },
