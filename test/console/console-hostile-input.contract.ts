@@ -99,6 +99,16 @@ export function consoleHostileInputContract(database: TestDatabase): void {
     expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: expect.objectContaining({ messages: expect.any(Array) }) });
   });
 
+  it('shows a row whose headers and error history were overwritten by hand with text that is not JSON', async () => {
+    const [id] = await h.add([{ type: 'orders.order-placed', aggregateType: 'order', aggregateId: 'o-2', payload: {} }]);
+    const p = database === 'postgres' ? ['$1', '$2', '$3'] : ['?', '?', '?'];
+    await h.dataSource.query(`UPDATE outbox_messages SET headers = ${p[0]}, error_history = ${p[1]} WHERE id = ${p[2]}`, ['{"traceparent": ', '[{"at"', id]);
+    const { body } = await send('GET', `messages/${id}`, undefined).expect(200);
+    expect(body.headers).toEqual({ '(unreadable headers)': '{"traceparent": ' });
+    expect(body.errors).toEqual([{ at: '', error: '(unreadable error history) [{"at"' }]);
+    await h.dataSource.query(`DELETE FROM outbox_messages WHERE id = ${p[0]}`, [id]);
+  });
+
   it('changed nothing: the one row is as written, and nothing is paused', async () => {
     const { body } = await send('GET', `messages/${seeded}`, undefined).expect(200);
     expect(body).toMatchObject({ status: 'pending', attempts: 0 });

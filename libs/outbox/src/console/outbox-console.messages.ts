@@ -27,3 +27,8 @@ export const consoleNeedsPackage = (name: string) =>
 
 export const pausedLog = (destination: string, reason: string | null | undefined) =>
   `Destination "${destination}" paused from the console${reason?.trim() ? `: ${reason.trim()}` : ' (no reason given)'}; no relay publishes to it until it is resumed.`;
+
+export const PAYLOAD_WITHHELD = '(withheld: the redactPayload hook failed; see the application log)';
+
+export const redactionFailed = (id: string, reason: string) =>
+  `The console's redactPayload hook threw for message "${id}" (${reason}); its payload was withheld from the operator. Fix the hook.`;

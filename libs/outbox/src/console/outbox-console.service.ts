@@ -9,7 +9,8 @@ import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
-import { consoleMounted, consoleWithoutAuth, pausedLog } from './outbox-console.messages';
+import { errorText } from '../core/error-text';
+import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed } from './outbox-console.messages';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 
 export interface ConsoleSummary {
@@ -59,7 +60,13 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
 
   async get(id: string): Promise<MessageDetail> {
     const message = await this.console.get(id);
-    return { ...message, payload: this.options.redactPayload(message.payload, message) };
+    try {
+      return { ...message, payload: this.options.redactPayload(message.payload, message) };
+    } catch (error) {
+      // Never the unredacted payload, and no 500 for the rest of the message: the payload is withheld and the hook's failure logged.
+      this.logger.error(redactionFailed(id, errorText(error)));
+      return { ...message, payload: PAYLOAD_WITHHELD };
+    }
   }
 
   async requeue(id: string): Promise<void> {

@@ -111,13 +111,26 @@ function toDetail(row: Record<string, unknown>): MessageDetail {
     correlationId: (row.correlationId as string | null) ?? null,
     causationId: (row.causationId as string | null) ?? null,
     tenantId: (row.tenantId as string | null) ?? null,
-    headers: JSON.parse(String(row.headers ?? '{}')),
+    headers: readable(row.headers, '{}', (value) => typeof value === 'object' && value !== null && !Array.isArray(value), (raw) => ({ '(unreadable headers)': raw })),
     payload: parsePayload(String(row.payload)),
-    errors: JSON.parse(String(row.errorHistory ?? '[]')),
+    errors: readable(row.errorHistory, '[]', Array.isArray, (raw) => [{ at: '', error: `(unreadable error history) ${raw}` }]),
     nextAttemptAt: iso(row.nextAttemptAt),
     leaseOwner: (row.leaseOwner as string | null) ?? null,
     leaseExpiresAt: iso(row.leaseExpiresAt),
   };
+}
+
+// Headers and error history are JSON written by the outbox; a row changed by hand may hold anything,
+// and the console must still show it (the relay dead-letters such a row, and an operator opens it).
+function readable<T>(value: unknown, empty: string, accept: (parsed: unknown) => boolean, otherwise: (raw: string) => T): T {
+  const raw = String(value ?? empty);
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (accept(parsed)) return parsed as T;
+  } catch {
+    // Not JSON: shown as text below.
+  }
+  return otherwise(raw);
 }
 
 // A payload is JSON written by the outbox; a row written by hand may not be, and is shown as text.
