@@ -93,7 +93,11 @@ export function consoleRetryPauseContract(database: TestDatabase): void {
     expect((await get('destinations/paused').expect(200)).body).toEqual([]);
 
     await post('destinations/pause', { destination: 'orders', reason: 'partner maintenance until 14:00' }).expect(200, { destination: 'orders', paused: true, changed: true });
+    // Four-byte characters too (MariaDB: utf8mb4 all the way, or the insert fails).
     await post('destinations/pause', { destination: 'audit', confirmUnknown: true }).expect(200);
+    await post('destinations/pause', { destination: 'audit-🚧', reason: '🚧 partner maintenance', confirmUnknown: true }).expect(200);
+    expect((await get('destinations/paused').expect(200)).body.find((p: { destination: string }) => p.destination === 'audit-🚧')).toMatchObject({ reason: '🚧 partner maintenance' });
+    await post('destinations/resume', { destination: 'audit-🚧' }).expect(200, { destination: 'audit-🚧', paused: false, changed: true });
     const paused = (await get('summary?fresh=true').expect(200)).body.paused;
     expect(paused).toEqual([
       { destination: 'audit', pausedAt: expect.any(String), reason: null },

@@ -6,7 +6,7 @@ export const notDeadNow = (id: string, status: string) =>
   `Message "${id}" is ${status}, not dead: only dead messages can be requeued or discarded. Reload to see its current state.`;
 
 export const bulkNeedsAFilter = () =>
-  'A bulk action needs at least one filter (type, aggregateType, aggregateId, destination, id, from or to), so that it never takes every dead row by accident.';
+  'A bulk action needs at least one filter (type, aggregateType, aggregateId, destination, id, from or to), so that it never takes every row by accident.';
 
 export const bulkOnlyDead = (status: string) => `"status" must be "dead" (or left out) for a bulk action: it changes dead rows only, and "${status}" was given.`;
 
