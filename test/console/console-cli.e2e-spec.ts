@@ -88,10 +88,18 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect(await statuses()).toEqual({ pending: 2, discarded: 1 });
   });
 
-  it('pause, paused and resume a destination, seen by a relay', async () => {
-    expect((await cli('pause', 'late', ...db())).stdout).toContain('Paused "late"');
-    expect((await cli('paused', ...db())).stdout).toMatch(/^late\tpaused since /);
-    expect((await cli('pause', 'late', ...db())).stdout).toContain('already paused');
+  it('pause, paused and resume a destination, seen by a relay; an unknown one needs --confirm-unknown', async () => {
+    const refused = await cli('pause', 'late', ...db());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('No outbox row has ever used the destination "late"');
+    expect(refused.stderr).toContain('--confirm-unknown');
+    expect((await cli('paused', ...db())).stdout).toBe('');
+    expect((await cli('pause', 'late', '--confirm-unknown', '--reason', 'partner maintenance', ...db())).stdout).toContain('Paused "late"');
+    expect((await cli('paused', ...db())).stdout).toMatch(/^late\tpaused since \S+\tpartner maintenance\n$/);
+    const status = await cli('status', ...db());
+    expect(status.stdout).toMatch(/^PAUSED late since \S+: partner maintenance$/m);
+    expect(JSON.parse((await cli('status', ...db(), '--json')).stdout).paused).toEqual([{ destination: 'late', pausedAt: expect.any(String), reason: 'partner maintenance' }]);
+    expect((await cli('pause', 'late', '--confirm-unknown', ...db())).stdout).toContain('already paused');
     const [held] = await h.add([message('l-1', 'orders.order-late', 'late')]);
     const transport = new RecordingTransport();
     await h.relay('cli-relay', transport).publishBatch();
@@ -99,6 +107,27 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect((await cli('resume', 'late', ...db())).stdout).toContain('Resumed "late"');
     await h.relay('cli-relay-2', transport).publishBatch();
     expect(transport.delivered.map((m) => m.envelope.id)).toEqual([held]);
+  });
+
+  it('retry-now makes rows in backoff due now, one or by filter, keeping their attempts', async () => {
+    const [one, two, other] = await h.add([message('w-1', 'orders.order-placed', 'late'), message('w-2', 'orders.order-placed', 'late'), message('w-3')]);
+    await h.dataSource.query(`UPDATE outbox_messages SET attempts = 3, next_attempt_at = now() + interval '1 hour'`);
+    expect((await cli('retry-now', one, ...db())).stdout).toContain(`Message ${one} is due now; its attempts are kept.`);
+    expect((await cli('retry-now', '--destination', 'late', '--dry-run', ...db())).stdout).toContain('1 message(s) in backoff match; nothing changed (dry run).');
+    expect((await cli('retry-now', '--destination', 'late', ...db())).stdout).toContain('1 message(s) in backoff are due now.');
+    const conflict = await cli('retry-now', one, ...db());
+    expect(conflict.code).toBe(2);
+    expect(conflict.stderr).toContain('not waiting in backoff');
+    const rows: Array<{ id: string; attempts: number; due: boolean }> = await h.dataSource.query(
+      'SELECT id, attempts, next_attempt_at <= now() AS due FROM outbox_messages ORDER BY position',
+    );
+    expect(rows).toEqual([
+      { id: one, attempts: 3, due: true },
+      { id: two, attempts: 3, due: true },
+      { id: other, attempts: 3, due: false },
+    ]);
+    expect((await cli('retry-now', 'not-an-id', ...db())).stderr).toContain('"not-an-id" is not a message id');
+    expect((await cli('retry-now', ...db())).stderr).toContain('at least one filter');
   });
 
   it('sql prints the DDL of a dialect and table name', async () => {
@@ -118,6 +147,15 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect(refused).toMatchObject({ code: 2 });
     expect(refused.stderr).toContain('Cannot connect to postgres://outbox:***@127.0.0.1:1/nothing');
     expect(refused.stderr).not.toContain('secret');
+    // A password with '@' in it, and one in the query: no part of either is printed.
+    for (const url of ['postgres://outbox:p@ss@127.0.0.1:1/nothing', 'postgres://127.0.0.1:1/nothing?user=outbox&password=hunter22']) {
+      const failed = await cli('status', '--url', url);
+      expect(failed.code).toBe(2);
+      expect(failed.stderr).toContain('Cannot connect to postgres://');
+      expect(`${failed.stdout}${failed.stderr}`).not.toMatch(/p@ss|ss@127|hunter22/);
+    }
+    expect((await cli('dead', 'list', ...db(), '--after', '9223372036854775808')).stderr).toContain('--after must be a position');
+    expect((await cli('dead', 'list', ...db(), '--limit', '99999999999999999999')).stderr).toContain('--limit must be at most 10000');
     expect((await cli('status', '--url', 'mongodb://localhost')).stderr).toContain('Cannot use "mongodb://localhost" as a database URL');
     expect((await cli('status', '--url', 'sqlite:/nowhere/outbox.sqlite')).stderr).toContain('No SQLite database at "/nowhere/outbox.sqlite"');
     expect((await cli('status')).stderr).toContain('No database');
@@ -144,8 +182,10 @@ describe('nest-outbox CLI on MariaDB', () => {
       const db = ['--url', server.toString()];
       await h.add([{ type: 'orders.order-failed', aggregateType: 'order', aggregateId: 'm-1', payload: {} }]);
       await h.dataSource.query(`UPDATE outbox_messages SET status = 'dead', attempts = 5, dead_at = NOW(3), error_history = '[]'`);
-      expect((await cli('pause', 'late', ...db)).stdout).toContain('Paused "late"');
-      expect((await cli('paused', ...db)).stdout).toMatch(/^late\tpaused since /);
+      expect((await cli('pause', 'late', ...db)).stderr).toContain('--confirm-unknown');
+      expect((await cli('pause', 'late', '--confirm-unknown', '--reason', 'maintenance', ...db)).stdout).toContain('Paused "late"');
+      expect((await cli('paused', ...db)).stdout).toMatch(/^late\tpaused since \S+\tmaintenance\n$/);
+      expect((await cli('status', ...db)).stdout).toMatch(/^PAUSED late since \S+: maintenance$/m);
       expect((await cli('status', ...db, '--max-dead', '0')).code).toBe(1);
       expect((await cli('dead', 'requeue', '--type', 'orders.order-failed', ...db)).stdout).toContain('1 dead message(s) requeued.');
       expect((await cli('status', ...db, '--max-dead', '0')).code).toBe(0);

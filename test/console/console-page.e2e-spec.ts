@@ -43,7 +43,7 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
     const http = service.app.getHttpServer();
     const topic = service.config.ordersTopic;
     const json = { 'Content-Type': 'application/json' };
-    await request(http).post('/outbox/api/destinations/pause').set(json).send({ destination: topic }).expect(200);
+    await request(http).post('/outbox/api/destinations/pause').set(json).send({ destination: topic, confirmUnknown: true }).expect(200);
     const orders: string[] = [];
     for (const customerId of customers) {
       const { body } = await request(http).post('/orders').send({ customerId, items: [{ sku: 'PEN', quantity: 1, unitPriceCents: 250 }] }).expect(201);

@@ -9,9 +9,11 @@ const READS = ['', 'assets/console.js', 'api/summary', 'api/messages', `api/mess
 const ACTIONS: Array<[string, object]> = [
   [`api/messages/${id}/requeue`, {}],
   [`api/messages/${id}/discard`, {}],
+  [`api/messages/${id}/retry-now`, {}],
   ['api/bulk/requeue', { type: 'x', dryRun: true }],
+  ['api/bulk/retry-now', { type: 'x', dryRun: true }],
   ['api/bulk/discard', { type: 'x', dryRun: true }],
-  ['api/destinations/pause', { destination: 'orders' }],
+  ['api/destinations/pause', { destination: 'orders', confirmUnknown: true }],
   ['api/destinations/resume', { destination: 'orders' }],
 ];
 
@@ -98,6 +100,25 @@ describe('Outbox console security', () => {
         expect(detail.body.payload).toEqual({ total: 5, email: '***' });
       } finally {
         warn.mockRestore();
+        await h.close();
+      }
+    });
+
+    it('withholds the payload, without a 500, when the redaction hook throws', async () => {
+      const errors: string[] = [];
+      const error = jest.spyOn(Logger.prototype, 'error').mockImplementation((message: unknown) => void errors.push(String(message)));
+      const h = await createConsoleHarness('sqlite', {
+        noAuth: true,
+        redactPayload: (payload) => (payload as { customer: { email: string } }).customer.email.replace(/.+@/, '***@'),
+      });
+      try {
+        const [messageId] = await h.add([{ type: 'orders.order-placed', aggregateType: 'order', aggregateId: 'o-1', payload: { email: 'a@b.c' } }]);
+        const detail = await request(h.app.getHttpServer()).get(`/outbox/api/messages/${messageId}`).expect(200);
+        expect(detail.body).toMatchObject({ id: messageId, payload: expect.stringContaining('withheld: the redactPayload hook failed') });
+        expect(JSON.stringify(detail.body)).not.toContain('a@b.c');
+        expect(errors).toEqual([expect.stringContaining(`redactPayload hook threw for message "${messageId}"`)]);
+      } finally {
+        error.mockRestore();
         await h.close();
       }
     });

@@ -12,6 +12,7 @@ import {
   RetryPolicy,
   type OutboxConsoleOptions,
   type OutboxMessageInput,
+  type OutboxModuleOptions,
   type OutboxTransport,
 } from '@nest-outbox/outbox';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
@@ -45,6 +46,7 @@ export async function createConsoleHarness(
   database: TestDatabase,
   consoleOptions: OutboxConsoleOptions = { guard: BearerTokenGuard },
   onQuery?: (sql: string) => void,
+  outboxOptions: Partial<OutboxModuleOptions> = {},
 ): Promise<ConsoleHarness> {
   const isolated = await isolatedDatabase(database);
   const module = await Test.createTestingModule({
@@ -56,7 +58,7 @@ export async function createConsoleHarness(
         logging: onQuery ? ['query'] : false,
         logger: onQuery && { logQuery: onQuery, logQueryError: () => undefined, logQuerySlow: () => undefined, logSchemaBuild: () => undefined, logMigration: () => undefined, log: () => undefined },
       } as TypeOrmModuleOptions),
-      OutboxModule.forRoot({ relay: false, defaultTopic: 'orders' }),
+      OutboxModule.forRoot({ relay: false, defaultTopic: 'orders', ...outboxOptions }),
       OutboxConsoleModule.forRoot(consoleOptions),
     ],
   }).compile();

@@ -62,7 +62,7 @@ export { RetryPolicy, type BackoffOptions } from './core/retry-policy';
 // TypeORM pieces
 export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from './typeorm/outbox-message.entity';
 export { CreateOutboxTable, createOutboxTableMigration } from './typeorm/create-outbox-table.migration';
-export { AddOutboxPausedTable, createOutboxPausedTableMigration } from './typeorm/console/add-paused-table.migration';
+export { AddOutboxPausedTable, AddOutboxPauseReason, createOutboxPausedTableMigration, createOutboxPauseReasonMigration } from './typeorm/console/add-paused-table.migration';
 export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
 export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
 export { createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource } from './typeorm/outbox-sql.factory';

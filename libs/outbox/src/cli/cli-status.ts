@@ -14,8 +14,9 @@ export async function printStatus(
   json: boolean,
   io: CliIo,
 ): Promise<number> {
-  const counts = await createSqlOutboxStatsSource(dataSource, table).readCounts();
-  const stats = summarize(counts, Date.now(), { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null });
+  const source = createSqlOutboxStatsSource(dataSource, table);
+  const [counts, paused] = await Promise.all([source.readCounts(), source.readPaused?.() ?? []]);
+  const stats = summarize(counts, Date.now(), { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null }, paused);
   const failures: string[] = [];
   if (thresholds.maxLagMs !== undefined && (stats.oldestPendingAgeMs ?? 0) > thresholds.maxLagMs) {
     failures.push(`lag ${seconds(stats.oldestPendingAgeMs)} is over --max-lag ${seconds(thresholds.maxLagMs)}`);
@@ -30,6 +31,7 @@ export async function printStatus(
     for (const d of stats.destinations) {
       io.out(`  ${d.transport}/${d.destination}: pending ${d.pending}, dead ${d.dead}, published (last hour) ${d.publishedLastHour}, lag ${seconds(d.oldestPendingAgeMs)}`);
     }
+    for (const p of stats.paused) io.out(`PAUSED ${p.destination} since ${p.pausedAt}${p.reason ? `: ${p.reason}` : ''}`);
     for (const failure of failures) io.out(`FAIL ${failure}`);
     if (failures.length === 0) io.out('OK');
   }

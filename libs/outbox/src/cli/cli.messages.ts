@@ -1,9 +1,11 @@
 /** Texts of the `nest-outbox` command. */
+import { redactUrl } from './cli-redaction';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 
 Commands:
-  status                      counts, lag and dead rows; exit 1 when a threshold is passed
+  status                      counts, lag, dead rows and paused destinations; exit 1 when a
+                              threshold is passed
       --max-lag <seconds>     oldest pending row older than this fails the check
       --max-dead <count>      more dead rows than this fails the check
       --json                  print the snapshot as JSON
@@ -13,9 +15,13 @@ Commands:
   dead discard <id>           give a dead message up
   dead discard --<filter> ... the same, by filter
       filters: --type --aggregate-type --aggregate-id --destination --from <ISO> --to <ISO>
+  retry-now <id>              a message waiting in backoff is due now (its attempts are kept)
+  retry-now --<filter> ...    every message in backoff matching the filter (--dry-run only counts)
   pause <destination>         hold publishing to a destination, on every relay
+      --reason <text>         why (shown by status, paused, the console and health)
+      --confirm-unknown       pause a destination that no message has used yet
   resume <destination>        publish to it again
-  paused                      list paused destinations
+  paused                      list paused destinations, since when and why
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables
 
@@ -47,11 +53,14 @@ export const badDialect = (dialect: unknown) => `--dialect must be postgres, sql
 
 export const badNumber = (option: string, value: string) => `--${option} must be a non-negative number; got "${value}".`;
 
-export const badTime = (option: string, value: string) => `--${option} must be an ISO-8601 time such as 2026-01-31T12:00:00Z; got "${value}".`;
+export const badTime = (option: string, value: string) => `--${option} must be an ISO-8601 time such as 2026-01-31T12:00:00Z (years 1 to 9999); got "${value}".`;
+
+export const badDestination = (max: number) => `A destination has at most ${max} characters.`;
+
+export const badLimit = (value: string, max: number) => `--limit must be at most ${max}; got "${value}". Page on with --after <position>.`;
+
+export const badPosition = (value: string) => `--after must be a position printed by "dead list" (a whole number up to 9223372036854775807); got "${value}".`;
+
+export const badReason = () => '--reason must be at most 500 characters, without a NUL character.';
 
 export const notAnId = (id: string) => `"${id}" is not a message id (a UUID, the envelope's "id").`;
-
-/** Never print a password. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
-}

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { DataSource } from 'typeorm';
 import { ConsoleError } from '../core/console/console.error';
+import { MAX_DESTINATION_LENGTH, readInstant } from '../core/console/console-input';
 import { OutboxConsole } from '../core/console/outbox-console';
 import type { MessageFilter } from '../core/console/outbox-console.port';
 import { OutboxConfigurationError } from '../core/outbox.errors';
@@ -10,8 +11,9 @@ import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../typeorm/outbox-sql.factory';
 import { CliError } from './cli.error';
-import { badDialect, badNumber, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
+import { badDestination, badDialect, badLimit, badNumber, badPosition, badReason, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
 import { connect } from './cli-connection';
+import { redactText, secretsOf, urlsOf } from './cli-redaction';
 import { printStatus } from './cli-status';
 
 export interface CliIo {
@@ -30,6 +32,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   after: { type: 'string' },
   'dry-run': { type: 'boolean' },
+  reason: { type: 'string' },
+  'confirm-unknown': { type: 'boolean' },
   type: { type: 'string' },
   'aggregate-type': { type: 'string' },
   'aggregate-id': { type: 'string' },
@@ -42,10 +46,18 @@ const OPTIONS = {
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
 
+const MAX_LIMIT = 10_000;
+const MAX_POSITION = 9_223_372_036_854_775_807n;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Runs one command; resolves to the exit code. Errors of input or connection are printed, never thrown. */
-export async function runCli(argv: string[], io: CliIo): Promise<number> {
+/**
+ * Runs one command; resolves to the exit code. Errors of input or connection are printed, never
+ * thrown, and every printed line goes through the redaction: no password of a URL is ever shown.
+ */
+export async function runCli(argv: string[], raw: CliIo): Promise<number> {
+  const secrets = urlsOf(argv, raw.env).flatMap(secretsOf);
+  const io: CliIo = { env: raw.env, out: (line) => raw.out(redactText(line, secrets)), err: (line) => raw.err(redactText(line, secrets)) };
   try {
     let parsed;
     try {
@@ -77,13 +89,19 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
-  const known = ['status', 'dead', 'pause', 'resume', 'paused'];
+  const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
   if ((command === 'pause' || command === 'resume') && !sub) throw new CliError(needsArgument(command, 'a destination'));
+  if ((command === 'pause' || command === 'resume') && sub!.length > MAX_DESTINATION_LENGTH) throw new CliError(badDestination(MAX_DESTINATION_LENGTH));
   const thresholds = { maxLagMs: seconds(values, 'max-lag'), maxDead: count(values, 'max-dead') };
   const filter = filterOf(values);
+  // Checked here too, so that bad input fails before anything connects.
+  position(values.after);
+  count(values, 'limit');
   if (command === 'dead' && sub !== 'list' && argument !== undefined && !UUID.test(argument)) throw new CliError(notAnId(argument));
+  if (command === 'retry-now' && sub !== undefined && !UUID.test(sub)) throw new CliError(notAnId(sub));
+  if (values.reason !== undefined && (values.reason.length > 500 || values.reason.includes('\u0000'))) throw new CliError(badReason());
   const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
   if (!url) throw new CliError(missingUrl());
   const dataSource = await connect(url);
@@ -106,17 +124,21 @@ async function runOn(
   const operator = new OutboxConsole(createSqlOutboxConsoleStore(dataSource, table), maintenance);
   switch (command) {
     case 'paused':
-      for (const paused of await operator.paused()) io.out(`${paused.destination}\tpaused since ${paused.pausedAt}`);
+      for (const paused of await operator.paused()) io.out(`${paused.destination}\tpaused since ${paused.pausedAt}${paused.reason ? `\t${paused.reason}` : ''}`);
       return 0;
-    case 'pause':
-      io.out((await operator.pause(sub!)) ? `Paused "${sub}": no relay publishes to it until it is resumed.` : `"${sub}" was already paused.`);
+    case 'pause': {
+      const changed = await operator.pause(sub!, { reason: values.reason, confirmUnknown: values['confirm-unknown'] === true });
+      io.out(changed ? `Paused "${sub}": no relay publishes to it until it is resumed.` : `"${sub}" was already paused.`);
       return 0;
+    }
+    case 'retry-now':
+      return retryNow(operator, sub, filter, values['dry-run'] === true, io);
     case 'resume':
       io.out((await operator.resume(sub!)) ? `Resumed "${sub}".` : `"${sub}" was not paused.`);
       return 0;
   }
   if (sub === 'list') {
-    const dead = await maintenance.listDead(values.after ?? '0', count(values, 'limit') ?? 100);
+    const dead = await maintenance.listDead(position(values.after), count(values, 'limit') ?? 100);
     if (values.json) io.out(JSON.stringify(dead, null, 2));
     else for (const m of dead) io.out([m.position, m.id, m.type, `${m.aggregateType}/${m.aggregateId}`, m.destination, `${m.attempts} attempts`, m.lastError ?? ''].join('\t'));
     return 0;
@@ -133,6 +155,17 @@ async function runOn(
   return 0;
 }
 
+async function retryNow(operator: OutboxConsole, id: string | undefined, filter: MessageFilter, dryRun: boolean, io: CliIo): Promise<number> {
+  if (id !== undefined) {
+    await operator.retryNow(id);
+    io.out(`Message ${id} is due now; its attempts are kept.`);
+    return 0;
+  }
+  const outcome = await operator.bulkRetryNow(filter, dryRun);
+  io.out(dryRun ? `${outcome.matched} message(s) in backoff match; nothing changed (dry run).` : `${outcome.changed} message(s) in backoff are due now.`);
+  return 0;
+}
+
 function printSql(dialect: string | undefined, table: OutboxTable, io: CliIo): number {
   const driver = { postgres: 'postgres', sqlite: 'better-sqlite3', mariadb: 'mariadb', mysql: 'mysql' }[dialect ?? ''];
   if (!driver) throw new CliError(badDialect(dialect));
@@ -144,8 +177,8 @@ function filterOf(values: Parsed): MessageFilter {
   const time = (option: 'from' | 'to') => {
     const value = values[option];
     if (value === undefined) return undefined;
-    const date = new Date(value);
-    if (!/^\d{4}-\d\d-\d\d/.test(value) || Number.isNaN(date.getTime())) throw new CliError(badTime(option, value));
+    const date = readInstant(value);
+    if (!date) throw new CliError(badTime(option, value));
     return date;
   };
   return {
@@ -162,7 +195,16 @@ function count(values: Parsed, option: 'max-dead' | 'limit'): number | undefined
   const value = values[option];
   if (value === undefined) return undefined;
   if (!/^\d+$/.test(value)) throw new CliError(badNumber(option, value));
+  // A page bigger than this is a typo, and past 2^63 the database refuses the number outright.
+  if (option === 'limit' && Number(value) > MAX_LIMIT) throw new CliError(badLimit(value, MAX_LIMIT));
   return Number(value);
+}
+
+// `--after`: a position of the table (a signed 64-bit bigint), as `dead list` prints them.
+function position(value: string | undefined): string {
+  if (value === undefined) return '0';
+  if (!/^\d{1,19}$/.test(value) || BigInt(value) > MAX_POSITION) throw new CliError(badPosition(value));
+  return value;
 }
 
 function seconds(values: Parsed, option: 'max-lag'): number | undefined {

@@ -2,10 +2,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The page's files, shipped next to this module (copied into `dist/console/assets` by the library build). */
-const ASSETS: Record<string, string> = {
-  'console.js': 'text/javascript; charset=utf-8',
-  'console.css': 'text/css; charset=utf-8',
-};
+// A Map, not an object: a name such as `__proto__` or `constructor` must find nothing (404), not a prototype member.
+const ASSETS = new Map<string, string>([
+  ['console.js', 'text/javascript; charset=utf-8'],
+  ['console.css', 'text/css; charset=utf-8'],
+]);
 
 const cache = new Map<string, Buffer>();
 
@@ -18,7 +19,7 @@ export function assetsDirectory(): string {
 }
 
 export function readAsset(name: string): { body: Buffer; contentType: string } | undefined {
-  const contentType = ASSETS[name];
+  const contentType = ASSETS.get(name);
   if (!contentType) return undefined;
   let body = cache.get(name);
   if (!body) {
@@ -28,8 +29,11 @@ export function readAsset(name: string): { body: Buffer; contentType: string } |
   return { body, contentType };
 }
 
-/** The page, with its base URL set so that its relative links work under any mount path or global prefix. */
-export function pageHtml(baseUrl: string): string {
+/**
+ * The page, with its base URL set so that its relative links work under any mount path or global
+ * prefix, and the interval at which it refreshes itself (`refreshIntervalMs`, 0 = off).
+ */
+export function pageHtml(baseUrl: string, refreshIntervalMs: number): string {
   const escaped = baseUrl.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
-  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8').replace('__BASE_URL__', escaped);
+  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8').replace('__BASE_URL__', escaped).replace('__REFRESH_MS__', String(refreshIntervalMs));
 }

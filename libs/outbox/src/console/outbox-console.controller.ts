@@ -21,7 +21,7 @@ import type { MessageDetail, PausedDestination } from '../core/console/outbox-co
 import { pageHtml, readAsset } from './console-assets';
 import { ConsoleActionGuard } from './console-action.guard';
 import { ConsoleErrorFilter } from './console-error.filter';
-import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, SummaryQueryDto, toFilter } from './dto/message-filter.dto';
+import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, PauseDto, SummaryQueryDto, toFilter } from './dto/message-filter.dto';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 import { OutboxConsoleService, type ConsoleSummary } from './outbox-console.service';
@@ -47,7 +47,7 @@ export class OutboxConsoleController {
   @Header('Cache-Control', 'no-store')
   page(@Req() request: { originalUrl?: string; url: string }): string {
     const path = (request.originalUrl ?? request.url).split('?')[0];
-    return pageHtml(path.endsWith('/') ? path : `${path}/`);
+    return pageHtml(path.endsWith('/') ? path : `${path}/`, this.options.refreshIntervalMs);
   }
 
   @Get('assets/:file')
@@ -68,7 +68,7 @@ export class OutboxConsoleController {
     if (limit > this.options.maxPageSize) {
       throw new BadRequestException([`limit must not be greater than ${this.options.maxPageSize}`]);
     }
-    return this.service.list(toFilter(query), query.before ?? null, limit);
+    return this.service.list({ ...toFilter(query), retrying: query.retrying === 'true' || undefined }, query.before ?? null, limit);
   }
 
   @Get('api/messages/:id')
@@ -97,6 +97,22 @@ export class OutboxConsoleController {
     return { id: params.id, status: 'discarded' };
   }
 
+  /** "Retry now": a row waiting in backoff becomes due now; its attempts are kept. */
+  @Post('api/messages/:id/retry-now')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  async retryNow(@Param() params: MessageIdParams): Promise<{ id: string; status: 'pending'; retryNow: true }> {
+    await this.service.retryNow(params.id);
+    return { id: params.id, status: 'pending', retryNow: true };
+  }
+
+  @Post('api/bulk/retry-now')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  bulkRetryNow(@Body() body: BulkActionDto): Promise<BulkOutcome> {
+    return this.service.bulkRetryNow(toFilter(body), body.dryRun);
+  }
+
   @Post('api/bulk/requeue')
   @HttpCode(200)
   @UseGuards(ConsoleActionGuard)
@@ -114,8 +130,9 @@ export class OutboxConsoleController {
   @Post('api/destinations/pause')
   @HttpCode(200)
   @UseGuards(ConsoleActionGuard)
-  async pause(@Body() body: DestinationDto): Promise<{ destination: string; paused: true; changed: boolean }> {
-    return { destination: body.destination, paused: true, changed: await this.service.pause(body.destination) };
+  async pause(@Body() body: PauseDto): Promise<{ destination: string; paused: true; changed: boolean }> {
+    const changed = await this.service.pause(body.destination, { reason: body.reason, confirmUnknown: body.confirmUnknown });
+    return { destination: body.destination, paused: true, changed };
   }
 
   @Post('api/destinations/resume')

@@ -24,3 +24,11 @@ export const mutationsNeedJson = () => 'Console actions take a JSON body: send C
 
 export const consoleNeedsPackage = (name: string) =>
   `OutboxConsoleModule needs the package "${name}" (request validation). Install it: npm install class-validator class-transformer`;
+
+export const pausedLog = (destination: string, reason: string | null | undefined) =>
+  `Destination "${destination}" paused from the console${reason?.trim() ? `: ${reason.trim()}` : ' (no reason given)'}; no relay publishes to it until it is resumed.`;
+
+export const PAYLOAD_WITHHELD = '(withheld: the redactPayload hook failed; see the application log)';
+
+export const redactionFailed = (id: string, reason: string) =>
+  `The console's redactPayload hook threw for message "${id}" (${reason}); its payload was withheld from the operator. Fix the hook.`;

@@ -24,6 +24,12 @@ export interface OutboxConsoleOptions {
   redactPayload?: (payload: unknown, message: MessageDetail) => unknown;
   /** Largest page of the message list. Default `200`. */
   maxPageSize?: number;
+  /**
+   * How often the page refreshes its figures and its message table by itself, in milliseconds
+   * (from 1,000 to 3,600,000), and how soon it tries again when the app cannot be reached.
+   * `0` turns it off (the Refresh button still works). Default `10_000`.
+   */
+  refreshIntervalMs?: number;
 }
 
 export interface ResolvedConsoleOptions {
@@ -33,10 +39,11 @@ export interface ResolvedConsoleOptions {
   readOnly: boolean;
   redactPayload: (payload: unknown, message: MessageDetail) => unknown;
   maxPageSize: number;
+  refreshIntervalMs: number;
 }
 
 /** Known keys, for the unknown-key check. */
-export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize'] as const;
+export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize', 'refreshIntervalMs'] as const;
 
 const PATH = /^[A-Za-z0-9._~\-/]*$/;
 
@@ -56,6 +63,10 @@ export function resolveConsoleOptions(options: OutboxConsoleOptions = {}): Resol
   if (!guard && options.noAuth !== true) throw new OutboxConfigurationError(consoleNeedsAuth());
   const maxPageSize = options.maxPageSize ?? 200;
   if (!Number.isInteger(maxPageSize) || maxPageSize < 1 || maxPageSize > 1_000) fail('maxPageSize', 'an integer from 1 to 1000', maxPageSize);
+  const refreshIntervalMs = options.refreshIntervalMs ?? 10_000;
+  if (!Number.isInteger(refreshIntervalMs) || (refreshIntervalMs !== 0 && (refreshIntervalMs < 1_000 || refreshIntervalMs > 3_600_000))) {
+    fail('refreshIntervalMs', '0 (off) or an integer from 1000 to 3600000 (milliseconds)', refreshIntervalMs);
+  }
   return {
     path: path.replace(/^\/+|\/+$/g, ''),
     guard,
@@ -63,6 +74,7 @@ export function resolveConsoleOptions(options: OutboxConsoleOptions = {}): Resol
     readOnly: options.readOnly ?? false,
     redactPayload: options.redactPayload ?? ((payload) => payload),
     maxPageSize,
+    refreshIntervalMs,
   };
 }
 

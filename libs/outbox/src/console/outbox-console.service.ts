@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { OutboxConsole, type BulkOutcome, type MessagePage } from '../core/console/outbox-console';
+import { OutboxConsole, type BulkOutcome, type MessagePage, type PauseRequest } from '../core/console/outbox-console';
 import type { MessageDetail, MessageFilter, PausedDestination, ThroughputPoint } from '../core/console/outbox-console.port';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxStats } from '../nest/observe/outbox.stats';
@@ -9,7 +9,8 @@ import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
-import { consoleMounted, consoleWithoutAuth } from './outbox-console.messages';
+import { errorText } from '../core/error-text';
+import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed } from './outbox-console.messages';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 
 export interface ConsoleSummary {
@@ -18,6 +19,8 @@ export interface ConsoleSummary {
   throughput: ThroughputPoint[];
   paused: PausedDestination[];
   readOnly: boolean;
+  /** The largest page the message list serves (the `maxPageSize` option). */
+  maxPageSize: number;
 }
 
 /** The console's Nest face: the core console on this module's table, the shared stats, redaction and relay wake-ups. */
@@ -48,7 +51,7 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
   /** `fresh`: read the stats now (after an action, or asked by the operator) instead of the shared cached snapshot. */
   async summary(fresh = false): Promise<ConsoleSummary> {
     const [stats, throughput, paused] = await Promise.all([this.stats.snapshot({ fresh }), this.console.throughput(60), this.console.paused()]);
-    return { stats, throughput, paused, readOnly: this.options.readOnly };
+    return { stats, throughput, paused, readOnly: this.options.readOnly, maxPageSize: this.options.maxPageSize };
   }
 
   list(filter: MessageFilter, before: string | null, limit: number): Promise<MessagePage> {
@@ -57,7 +60,13 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
 
   async get(id: string): Promise<MessageDetail> {
     const message = await this.console.get(id);
-    return { ...message, payload: this.options.redactPayload(message.payload, message) };
+    try {
+      return { ...message, payload: this.options.redactPayload(message.payload, message) };
+    } catch (error) {
+      // Never the unredacted payload, and no 500 for the rest of the message: the payload is withheld and the hook's failure logged.
+      this.logger.error(redactionFailed(id, errorText(error)));
+      return { ...message, payload: PAYLOAD_WITHHELD };
+    }
   }
 
   async requeue(id: string): Promise<void> {
@@ -70,24 +79,32 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     this.wakeRelay();
   }
 
-  async bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    const outcome = await this.console.bulkRequeue(filter, dryRun);
-    if (outcome.changed > 0) this.wakeRelay();
-    return outcome;
+  bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    return this.waking(this.console.bulkRequeue(filter, dryRun));
   }
 
-  async bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    const outcome = await this.console.bulkDiscard(filter, dryRun);
-    if (outcome.changed > 0) this.wakeRelay();
-    return outcome;
+  bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    return this.waking(this.console.bulkDiscard(filter, dryRun));
+  }
+
+  async retryNow(id: string): Promise<void> {
+    await this.console.retryNow(id);
+    this.wakeRelay();
+  }
+
+  bulkRetryNow(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    return this.waking(this.console.bulkRetryNow(filter, dryRun));
   }
 
   paused(): Promise<PausedDestination[]> {
     return this.console.paused();
   }
 
-  pause(destination: string): Promise<boolean> {
-    return this.console.pause(destination);
+  async pause(destination: string, request: PauseRequest): Promise<boolean> {
+    const paused = await this.console.pause(destination, request);
+    // In the logs too: a pause holds every relay back, and whoever reads the logs later should know why.
+    if (paused) this.logger.warn(pausedLog(destination, request.reason));
+    return paused;
   }
 
   async resume(destination: string): Promise<boolean> {
@@ -96,7 +113,13 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
     return resumed;
   }
 
-  // Released rows (a discard frees later rows of its aggregate) go out now rather than at the next poll.
+  private async waking(bulk: Promise<BulkOutcome>): Promise<BulkOutcome> {
+    const outcome = await bulk;
+    if (outcome.changed > 0) this.wakeRelay();
+    return outcome;
+  }
+
+  // Released rows (a discard frees later rows of its aggregate, a retry is due now) go out now rather than at the next poll.
   private wakeRelay(): void {
     this.relayHost.drain().catch((error: unknown) => this.logger.warn(`Relay wake-up after a console action failed: ${String(error)}`));
   }

@@ -73,7 +73,8 @@ export function outboxTableUnreadable({ tableName, schema }: { tableName: string
       `Outbox table "${tableName}" cannot be read (${reason}). ` +
       `Add CreateOutboxTable (or createOutboxTableMigration('${tableName}')) to the data source's migrations and run them. ` +
       `A table made by an earlier version lacks "${tableName}_paused": add AddOutboxPausedTable ` +
-      `(or createOutboxPausedTableMigration('${tableName}')) to the migrations; "npx nest-outbox sql" prints the DDL.`
+      `(or createOutboxPausedTableMigration('${tableName}')) to the migrations, and for its "reason" column AddOutboxPauseReason ` +
+      `(or createOutboxPauseReasonMigration('${tableName}')); "npx nest-outbox sql" prints the DDL.`
     );
   }
   const location = `{ tableName: '${tableName}', schema: '${schema}' }`;
@@ -81,7 +82,7 @@ export function outboxTableUnreadable({ tableName, schema }: { tableName: string
     `Outbox table "${schema}.${tableName}" cannot be read (${reason}); it is looked for in schema "${schema}" (the "schema" option), not on the search_path. ` +
     `Add createOutboxTableMigration(${location}) to the data source's migrations and run them. ` +
     `A table made by an earlier version lacks "${schema}.${tableName}_paused": add createOutboxPausedTableMigration(${location}) ` +
-    `to the migrations; "npx nest-outbox sql --schema ${schema}" prints the DDL.`
+    `to the migrations, and for its "reason" column createOutboxPauseReasonMigration(${location}); "npx nest-outbox sql --schema ${schema}" prints the DDL.`
   );
 }
 

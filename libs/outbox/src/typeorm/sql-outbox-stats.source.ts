@@ -1,4 +1,7 @@
+import type { PausedDestination } from '../core/console/outbox-console.port';
 import type { DestinationCounts, OutboxStatsSource } from '../core/stats/outbox-stats.port';
+import { pausedListStatement } from './console/console.sql';
+import { toPaused } from './console/sql-outbox-console.store';
 import { statsStatement, type StatsDialect } from './dialects/outbox-stats.sql';
 import type { SqlRunner } from './sql-runners';
 import type { OutboxTable } from './dialects/outbox-table';
@@ -30,6 +33,10 @@ export class SqlOutboxStatsSource implements OutboxStatsSource {
     private readonly runner: SqlRunner,
     private readonly now: () => number = Date.now,
   ) {}
+
+  async readPaused(): Promise<PausedDestination[]> {
+    return (await this.runner.rows(pausedListStatement(this.table.paused.quoted(this.dialect)))).map(toPaused);
+  }
 
   async readCounts(): Promise<DestinationCounts[]> {
     const since = this.currentMinute === null ? null : this.currentMinute - 1;

@@ -2,24 +2,45 @@
 'use strict';
 (() => {
   const $ = (selector) => document.querySelector(selector);
-  const state = { filter: {}, next: null, current: null, readOnly: false };
+  const state = { filter: {}, next: null, current: null, readOnly: false, pageSize: 50 };
+  // How often the page refreshes itself and retries a lost connection (the console's refreshIntervalMs; 0 = off).
+  const refreshMs = Number(document.body.dataset.refreshMs) || 0;
 
+  // Every request goes through here: a network failure ("Failed to fetch": the app is down or
+  // restarting) shows in the header until a request gets through again, which clears it, so the
+  // page recovers by itself. An HTTP error carries the field at fault, for the place that asked.
   async function api(path, init) {
-    const response = await fetch(`api/${path}`, { credentials: 'same-origin', ...init });
+    let response;
+    try {
+      response = await fetch(`api/${path}`, { credentials: 'same-origin', ...init });
+    } catch (error) {
+      connection(`Cannot reach the app (${error.message})${refreshMs > 0 ? `; trying again every ${refreshMs / 1000} s` : '; press Refresh to try again'}.`);
+      throw Object.assign(new Error(`Cannot reach the app (${error.message}).`), { offline: true });
+    }
+    connection(null);
     const body = response.headers.get('content-type')?.includes('json') ? await response.json() : await response.text();
     if (!response.ok) {
       const message = Array.isArray(body?.message) ? body.message.join('; ') : body?.message ?? String(body);
-      throw new Error(`${response.status}: ${message}`);
+      throw Object.assign(new Error(`${response.status}: ${message}`), { status: response.status, field: body?.field, detail: message });
     }
     return body;
   }
 
+  function connection(text) {
+    const element = $('#connection');
+    element.textContent = text ?? '';
+    element.hidden = !text;
+  }
+
   const post = (path, body) => api(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body ?? {}) });
 
-  function showError(error) {
-    const element = $('#error');
-    element.textContent = error ? String(error.message ?? error) : '';
-    element.hidden = !error;
+  /** Shows an error where its action was taken: `#error` by the table, `#pause-error`, `#detail-error` inside the dialog. */
+  function showError(error, where = '#error') {
+    const element = $(where);
+    // A lost connection is already said in the header, and cleared there when it comes back.
+    const text = error && !error.offline ? String(error.message ?? error) : '';
+    element.textContent = text;
+    element.hidden = !text;
   }
 
   function duration(ms) {
@@ -69,6 +90,8 @@
   async function loadSummary(fresh) {
     const summary = await api(fresh ? 'summary?fresh=true' : 'summary');
     state.readOnly = summary.readOnly;
+    state.maxPageSize = summary.maxPageSize ?? 200;
+    state.pageSize = Math.min(50, state.maxPageSize);
     document.body.classList.toggle('read-only', summary.readOnly);
     $('#read-only').hidden = !summary.readOnly;
     const { stats } = summary;
@@ -87,12 +110,12 @@
     paused.replaceChildren();
     for (const p of summary.paused) {
       const item = document.createElement('li');
-      item.textContent = `${p.destination} (since ${time(p.pausedAt)}) `;
+      item.textContent = `${p.destination} (since ${time(p.pausedAt)}${p.reason ? `: ${p.reason}` : ''}) `;
       const resume = document.createElement('button');
       resume.type = 'button';
       resume.className = 'action';
       resume.textContent = 'Resume';
-      resume.addEventListener('click', () => act(() => post('destinations/resume', { destination: p.destination })));
+      resume.addEventListener('click', () => act(() => post('destinations/resume', { destination: p.destination }), '#pause-error'));
       item.append(resume);
       paused.append(item);
     }
@@ -106,8 +129,11 @@
     return params.toString();
   }
 
-  async function loadMessages(append) {
-    const page = await api(`messages?${query({ limit: 50, before: append ? state.next : undefined })}`);
+  // `keep`: a refresh reloads as many rows as are shown (up to the largest page), so older pages the operator opened stay.
+  async function loadMessages(append, keep = false) {
+    const shown = $('#messages tbody').rows.length;
+    const limit = keep ? Math.min(Math.max(state.pageSize, shown), state.maxPageSize ?? 200) : state.pageSize;
+    const page = await api(`messages?${query({ limit, before: append ? state.next : undefined })}`);
     const body = $('#messages tbody');
     if (!append) body.replaceChildren();
     for (const m of page.messages) {
@@ -163,40 +189,104 @@
     $('#detail-payload').textContent = JSON.stringify(m.payload, null, 2);
     $('#detail-requeue').disabled = m.status !== 'dead';
     $('#detail-discard').disabled = m.status !== 'dead';
-    if (!$('#detail').open) $('#detail').showModal();
+    // "Retry now" is for a row waiting in backoff: pending, failed before, next attempt still ahead.
+    $('#detail-retry-now').disabled = !(m.status === 'pending' && m.attempts > 0 && m.nextAttemptAt && Date.parse(m.nextAttemptAt) > Date.now());
+    if (!$('#detail').open) {
+      showError(null, '#detail-error');
+      $('#detail').showModal();
+    }
   }
 
-  async function act(action) {
-    showError(null);
+  // An action of the dialog: on success the dialog closes; on failure the error shows inside it
+  // (a modal dialog covers the page, so an error on the page would be hidden behind it) and its
+  // fields are read again, since the row has changed under the operator.
+  async function dialogAction(path) {
+    const m = state.current;
+    showError(null, '#detail-error');
+    try {
+      await post(path);
+      $('#detail').close();
+    } catch (error) {
+      showError(error, '#detail-error');
+      if (!error.offline) await openDetail(m.id).catch(() => undefined);
+    }
+    await refresh();
+  }
+
+  async function act(action, where = '#error') {
+    showError(null, where);
     try {
       await action();
     } catch (error) {
-      showError(error);
+      showError(error, where);
     }
     await refresh();
   }
+
+  const BULK = {
+    requeue: { ask: 'Requeue', rows: 'dead message(s)', done: 'requeued' },
+    discard: { ask: 'Discard', rows: 'dead message(s)', done: 'discarded' },
+    'retry-now': { ask: 'Retry now', rows: 'message(s) waiting in backoff', done: 'due now' },
+  };
 
   async function bulk(kind) {
+    const words = BULK[kind];
     showError(null);
     try {
-      const { status: _status, ...filter } = state.filter;
+      const { status: _status, retrying: _retrying, ...filter } = state.filter;
       const dry = await post(`bulk/${kind}`, { ...filter, dryRun: true });
-      if (dry.matched === 0) return showError(new Error('No dead message matches the filter.'));
-      if (!confirm(`${kind === 'requeue' ? 'Requeue' : 'Discard'} ${dry.matched} dead message(s) matching the filter?`)) return;
+      if (dry.matched === 0) return showError(new Error(`No ${words.rows.replace('(s)', '')} matches the filter.`));
+      if (!confirm(`${words.ask} ${dry.matched} ${words.rows} matching the filter?`)) return;
       const done = await post(`bulk/${kind}`, { ...filter, dryRun: false });
-      $('#updated').textContent = `${done.changed} message(s) ${kind === 'requeue' ? 'requeued' : 'discarded'}`;
+      $('#updated').textContent = `${done.changed} message(s) ${words.done}`;
     } catch (error) {
       showError(error);
     }
     await refresh();
   }
 
-  async function refresh() {
+  // A destination no row has used yet (often a typo) is refused by the server until confirmed.
+  async function pause(form) {
+    const data = new FormData(form);
+    const destination = String(data.get('destination'));
+    const body = { destination, reason: String(data.get('reason') ?? '') || undefined };
+    showError(null, '#pause-error');
+    if (!confirm(`Pause publishing to "${destination}" on every relay?`)) return;
     try {
-      await Promise.all([loadSummary(true), loadMessages(false)]);
+      try {
+        await post('destinations/pause', body);
+      } catch (error) {
+        if (error.field !== 'confirmUnknown') throw error;
+        if (!confirm(`${error.detail}\n\nPause "${destination}" anyway?`)) return;
+        await post('destinations/pause', { ...body, confirmUnknown: true });
+      }
+      form.reset();
+    } catch (error) {
+      showError(error, '#pause-error');
+    }
+    await refresh();
+  }
+
+  // `fresh`: read the stats now (after an action, or asked for); the periodic refresh shares the server's cached ones.
+  async function refresh(fresh = true) {
+    try {
+      await Promise.all([loadSummary(fresh), loadMessages(false, true)]);
     } catch (error) {
       showError(error);
     }
+  }
+
+  // Refreshes itself every refreshMs while the page is visible and auto-refresh is on; a failed
+  // refresh (the app down) is simply tried again at the next tick.
+  function scheduleRefresh() {
+    if (refreshMs <= 0) {
+      $('#auto-refresh-label').hidden = true;
+      return;
+    }
+    setTimeout(async () => {
+      if ($('#auto-refresh').checked && !document.hidden) await refresh(false);
+      scheduleRefresh();
+    }, refreshMs);
   }
 
   function readFilters() {
@@ -204,7 +294,8 @@
     const filter = {};
     for (const [key, value] of data.entries()) {
       if (value === '') continue;
-      filter[key] = key === 'from' || key === 'to' ? new Date(String(value)).toISOString() : String(value);
+      if (key === 'status' && value === 'retrying') filter.retrying = 'true';
+      else filter[key] = key === 'from' || key === 'to' ? new Date(String(value)).toISOString() : String(value);
     }
     state.filter = filter;
   }
@@ -217,25 +308,29 @@
       loadMessages(false).catch(showError);
     });
     $('#filters').addEventListener('reset', () => setTimeout(() => { readFilters(); loadMessages(false).catch(showError); }));
-    $('#refresh').addEventListener('click', refresh);
+    $('#refresh').addEventListener('click', () => refresh());
     $('#more').addEventListener('click', () => loadMessages(true).catch(showError));
     $('#bulk-requeue').addEventListener('click', () => bulk('requeue'));
     $('#bulk-discard').addEventListener('click', () => bulk('discard'));
+    $('#bulk-retry-now').addEventListener('click', () => bulk('retry-now'));
     $('#detail-close').addEventListener('click', () => $('#detail').close());
     $('#detail-requeue').addEventListener('click', () => {
       const m = state.current;
-      if (m && confirm(`Requeue message ${m.id}?`)) act(() => post(`messages/${m.id}/requeue`).then(() => $('#detail').close()));
+      if (m && confirm(`Requeue message ${m.id}?`)) dialogAction(`messages/${m.id}/requeue`);
     });
     $('#detail-discard').addEventListener('click', () => {
       const m = state.current;
-      if (m && confirm(`Discard message ${m.id} for good?`)) act(() => post(`messages/${m.id}/discard`).then(() => $('#detail').close()));
+      if (m && confirm(`Discard message ${m.id} for good?`)) dialogAction(`messages/${m.id}/discard`);
+    });
+    $('#detail-retry-now').addEventListener('click', () => {
+      const m = state.current;
+      if (m) dialogAction(`messages/${m.id}/retry-now`);
     });
     $('#pause-form').addEventListener('submit', (event) => {
       event.preventDefault();
-      const destination = String(new FormData(event.target).get('destination'));
-      if (confirm(`Pause publishing to "${destination}" on every relay?`)) act(() => post('destinations/pause', { destination }));
+      pause(event.target);
     });
     refresh();
-    setInterval(() => loadSummary(false).catch(showError), 10_000);
+    scheduleRefresh();
   });
 })();

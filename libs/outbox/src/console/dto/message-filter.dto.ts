@@ -1,31 +1,37 @@
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { OutboxMessageStatus } from '../../core/outbox-message';
+import { IsInstant, IsPosition, IsStorableText } from './field-checks';
 
 const STATUSES: OutboxMessageStatus[] = ['pending', 'published', 'dead', 'discarded'];
 
 /** The filter fields shared by the message list and the bulk actions. */
 export class MessageFilterDto {
   @IsOptional() @IsIn(STATUSES) status?: OutboxMessageStatus;
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) type?: string;
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) aggregateType?: string;
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) aggregateId?: string;
-  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) destination?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) @IsStorableText() type?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) @IsStorableText() aggregateType?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) @IsStorableText() aggregateId?: string;
+  @IsOptional() @IsString() @MinLength(1) @MaxLength(255) @IsStorableText() destination?: string;
   @IsOptional() @IsUUID() id?: string;
   /** Inserted at or after, ISO-8601. */
-  @IsOptional() @IsISO8601({ strict: true }) from?: string;
+  @IsOptional() @IsISO8601({ strict: true }) @IsInstant() from?: string;
   /** Inserted before, ISO-8601. */
-  @IsOptional() @IsISO8601({ strict: true }) to?: string;
+  @IsOptional() @IsISO8601({ strict: true }) @IsInstant() to?: string;
 }
 
 /** `GET <path>/api/messages`: filters, `before` (keyset cursor from the previous page's `next`) and `limit`. */
 export class MessageQueryDto extends MessageFilterDto {
-  @IsOptional() @Matches(/^[0-9]{1,19}$/, { message: 'before must be the "next" position of the previous page' }) before?: string;
+  @IsOptional() @IsPosition() before?: string;
   @IsOptional() @Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value)) @IsInt() @Min(1) @Max(1_000) limit?: number;
+  /** `true`: only rows waiting in backoff (pending, failed, next attempt later than now). */
+  @IsOptional() @IsIn(['true', 'false']) retrying?: 'true' | 'false';
 }
 
-/** `POST <path>/api/bulk/{requeue,discard}`: dead rows matching the filter; `dryRun: true` only counts them. */
+/**
+ * `POST <path>/api/bulk/{requeue,discard}`: dead rows matching the filter; `bulk/retry-now`: rows
+ * waiting in backoff. `dryRun: true` only counts them.
+ */
 export class BulkActionDto extends MessageFilterDto {
   @IsBoolean() dryRun: boolean;
 }
@@ -36,7 +42,15 @@ export class SummaryQueryDto {
 }
 
 export class DestinationDto {
-  @IsString() @MinLength(1) @MaxLength(255) destination: string;
+  @IsString() @MinLength(1) @MaxLength(255) @IsStorableText() destination: string;
+}
+
+/** `POST <path>/api/destinations/pause`. */
+export class PauseDto extends DestinationDto {
+  /** Why, for the operators who see the pause later (console, CLI `status`, health, logs). Default: none. */
+  @IsOptional() @IsString() @MaxLength(500) @IsStorableText() reason?: string;
+  /** Pause a destination that no row has ever used (a new topic, or a typo). Default `false`: refused with 400. */
+  @IsOptional() @IsBoolean() confirmUnknown?: boolean;
 }
 
 export class MessageIdParams {

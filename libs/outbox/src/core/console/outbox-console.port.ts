@@ -13,6 +13,11 @@ export interface MessageFilter {
   from?: Date;
   /** Rows inserted before this time. */
   to?: Date;
+  /**
+   * Only rows in backoff: pending, failed at least once, and waiting for a next attempt later than
+   * now (no relay holding them). Delayed deliveries that never failed are not among them.
+   */
+  retrying?: boolean;
 }
 
 /** One row of the message table, without payload or headers. Times are ISO-8601 UTC. */
@@ -56,6 +61,8 @@ export interface ThroughputPoint {
 export interface PausedDestination {
   destination: string;
   pausedAt: string;
+  /** Why, as given by the operator who paused it; `null` when none was given. */
+  reason: string | null;
 }
 
 /**
@@ -71,11 +78,15 @@ export interface OutboxConsoleStore {
   requeueBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]>;
   /** Dead rows matching `filter` after `after` → discarded; returns their positions. */
   discardBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]>;
+  /** Rows in backoff matching `filter` after `after` → due now, attempts kept; returns their positions. */
+  retryNowBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]>;
+  /** Whether any row, in any status, has this destination. */
+  destinationUsed(destination: string): Promise<boolean>;
   /** Published rows per minute over the last `minutes` minutes (minutes without any are left out). */
   throughput(minutes: number): Promise<ThroughputPoint[]>;
   paused(): Promise<PausedDestination[]>;
-  /** `true` when it was not paused yet. */
-  pause(destination: string): Promise<boolean>;
+  /** `true` when it was not paused yet (an existing pause keeps its reason). */
+  pause(destination: string, reason: string | null): Promise<boolean>;
   /** `true` when it was paused. */
   resume(destination: string): Promise<boolean>;
 }

@@ -44,3 +44,36 @@ describe('OutboxConsole bulk actions', () => {
     expect(rows.dead.size).toBe(3);
   });
 });
+
+describe('OutboxConsole retry now and pause', () => {
+  const store = (overrides: Partial<OutboxConsoleStore>) => ({ count: async () => 0, ...overrides }) as unknown as OutboxConsoleStore;
+
+  it('retries by filter only rows in backoff, and needs a narrowing filter', async () => {
+    const asked: MessageFilter[] = [];
+    const console = new OutboxConsole(store({ count: async (f) => (asked.push(f), 0) }), maintenance);
+    await console.bulkRetryNow({ destination: 'invoices' }, true);
+    expect(asked).toEqual([{ destination: 'invoices', status: 'pending', retrying: true }]);
+    await expect(console.bulkRetryNow({}, false)).rejects.toMatchObject({ kind: 'invalid', field: 'filter' });
+    await expect(console.bulkRetryNow({ status: 'dead', type: 'x' }, false)).rejects.toMatchObject({ kind: 'invalid', field: 'status' });
+  });
+
+  it('says why one row cannot be retried now: missing (not-found) or not in backoff (conflict)', async () => {
+    const detail = { id: 'a', status: 'published', attempts: 1, nextAttemptAt: null };
+    const console = new OutboxConsole(store({ retryNowBatch: async () => [], get: async (id) => (id === 'a' ? detail : undefined) as never }), maintenance);
+    await expect(console.retryNow('b')).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(console.retryNow('a')).rejects.toMatchObject({ kind: 'conflict', message: expect.stringContaining('not waiting in backoff (status published') });
+  });
+
+  it('refuses to pause a destination no row has used unless confirmed, and keeps the reason', async () => {
+    const paused: Array<[string, string | null]> = [];
+    const console = new OutboxConsole(
+      store({ destinationUsed: async (d) => d === 'orders', pause: async (d, reason) => (paused.push([d, reason]), true) }),
+      maintenance,
+    );
+    await expect(console.pause('ordres')).rejects.toMatchObject({ kind: 'invalid', field: 'confirmUnknown', message: expect.stringContaining('"ordres"') });
+    expect(paused).toEqual([]);
+    await console.pause('ordres', { confirmUnknown: true });
+    await console.pause('orders', { reason: '  partner maintenance until 14:00 ' });
+    expect(paused).toEqual([['ordres', null], ['orders', 'partner maintenance until 14:00']]);
+  });
+});

@@ -1,7 +1,7 @@
 import type { DeadLetterOutcome, OutboxMaintenanceStore } from '../outbox-maintenance.port';
 import type { MessageDetail, MessageFilter, MessageSummary, OutboxConsoleStore, PausedDestination, ThroughputPoint } from './outbox-console.port';
 import { ConsoleError } from './console.error';
-import { bulkNeedsAFilter, bulkOnlyDead, noSuchMessage, notDeadNow } from './console.messages';
+import { bulkNeedsAFilter, bulkOnlyDead, noSuchMessage, notDeadNow, notInBackoff, retryNowOnlyPending, unknownDestination } from './console.messages';
 
 /** Rows changed by one bulk statement: small enough that no statement holds locks for long. */
 export const BULK_BATCH_SIZE = 200;
@@ -12,8 +12,16 @@ export interface MessagePage {
   next: string | null;
 }
 
+/** How an operator pauses a destination. */
+export interface PauseRequest {
+  /** Why; shown with the pause in the console, CLI `status`, health and logs. */
+  reason?: string | null;
+  /** Pause it although no row has ever used this destination (a new one, or a typo). Default `false`. */
+  confirmUnknown?: boolean;
+}
+
 export interface BulkOutcome {
-  /** Rows the filter matches (dead rows only). With `dryRun`, nothing was changed. */
+  /** Rows the filter matches (dead rows; in backoff for "retry now"). With `dryRun`, nothing was changed. */
   matched: number;
   /** Rows changed; 0 on a dry run. */
   changed: number;
@@ -55,20 +63,48 @@ export class OutboxConsole {
   }
 
   /** Requeues every dead row the filter matches, `batchSize` rows per statement; `dryRun` only counts. */
-  bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    return this.bulk(filter, dryRun, (after) => this.store.requeueBatch(this.deadOnly(filter), after, this.batchSize));
+  async bulkRequeue(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    const dead = this.deadOnly(filter);
+    return this.bulk(dead, dryRun, (after) => this.store.requeueBatch(dead, after, this.batchSize));
   }
 
-  bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
-    return this.bulk(filter, dryRun, (after) => this.store.discardBatch(this.deadOnly(filter), after, this.batchSize));
+  async bulkDiscard(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    const dead = this.deadOnly(filter);
+    return this.bulk(dead, dryRun, (after) => this.store.discardBatch(dead, after, this.batchSize));
+  }
+
+  /**
+   * Makes one row in backoff due now. Its attempts, error history and retry limit are unchanged:
+   * if this attempt fails too, the retry policy goes on from where it was.
+   */
+  async retryNow(id: string): Promise<void> {
+    const [changed] = await this.store.retryNowBatch({ id, status: 'pending', retrying: true }, '0', 1);
+    if (changed !== undefined) return;
+    const message = await this.store.get(id);
+    if (!message) throw new ConsoleError(noSuchMessage(id), 'not-found');
+    throw new ConsoleError(notInBackoff(id, message.status, message.attempts, message.nextAttemptAt), 'conflict');
+  }
+
+  /** "Retry now" for every row in backoff that the filter matches, `batchSize` rows per statement; `dryRun` only counts. */
+  async bulkRetryNow(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
+    const waiting = this.inBackoffOnly(filter);
+    return this.bulk(waiting, dryRun, (after) => this.store.retryNowBatch(waiting, after, this.batchSize));
   }
 
   paused(): Promise<PausedDestination[]> {
     return this.store.paused();
   }
 
-  pause(destination: string): Promise<boolean> {
-    return this.store.pause(destination);
+  /**
+   * Holds a destination on every relay. A destination no row has ever used is refused unless
+   * `confirmUnknown` is set: a mistyped name would otherwise be paused without a word while the
+   * real one keeps publishing.
+   */
+  async pause(destination: string, request: PauseRequest = {}): Promise<boolean> {
+    if (!request.confirmUnknown && !(await this.store.destinationUsed(destination))) {
+      throw new ConsoleError(unknownDestination(destination), 'invalid', 'confirmUnknown');
+    }
+    return this.store.pause(destination, request.reason?.trim() || null);
   }
 
   resume(destination: string): Promise<boolean> {
@@ -76,8 +112,7 @@ export class OutboxConsole {
   }
 
   private async bulk(filter: MessageFilter, dryRun: boolean, batch: (after: string) => Promise<string[]>): Promise<BulkOutcome> {
-    const dead = this.deadOnly(filter);
-    const matched = await this.store.count(dead);
+    const matched = await this.store.count(filter);
     if (dryRun || matched === 0) return { matched, changed: 0, dryRun };
     let changed = 0;
     let after = '0';
@@ -93,9 +128,19 @@ export class OutboxConsole {
 
   private deadOnly(filter: MessageFilter): MessageFilter {
     if (filter.status !== undefined && filter.status !== 'dead') throw new ConsoleError(bulkOnlyDead(filter.status), 'invalid', 'status');
-    const { status: _status, ...narrowing } = filter;
+    return { ...this.narrowing(filter), status: 'dead' };
+  }
+
+  private inBackoffOnly(filter: MessageFilter): MessageFilter {
+    if (filter.status !== undefined && filter.status !== 'pending') throw new ConsoleError(retryNowOnlyPending(filter.status), 'invalid', 'status');
+    return { ...this.narrowing(filter), status: 'pending', retrying: true };
+  }
+
+  // A bulk action never takes every row by accident: at least one field must narrow it.
+  private narrowing(filter: MessageFilter): MessageFilter {
+    const { status: _status, retrying: _retrying, ...narrowing } = filter;
     if (Object.values(narrowing).every((value) => value === undefined)) throw new ConsoleError(bulkNeedsAFilter(), 'invalid', 'filter');
-    return { ...narrowing, status: 'dead' };
+    return narrowing;
   }
 
   private check(id: string, outcome: DeadLetterOutcome): void {

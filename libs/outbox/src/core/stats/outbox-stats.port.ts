@@ -1,3 +1,5 @@
+import type { PausedDestination } from '../console/outbox-console.port';
+
 /**
  * Counts of one destination as the store reads them in one statement. Ages are measured with the
  * database's clock and given as "milliseconds ago", so that clock skew and time zones between the
@@ -27,4 +29,6 @@ export interface DestinationCounts {
 /** Reads the counts of every destination that has pending, dead or recently published rows, in one cheap query. */
 export interface OutboxStatsSource {
   readCounts(): Promise<DestinationCounts[]>;
+  /** Destinations an operator paused, with when and why; a store without pauses leaves it out. */
+  readPaused?(): Promise<PausedDestination[]>;
 }

@@ -1,3 +1,4 @@
+import type { PausedDestination } from '../console/outbox-console.port';
 import type { DestinationCounts, OutboxStatsSource } from './outbox-stats.port';
 import type { OutboxDestinationStats, OutboxStatsSnapshot, RelayActivity } from './outbox-stats';
 
@@ -40,15 +41,15 @@ export class OutboxStatsReader {
   }
 
   private async read(): Promise<OutboxStatsSnapshot> {
-    const counts = await this.config.source.readCounts();
+    const [counts, paused] = await Promise.all([this.config.source.readCounts(), this.config.source.readPaused?.() ?? []]);
     const at = this.now();
-    const snapshot = summarize(counts, at, this.config.relayActivity());
+    const snapshot = summarize(counts, at, this.config.relayActivity(), paused);
     this.cached = { at, snapshot };
     return snapshot;
   }
 }
 
-export function summarize(counts: DestinationCounts[], at: number, relay: RelayActivity): OutboxStatsSnapshot {
+export function summarize(counts: DestinationCounts[], at: number, relay: RelayActivity, paused: PausedDestination[] = []): OutboxStatsSnapshot {
   const destinations = counts
     .map((row): OutboxDestinationStats => {
       const { lastPublishedAgoMs, ...rest } = row;
@@ -70,5 +71,6 @@ export function summarize(counts: DestinationCounts[], at: number, relay: RelayA
     lastPublishedAt: max(destinations.map((row) => row.lastPublishedAt), (a, b) => a.getTime() > b.getTime()),
     destinations,
     relay,
+    paused,
   };
 }

@@ -1,3 +1,5 @@
+import type { PausedDestination } from '../console/outbox-console.port';
+
 /** The outbox as an operator sees it: one destination (a topic, queue or subject on one transport). */
 export interface OutboxDestinationStats {
   transport: string;
@@ -40,4 +42,6 @@ export interface OutboxStatsSnapshot extends Omit<OutboxDestinationStats, 'trans
   readAt: Date;
   destinations: OutboxDestinationStats[];
   relay: RelayActivity;
+  /** Destinations an operator paused: no relay publishes to them, and their rows wait. */
+  paused: PausedDestination[];
 }

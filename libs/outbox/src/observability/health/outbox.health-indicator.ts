@@ -7,11 +7,14 @@ import { OutboxStats } from '../../nest/observe/outbox.stats';
 import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../../nest/outbox.constants';
 import { loadOptional } from '../optional-dependency';
 import { judgeOutboxHealth } from './outbox-health.check';
+import { leavePausedOut } from './paused-destinations.health';
 
 /**
  * A `@nestjs/terminus` health indicator (terminus is an optional peer, loaded on first use):
  * down when the lag or the dead rows pass their thresholds (`health` option), or when this
- * instance's relay has stalled while rows are pending; the reason is in the response.
+ * instance's relay has stalled while rows are pending; the reason is in the response. Paused
+ * destinations are listed under `paused` with the reason given at pause time, and left out of the
+ * lag (an operator holds them back on purpose).
  *
  * ```ts
  * @Get('health') @HealthCheck()
@@ -40,7 +43,8 @@ export class OutboxHealthIndicator {
     } catch (error) {
       return indicator.down({ reason: `the outbox table cannot be read: ${errorText(error)}` });
     }
-    const verdict = judgeOutboxHealth(snapshot, limits, Date.now(), this.startedAt);
-    return verdict.healthy ? indicator.up(verdict.details) : indicator.down({ reason: verdict.reasons.join('; '), ...verdict.details });
+    const { judged, paused } = leavePausedOut(snapshot);
+    const verdict = judgeOutboxHealth(judged, limits, Date.now(), this.startedAt);
+    return verdict.healthy ? indicator.up({ ...verdict.details, paused }) : indicator.down({ reason: verdict.reasons.join('; '), ...verdict.details, paused });
   }
 }

@@ -4,6 +4,7 @@ import { metricAlreadyRegistered } from '../../core/outbox.messages';
 import type { RelayObserver, SettledBatch } from '../../core/observe/relay-observer';
 import type { OutboxStatsSnapshot, RelayActivity } from '../../core/stats/outbox-stats';
 import type { ResolvedMetricsOptions } from './metrics.options';
+import { pausedDestinationsGauge } from './paused-destinations.gauge';
 
 type Prom = typeof PromClient;
 
@@ -41,7 +42,7 @@ export class OutboxMetrics implements RelayObserver {
     const names = [
       'messages_published_total', 'publish_failures_total', 'messages_dead_total', 'lease_lost_total', 'commit_to_ack_seconds',
       'publish_duration_seconds', 'stats_errors_total', 'publish_consecutive_failures', 'pending_messages', 'in_flight_messages', 'retrying_messages',
-      'dead_messages', 'oldest_pending_age_seconds', 'relay_up', 'relay_last_round_timestamp_seconds',
+      'dead_messages', 'oldest_pending_age_seconds', 'relay_up', 'relay_last_round_timestamp_seconds', 'destination_paused',
     ].map((name) => p + name);
     // Checked before registering anything, so a clash leaves the registry as it was.
     for (const name of names) if (this.registry.getSingleMetric(name)) throw new OutboxConfigurationError(metricAlreadyRegistered(name));
@@ -109,6 +110,7 @@ export class OutboxMetrics implements RelayObserver {
     destinationGauge('oldest_pending_age_seconds', 'Age of the oldest pending row (the lag); 0 when nothing is pending.', (row) =>
       row.oldestPendingAgeMs === null ? 0 : row.oldestPendingAgeMs / 1000,
     );
+    track(p + 'destination_paused', pausedDestinationsGauge(prom, p + 'destination_paused', registers, snapshot));
     track(p + 'relay_up', new prom.Gauge({
       name: p + 'relay_up', help: '1 when this instance runs a relay, else 0.', registers,
       collect() {

@@ -4,6 +4,14 @@ import type { OutboxTable } from '../dialects/outbox-table';
 
 export type ConsoleDialect = 'postgres' | 'sqlite' | 'mariadb';
 
+/** The paused destinations with when and why; shared by the console and the stats (health, metrics, CLI `status`). */
+export function pausedListStatement(quotedPausedTable: string): SqlStatement {
+  return {
+    sql: `SELECT destination AS "destination", paused_at AS "pausedAt", reason AS "reason" FROM ${quotedPausedTable} ORDER BY destination`,
+    params: [],
+  };
+}
+
 const SUMMARY = `position AS "position", id AS "id", event_type AS "type", aggregate_type AS "aggregateType",
   aggregate_id AS "aggregateId", transport AS "transport", destination AS "destination", status AS "status",
   attempts AS "attempts", last_error AS "lastError", occurred_at AS "occurredAt", created_at AS "createdAt",
@@ -15,6 +23,23 @@ const DETAIL = `${SUMMARY}, event_version AS "version", correlation_id AS "corre
 
 const REQUEUE = `status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL`;
 const DISCARD = `status = 'discarded'`;
+
+/** What a bulk change does, and the state a row must still be in when it is changed. */
+export type ConsoleChange = 'requeue' | 'discard' | 'retry-now';
+
+const NOW: Record<ConsoleDialect, string> = {
+  postgres: 'now()',
+  // SQLite keeps times as UTC text 'YYYY-MM-DD HH:MM:SS.SSS', which compares correctly as text.
+  sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now')`,
+  mariadb: 'NOW(3)',
+};
+
+/**
+ * In backoff: pending, failed at least once, its next attempt later than now, and no relay holding
+ * it. A delayed delivery (attempts 0) is not in backoff: "retry now" never publishes it early.
+ */
+const inBackoff = (now: string) =>
+  `status = 'pending' AND attempts > 0 AND next_attempt_at IS NOT NULL AND next_attempt_at > ${now} AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
 
 /** Collects parameters and hands out the dialect's placeholders in order. */
 class Params {
@@ -65,11 +90,22 @@ export class ConsoleSql {
   }
 
   requeueBatch(filter: MessageFilter, after: string, limit: number): SqlStatement {
-    return this.changeBatch(REQUEUE, filter, after, limit);
+    return this.changeBatch('requeue', filter, after, limit);
   }
 
   discardBatch(filter: MessageFilter, after: string, limit: number): SqlStatement {
-    return this.changeBatch(DISCARD, filter, after, limit);
+    return this.changeBatch('discard', filter, after, limit);
+  }
+
+  /** Rows in backoff → due now (`next_attempt_at` = now); attempts and error history are kept. */
+  retryNowBatch(filter: MessageFilter, after: string, limit: number): SqlStatement {
+    return this.changeBatch('retry-now', { ...filter, retrying: true }, after, limit);
+  }
+
+  /** Whether any row, in any status, names this destination. */
+  destinationUsed(destination: string): SqlStatement {
+    const params = new Params(this.dialect);
+    return { sql: `SELECT 1 AS "used" FROM ${this.t} WHERE destination = ${params.add(destination)} LIMIT 1`, params: params.values };
   }
 
   throughput(minutes: number): SqlStatement {
@@ -95,20 +131,20 @@ export class ConsoleSql {
   }
 
   pausedList(): SqlStatement {
-    return { sql: `SELECT destination AS "destination", paused_at AS "pausedAt" FROM ${this.paused} ORDER BY destination`, params: [] };
+    return pausedListStatement(this.paused);
   }
 
-  pause(destination: string): SqlStatement {
+  pause(destination: string, reason: string | null): SqlStatement {
     const params = new Params(this.dialect);
     return {
-      sql: `INSERT INTO ${this.paused} (destination) VALUES (${params.add(destination)}) ON CONFLICT DO NOTHING RETURNING destination`,
+      sql: `INSERT INTO ${this.paused} (destination, reason) VALUES (${params.add(destination)}, ${params.add(reason)}) ON CONFLICT DO NOTHING RETURNING destination`,
       params: params.values,
     };
   }
 
   /** MariaDB has no INSERT … ON CONFLICT … RETURNING: the affected-row count says whether it was new. */
-  pauseIgnoring(destination: string): SqlStatement {
-    return { sql: `INSERT IGNORE INTO ${this.paused} (destination) VALUES (?)`, params: [destination] };
+  pauseIgnoring(destination: string, reason: string | null): SqlStatement {
+    return { sql: `INSERT IGNORE INTO ${this.paused} (destination, reason) VALUES (?, ?)`, params: [destination, reason] };
   }
 
   resumeCounting(destination: string): SqlStatement {
@@ -126,10 +162,10 @@ export class ConsoleSql {
     };
   }
 
-  /** Step 2: change the locked rows. */
-  changePositions(kind: 'requeue' | 'discard', positions: string[]): SqlStatement {
-    const set = kind === 'requeue' ? REQUEUE : DISCARD;
-    return { sql: `UPDATE ${this.t} SET ${set} WHERE position IN (${positions.map(() => '?').join(', ')}) AND status = 'dead'`, params: positions };
+  /** Step 2: change the locked rows (those still in the state the change needs). */
+  changePositions(kind: ConsoleChange, positions: string[]): SqlStatement {
+    const { set, still } = this.change(kind);
+    return { sql: `UPDATE ${this.t} SET ${set} WHERE position IN (${positions.map(() => '?').join(', ')}) AND ${still('')}`, params: positions };
   }
 
   resume(destination: string): SqlStatement {
@@ -139,7 +175,8 @@ export class ConsoleSql {
 
   // One bounded statement: at most `limit` dead rows past `after`, oldest first. SKIP LOCKED on
   // PostgreSQL so that a bulk action never waits on a row someone else is changing.
-  private changeBatch(set: string, filter: MessageFilter, after: string, limit: number): SqlStatement {
+  private changeBatch(kind: ConsoleChange, filter: MessageFilter, after: string, limit: number): SqlStatement {
+    const { set, still } = this.change(kind);
     const params = new Params(this.dialect);
     const where = this.where(filter, params);
     where.push(`position > ${params.add(this.position(after))}`);
@@ -149,13 +186,13 @@ export class ConsoleSql {
       // outer row, and then the LIMIT bounds nothing (measured: 1,000 rows in one statement).
       return {
         sql: `WITH batch AS MATERIALIZED (${batch} FOR UPDATE SKIP LOCKED)
-              UPDATE ${this.t} AS m SET ${set} FROM batch WHERE m.position = batch.position AND m.status = 'dead'
+              UPDATE ${this.t} AS m SET ${set} FROM batch WHERE m.position = batch.position AND ${still('m.')}
               RETURNING m.position AS position`,
         params: params.values,
       };
     }
     return {
-      sql: `UPDATE ${this.t} SET ${set} WHERE position IN (${batch}) AND status = 'dead' RETURNING position`,
+      sql: `UPDATE ${this.t} SET ${set} WHERE position IN (${batch}) AND ${still('')} RETURNING position`,
       params: params.values,
     };
   }
@@ -173,7 +210,17 @@ export class ConsoleSql {
     equal('id', filter.id, this.uuidCast);
     if (filter.from) where.push(`created_at >= ${params.add(this.time(filter.from), this.timeCast)}`);
     if (filter.to) where.push(`created_at < ${params.add(this.time(filter.to), this.timeCast)}`);
+    if (filter.retrying) where.push(inBackoff(NOW[this.dialect]));
     return where;
+  }
+
+  // The SET of a change, and the condition (on a row alias) that the row still qualifies when changed.
+  private change(kind: ConsoleChange): { set: string; still: (alias: string) => string } {
+    const now = NOW[this.dialect];
+    if (kind === 'retry-now') {
+      return { set: `next_attempt_at = ${now}`, still: (alias) => `${alias}status = 'pending' AND ${alias}next_attempt_at > ${now}` };
+    }
+    return { set: kind === 'requeue' ? REQUEUE : DISCARD, still: (alias) => `${alias}status = 'dead'` };
   }
 
   private get uuidCast(): string {

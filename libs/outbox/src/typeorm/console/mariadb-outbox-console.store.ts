@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { SqlStatement } from '../dialects/outbox-sql.dialect';
 import { runnerFor } from '../sql-runners';
-import type { ConsoleSql } from './console.sql';
+import type { ConsoleChange, ConsoleSql } from './console.sql';
 import { SqlOutboxConsoleStore } from './sql-outbox-console.store';
 
 /**
@@ -25,15 +25,19 @@ export class MariaDbOutboxConsoleStore extends SqlOutboxConsoleStore {
     return this.changeBatch('discard', filter, after, limit);
   }
 
-  override async pause(destination: string): Promise<boolean> {
-    return (await this.affected(this.consoleSql.pauseIgnoring(destination))) > 0;
+  override retryNowBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]> {
+    return this.changeBatch('retry-now', { ...filter, retrying: true }, after, limit);
+  }
+
+  override async pause(destination: string, reason: string | null): Promise<boolean> {
+    return (await this.affected(this.consoleSql.pauseIgnoring(destination, reason))) > 0;
   }
 
   override async resume(destination: string): Promise<boolean> {
     return (await this.affected(this.consoleSql.resumeCounting(destination))) > 0;
   }
 
-  private async changeBatch(kind: 'requeue' | 'discard', filter: MessageFilter, after: string, limit: number): Promise<string[]> {
+  private async changeBatch(kind: ConsoleChange, filter: MessageFilter, after: string, limit: number): Promise<string[]> {
     const queryRunner = this.dataSource.createQueryRunner();
     try {
       await queryRunner.startTransaction('READ COMMITTED');
@@ -45,7 +49,7 @@ export class MariaDbOutboxConsoleStore extends SqlOutboxConsoleStore {
           await queryRunner.query(change.sql, change.params);
         }
         await queryRunner.commitTransaction();
-        // Locked and dead (the filter says so): every one of them was changed.
+        // Locked and matching the filter (dead, or in backoff): every one of them was changed.
         return positions;
       } catch (error) {
         await queryRunner.rollbackTransaction().catch(() => undefined);

@@ -39,6 +39,14 @@ export class SqlOutboxConsoleStore implements OutboxConsoleStore {
     return (await this.runner.rows(this.sql.discardBatch(filter, after, limit))).map((row) => String(row.position));
   }
 
+  async retryNowBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]> {
+    return (await this.runner.rows(this.sql.retryNowBatch(filter, after, limit))).map((row) => String(row.position));
+  }
+
+  async destinationUsed(destination: string): Promise<boolean> {
+    return (await this.runner.rows(this.sql.destinationUsed(destination))).length > 0;
+  }
+
   async throughput(minutes: number): Promise<ThroughputPoint[]> {
     return (await this.runner.rows(this.sql.throughput(minutes))).map((row) => ({
       minute: minuteOf(row.minute),
@@ -47,16 +55,21 @@ export class SqlOutboxConsoleStore implements OutboxConsoleStore {
   }
 
   async paused(): Promise<PausedDestination[]> {
-    return (await this.runner.rows(this.sql.pausedList())).map((row) => ({ destination: String(row.destination), pausedAt: iso(row.pausedAt) ?? '' }));
+    return (await this.runner.rows(this.sql.pausedList())).map(toPaused);
   }
 
-  async pause(destination: string): Promise<boolean> {
-    return (await this.runner.rows(this.sql.pause(destination))).length > 0;
+  async pause(destination: string, reason: string | null): Promise<boolean> {
+    return (await this.runner.rows(this.sql.pause(destination, reason))).length > 0;
   }
 
   async resume(destination: string): Promise<boolean> {
     return (await this.runner.rows(this.sql.resume(destination))).length > 0;
   }
+}
+
+/** A row of the paused-destinations table, as the console and the stats show it. */
+export function toPaused(row: Record<string, unknown>): PausedDestination {
+  return { destination: String(row.destination), pausedAt: iso(row.pausedAt) ?? '', reason: row.reason === null || row.reason === undefined ? null : String(row.reason) };
 }
 
 /** ISO-8601 UTC from a `Date` (PostgreSQL) or UTC text 'YYYY-MM-DD HH:MM:SS.SSS' (SQLite). */
@@ -98,13 +111,26 @@ function toDetail(row: Record<string, unknown>): MessageDetail {
     correlationId: (row.correlationId as string | null) ?? null,
     causationId: (row.causationId as string | null) ?? null,
     tenantId: (row.tenantId as string | null) ?? null,
-    headers: JSON.parse(String(row.headers ?? '{}')),
+    headers: readable(row.headers, '{}', (value) => typeof value === 'object' && value !== null && !Array.isArray(value), (raw) => ({ '(unreadable headers)': raw })),
     payload: parsePayload(String(row.payload)),
-    errors: JSON.parse(String(row.errorHistory ?? '[]')),
+    errors: readable(row.errorHistory, '[]', Array.isArray, (raw) => [{ at: '', error: `(unreadable error history) ${raw}` }]),
     nextAttemptAt: iso(row.nextAttemptAt),
     leaseOwner: (row.leaseOwner as string | null) ?? null,
     leaseExpiresAt: iso(row.leaseExpiresAt),
   };
+}
+
+// Headers and error history are JSON written by the outbox; a row changed by hand may hold anything,
+// and the console must still show it (the relay dead-letters such a row, and an operator opens it).
+function readable<T>(value: unknown, empty: string, accept: (parsed: unknown) => boolean, otherwise: (raw: string) => T): T {
+  const raw = String(value ?? empty);
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (accept(parsed)) return parsed as T;
+  } catch {
+    // Not JSON: shown as text below.
+  }
+  return otherwise(raw);
 }
 
 // A payload is JSON written by the outbox; a row written by hand may not be, and is shown as text.

@@ -3,7 +3,7 @@ import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
 import { claimRunsWith } from './claim-runs.sql';
-import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
+import { createPausedTable, dropPausedTable, notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 
 // The history keeps the latest attempts: the oldest entry makes room once it is full.
@@ -160,7 +160,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   }
 
   probe(): SqlStatement {
-    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0 AND ${notPaused('destination', this.table, 'mariadb')}`, params: [] };
+    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0 AND ${notPaused('destination', this.table, 'mariadb')} AND ${pausedColumnsReadable(this.table, 'mariadb')}`, params: [] };
   }
 
   createTable(): string[] {

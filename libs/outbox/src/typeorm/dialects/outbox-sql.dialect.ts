@@ -1,6 +1,6 @@
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { notPaused } from './paused-destinations.sql';
+import { notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 
 /** Choices that change the relay's SQL. */
@@ -163,7 +163,7 @@ export abstract class BaseOutboxDialect {
 
   probe(): SqlStatement {
     // Reads the paused-destinations table too: a claim needs both, so startup says so, not every poll.
-    return { sql: `SELECT position FROM ${this.table.quoted()} WHERE 1 = 0 AND ${notPaused('destination', this.table)}`, params: [] };
+    return { sql: `SELECT position FROM ${this.table.quoted()} WHERE 1 = 0 AND ${notPaused('destination', this.table)} AND ${pausedColumnsReadable(this.table)}`, params: [] };
   }
 
   dropTable(): string[] {

@@ -72,8 +72,10 @@ describe('the PostgreSQL statements of a table in a schema', () => {
       statsStatement('postgres', table, null).sql,
       console.list({}, null, 10).sql,
       console.discardBatch({}, '0', 10).sql,
-      console.pause('d').sql,
+      console.pause('d', null).sql,
       console.pausedList().sql,
+      console.retryNowBatch({}, '0', 10).sql,
+      console.destinationUsed('d').sql,
     ];
   }
 
