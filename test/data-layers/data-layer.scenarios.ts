@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
-import { OutboxWriteError, RecordingOutboxTransport, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
+import { OutboxWriteError, RecordingOutboxTransport, type DataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { waitFor } from '../support/wait-for';
 
@@ -9,9 +8,9 @@ export interface OpenDataLayer {
   /** The README example of this layer: an invoice row and its event in one transaction of the layer. */
   issueInvoice(outbox: OutboxPublisher, id: string, correlationId: string): Promise<void>;
   /** Runs `work` in a transaction of the layer's own API: commits unless `work` throws. */
-  inTransaction(work: (tx: unknown) => Promise<void>): Promise<void>;
+  inTransaction(work: (tx: DataLayerTransaction) => Promise<void>): Promise<void>;
   /** An object of this layer that is not inside a transaction, which `add` must refuse. */
-  outsideTransaction: unknown;
+  outsideTransaction: object;
   close(): Promise<void>;
 }
 
@@ -44,7 +43,7 @@ export function describeDataLayer(subject: DataLayerSubject): void {
 
     beforeAll(async () => {
       harness = await createOutboxHarness('postgres');
-      const options = harness.dataSource.options as PostgresConnectionOptions;
+      const options = harness.dataSource.options as { url?: string; schema?: string };
       await harness.dataSource.query('CREATE TABLE invoices (id text PRIMARY KEY, status text NOT NULL)');
       layer = await subject.open({ url: options.url!, schema: options.schema! });
     });
@@ -107,7 +106,7 @@ export function describeDataLayer(subject: DataLayerSubject): void {
 
     it('refuses an object that is not inside a transaction, and writes nothing', async () => {
       const id = `inv-${randomUUID()}`;
-      const attempt = harness.publisher.add(layer.outsideTransaction as never, event(id, 'billing.invoice-issued'));
+      const attempt = harness.publisher.add(layer.outsideTransaction as DataLayerTransaction, event(id, 'billing.invoice-issued'));
       await expect(attempt).rejects.toThrow(OutboxWriteError);
       await expect(attempt).rejects.toThrow(/not inside a transaction/);
       expect(await rowsOf(id)).toEqual([]);
@@ -135,7 +134,8 @@ export function describeDataLayer(subject: DataLayerSubject): void {
           await mayCommit;
         })
         .then(() => order.push('first'));
-      await hasWritten;
+      // A failing first transaction ends the test instead of leaving it waiting.
+      await Promise.race([hasWritten, first]);
       let pid = 0;
       const second = harness.dataSource
         .transaction(async (manager) => {

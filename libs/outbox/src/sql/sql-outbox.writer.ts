@@ -61,13 +61,13 @@ export class SqlOutboxWriter {
     // one writer at a time and needs none.
     if (!dialect.locksInInsert) {
       const lock = dialect.lockAggregates([...new Set(keys)].sort());
-      if (lock) await transaction.query(lock.sql, lock.params);
+      if (lock) await transaction.execute(lock.sql, lock.params);
     }
     for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
       // PostgreSQL folds identical notifications of one transaction into one, so each insert may carry it.
       const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
       const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { lockKeys });
-      await transaction.query(sql, params);
+      await transaction.execute(sql, params);
     }
   }
 

@@ -15,7 +15,13 @@ export interface SqlTransaction {
    * one after another, in call order, as statements on one connection must. Default: this object.
    */
   readonly owner?: object;
+  /** Runs a statement and returns its rows. */
   query(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Runs a statement whose rows are not needed (the outbox INSERT). Apart because some layers
+   * decode every column of a result, and refuse types they do not know (Prisma and `pg_notify`'s `void`).
+   */
+  execute(sql: string, params: readonly unknown[]): Promise<void>;
 }
 
 /** Shape check for a hand-written `SqlTransaction`, so that one can be passed where a data layer's transaction is. */
@@ -23,6 +29,7 @@ export function isSqlTransaction(value: unknown): value is SqlTransaction {
   const candidate = value as Partial<SqlTransaction> | null | undefined;
   return (
     typeof candidate?.query === 'function' &&
+    typeof candidate.execute === 'function' &&
     typeof candidate.layer === 'string' &&
     (candidate.dialect === 'postgres' || candidate.dialect === 'mariadb' || candidate.dialect === 'sqlite')
   );

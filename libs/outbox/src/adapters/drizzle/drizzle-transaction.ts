@@ -42,15 +42,11 @@ export function drizzleTransaction(tx: DrizzleTransactionLike): SqlTransaction {
     throw new OutboxWriteError(notInTransaction('drizzle', 'a Drizzle database', 'Pass the transaction: db.transaction(async (tx) => outbox.add(tx, ...)).'));
   }
   const { sql } = drizzle;
-  return {
-    dialect: 'postgres',
-    layer: 'drizzle',
-    owner: tx,
-    query: async (text, params) => {
-      const statement = sql.join(splitPlaceholders(text, params).map((part) => ('text' in part ? sql.raw(part.text) : sql.param(part.value))));
-      const result = (await tx.execute(statement)) as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
-      // node-postgres answers with a result object, postgres.js with the rows themselves.
-      return Array.isArray(result) ? result : (result.rows ?? []);
-    },
+  const query = async (text: string, params: readonly unknown[]) => {
+    const statement = sql.join(splitPlaceholders(text, params).map((part) => ('text' in part ? sql.raw(part.text) : sql.param(part.value))));
+    const result = (await tx.execute(statement)) as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
+    // node-postgres answers with a result object, postgres.js with the rows themselves.
+    return Array.isArray(result) ? result : (result.rows ?? []);
   };
+  return { dialect: 'postgres', layer: 'drizzle', owner: tx, query, execute: async (text, params) => void (await query(text, params)) };
 }

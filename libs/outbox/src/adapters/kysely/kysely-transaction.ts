@@ -33,12 +33,8 @@ export function kyselyTransaction(trx: KyselyTransactionLike, layer = 'kysely'):
     throw new OutboxWriteError(notInTransaction(layer, 'a Kysely instance', 'Pass the transaction: db.transaction().execute(async (trx) => outbox.add(trx, ...)).'));
   }
   const { CompiledQuery } = loadDataLayer<KyselyModule>('kysely', layer);
-  return {
-    dialect: dialectOf(trx, layer),
-    layer,
-    owner: trx,
-    query: async (sql, params) => (await trx.executeQuery(CompiledQuery.raw(sql, [...params]))).rows as Record<string, unknown>[],
-  };
+  const query = async (sql: string, params: readonly unknown[]) => (await trx.executeQuery(CompiledQuery.raw(sql, [...params]))).rows as Record<string, unknown>[];
+  return { dialect: dialectOf(trx, layer), layer, owner: trx, query, execute: async (sql, params) => void (await query(sql, params)) };
 }
 
 /** Read from how the transaction's own compiler writes a parameter and a name: no query is sent. */

@@ -31,5 +31,6 @@ export function pgTransaction(client: PgClientLike): SqlTransaction {
     layer: 'pg',
     owner: client,
     query: async (sql, params) => (await client.query(sql, [...params])).rows,
+    execute: async (sql, params) => void (await client.query(sql, [...params])),
   };
 }

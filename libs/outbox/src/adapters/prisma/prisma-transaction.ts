@@ -5,21 +5,24 @@ import type { SqlDialectName, SqlTransaction } from '../../sql/sql-transaction.p
 /** The part of Prisma's interactive transaction client (`prisma.$transaction(async (tx) => …)`) used here. */
 export interface PrismaTransactionLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: any[]): PromiseLike<T>;
+  $executeRawUnsafe(query: string, ...values: any[]): PromiseLike<number>;
 }
 
 export function isPrismaClient(value: object): value is PrismaTransactionLike {
-  return typeof (value as Partial<PrismaTransactionLike>).$queryRawUnsafe === 'function';
+  const candidate = value as Partial<PrismaTransactionLike>;
+  return typeof candidate.$queryRawUnsafe === 'function' && typeof candidate.$executeRawUnsafe === 'function';
 }
 
 // Prisma's provider names; MySQL is refused by the writer (see mariaDbNotOffered).
 const DIALECTS: Record<string, SqlDialectName> = { postgresql: 'postgres', sqlite: 'sqlite', mysql: 'mariadb' };
 
 /**
- * Prisma's transaction client is the client without `$transaction` (and `$connect`): the root
- * client's raw queries would each run in a transaction of their own.
+ * Prisma's transaction client is the client without `$connect`/`$disconnect` (Prisma 7 keeps
+ * `$transaction` on it, for nested transactions): the root client's raw queries would each run in
+ * a transaction of their own.
  */
 export function prismaTransaction(tx: PrismaTransactionLike): SqlTransaction {
-  if (typeof (tx as { $transaction?: unknown }).$transaction === 'function') {
+  if (typeof (tx as { $connect?: unknown }).$connect === 'function') {
     throw new OutboxWriteError(notInTransaction('prisma', 'the PrismaClient itself', 'Pass the client of an interactive transaction: prisma.$transaction(async (tx) => outbox.add(tx, ...)).'));
   }
   const provider = String((tx as { _activeProvider?: unknown })._activeProvider);
@@ -30,5 +33,6 @@ export function prismaTransaction(tx: PrismaTransactionLike): SqlTransaction {
     layer: 'prisma',
     owner: tx,
     query: async (sql, params) => (await tx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [],
+    execute: async (sql, params) => void (await tx.$executeRawUnsafe(sql, ...params)),
   };
 }
