@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { OutboxWriteError, RecordingOutboxTransport, type DataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
+import { randomBytes } from 'node:crypto';
+import { DataLayerInbox, OutboxWriteError, RecordingOutboxTransport, type DataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
+import { inboxDialectFor } from '../../libs/outbox/src/typeorm/inbox/inbox-sql.dialect';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { waitFor } from '../support/wait-for';
 
@@ -40,11 +42,15 @@ export function describeDataLayer(subject: DataLayerSubject): void {
     let layer: OpenDataLayer;
     const committed: string[] = [];
     const rolledBack: string[] = [];
+    // A table name of its own, so that its statements are this test's alone in pg_stat_activity.
+    const inboxTable = `inbox_${randomBytes(4).toString('hex')}`;
+    const inbox = new DataLayerInbox(inboxTable);
 
     beforeAll(async () => {
       harness = await createOutboxHarness('postgres');
       const options = harness.dataSource.options as { url?: string; schema?: string };
       await harness.dataSource.query('CREATE TABLE invoices (id text PRIMARY KEY, status text NOT NULL)');
+      for (const statement of inboxDialectFor('postgres', inboxTable).createTable()) await harness.dataSource.query(statement);
       layer = await subject.open({ url: options.url!, schema: options.schema! });
     });
 
@@ -150,6 +156,75 @@ export function describeDataLayer(subject: DataLayerSubject): void {
       const rows = await rowsOf(id);
       expect(rows.map((row) => row.eventType)).toEqual(['first', 'second']);
       committed.push(...rows.map((row) => row.id));
+    });
+
+    const marks = async (messageId: string) => (await harness.dataSource.query(`SELECT consumer FROM ${inboxTable} WHERE message_id = $1`, [messageId])).length;
+
+    it('inbox: runs the work once per message, its writes (an outbox add here) committing with the mark', async () => {
+      const envelope = { id: randomUUID(), type: 'billing.invoice-issued' };
+      const id = `inv-${randomUUID()}`;
+      let runs = 0;
+      const deliver = async () => {
+        let outcome: unknown;
+        await layer.inTransaction(async (tx) => {
+          outcome = await inbox.process(tx, envelope, 'shipping.ship-invoice', async () => {
+            runs += 1;
+            return harness.publisher.add(tx, event(id, 'shipping.shipment-opened'));
+          });
+        });
+        return outcome;
+      };
+      expect(await deliver()).toMatchObject({ duplicate: false });
+      expect(await deliver()).toEqual({ duplicate: true });
+      expect(runs).toBe(1);
+      expect(await marks(envelope.id)).toBe(1);
+      const rows = await rowsOf(id);
+      expect(rows.map((row) => row.eventType)).toEqual(['shipping.shipment-opened']);
+      committed.push(rows[0].id);
+    });
+
+    it('inbox: a work that throws rolls the mark back with it, and the redelivery runs the work', async () => {
+      const envelope = { id: randomUUID(), type: 'billing.invoice-issued' };
+      const boom = new Error('the handler failed');
+      await expect(layer.inTransaction((tx) => inbox.process(tx, envelope, 'shipping.ship-invoice', () => Promise.reject(boom)).then(() => undefined))).rejects.toBe(boom);
+      expect(await marks(envelope.id)).toBe(0);
+      let outcome: unknown;
+      await layer.inTransaction(async (tx) => {
+        outcome = await inbox.process(tx, envelope, 'shipping.ship-invoice', () => 'ran');
+      });
+      expect(outcome).toEqual({ duplicate: false, result: 'ran' });
+      expect(await marks(envelope.id)).toBe(1);
+    });
+
+    it('inbox: of two concurrent deliveries the second waits for the first to commit, then skips', async () => {
+      const envelope = { id: randomUUID(), type: 'billing.invoice-issued' };
+      let release!: () => void;
+      const mayCommit = new Promise<void>((resolve) => (release = resolve));
+      let marked!: () => void;
+      const hasMarked = new Promise<void>((resolve) => (marked = resolve));
+      let runs = 0;
+      const outcomes: unknown[] = [];
+      const first = layer.inTransaction(async (tx) => {
+        outcomes.push(
+          await inbox.process(tx, envelope, 'shipping.ship-invoice', async () => {
+            runs += 1;
+            marked();
+            await mayCommit;
+          }),
+        );
+      });
+      await Promise.race([hasMarked, first]);
+      const second = layer.inTransaction(async (tx) => {
+        outcomes.push(await inbox.process(tx, envelope, 'shipping.ship-invoice', () => void (runs += 1)));
+      });
+      await waitFor('the second delivery to wait on the first one’s mark', async () =>
+        (await harness.dataSource.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%${inboxTable}%`])).length > 0,
+      );
+      release();
+      await Promise.all([first, second]);
+      expect(runs).toBe(1);
+      expect(outcomes).toEqual([{ duplicate: false, result: undefined }, { duplicate: true }]);
+      expect(await marks(envelope.id)).toBe(1);
     });
 
     it('is published by the relay: every committed message, none rolled back', async () => {

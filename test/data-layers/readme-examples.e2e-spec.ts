@@ -7,7 +7,7 @@ const root = join(__dirname, '..', '..');
 describe('README "Data layers beyond TypeORM" examples', () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
 
-  it.each(['pg', 'prisma', 'drizzle', 'kysely', 'mikro-orm'])('shows test/data-layers/examples/%s.example.ts as it is', (layer) => {
+  it.each(['pg', 'prisma', 'drizzle', 'kysely', 'mikro-orm', 'inbox'])('shows test/data-layers/examples/%s.example.ts as it is', (layer) => {
     const source = readFileSync(join(__dirname, 'examples', `${layer}.example.ts`), 'utf8');
     // The file's first line says where it is used; the README shows the rest.
     const shown = source.split('\n').slice(1).join('\n').trim();

@@ -71,6 +71,7 @@ export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core
 // Other data layers: OutboxPublisher.add(tx, …) inside a Prisma, Drizzle, Kysely, MikroORM or pg transaction
 export type { DataLayerTransaction } from './adapters/data-layer-transaction';
 export type { SqlTransaction, SqlDialectName } from './sql/sql-transaction.port';
+export { DataLayerInbox } from './adapters/data-layer-inbox';
 
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';

@@ -29,12 +29,12 @@ describe('the data-layer write path loads no ORM up front', () => {
   });
 
   it('sql/ loads neither Nest nor any data layer, TypeORM included', () => {
-    const packages = [...runtimePackages(join(SRC, 'sql', 'sql-outbox.writer.ts'))];
+    const packages = ['sql-outbox.writer.ts', 'sql-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'sql', file))]);
     expect(packages.filter((name) => /^(typeorm|@nestjs\/|kysely|drizzle-orm|@prisma\/|@mikro-orm\/|pg$)/.test(name))).toEqual([]);
   });
 
   it('adapters/ loads kysely and drizzle-orm only lazily, and nothing else of the layers', () => {
-    const packages = [...runtimePackages(join(SRC, 'adapters', 'data-layer-transaction.ts'))].sort();
+    const packages = [...new Set(['data-layer-transaction.ts', 'data-layer-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'adapters', file))]))].sort();
     expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/pg-core', 'lazy:kysely']);
   });
 });
