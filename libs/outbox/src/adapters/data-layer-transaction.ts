@@ -50,7 +50,7 @@ export function isDataLayerTransaction(value: unknown): value is DataLayerTransa
  */
 export function toSqlTransaction(value: unknown): SqlTransaction {
   if (value !== null && typeof value === 'object') {
-    // Most specific first: Kysely's Transaction also has `transaction`/`execute`-like members, MikroORM's EntityManager too.
+    // Where shapes overlap the narrower test goes first: a MikroORM EntityManager also has `execute`, checked before Drizzle's.
     if (isSqlTransaction(value)) return value;
     if (isPrismaClient(value)) return prismaTransaction(value);
     if (isKysely(value)) return kyselyTransaction(value);
