@@ -1,6 +1,6 @@
 // Nest 12 ships ES modules only; @swc/jest compiles them (and their ESM-only dependencies)
 // to CommonJS together with our TypeScript, which keeps decorators' metadata working.
-const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', 'load-esm', 'uuid'];
+const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', 'load-esm', 'uuid', 'kysely', '@mikro-orm'];
 
 const swc = [
   '@swc/jest',

@@ -68,6 +68,11 @@ export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
 export { createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource } from './typeorm/outbox-sql.factory';
 export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core/outbox-cleaner';
 
+// Other data layers: OutboxPublisher.add(tx, …) inside a Prisma, Drizzle, Kysely, MikroORM or pg transaction
+export type { DataLayerTransaction } from './adapters/data-layer-transaction';
+export type { SqlTransaction, SqlDialectName } from './sql/sql-transaction.port';
+export { DataLayerInbox } from './adapters/data-layer-inbox';
+
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';
 export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';

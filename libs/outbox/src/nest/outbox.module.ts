@@ -1,7 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { rejectUnknownOptionKeys } from '../core/option-keys';
 import { resolveOutboxSettings } from '../core/outbox-options';
-import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
@@ -33,6 +32,7 @@ import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host'
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
+import { outboxMessageFactory, outboxSqlWriterProvider } from './outbox-sql-writer.provider';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -68,13 +68,14 @@ import { checkTransportOptions } from './outbox-transports.resolver';
         relayHost: OutboxRelayHost,
       ) =>
         new TypeOrmOutboxWriter(
-          new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes(), onDelayed: (delayMs) => relayHost.wakeIn(delayMs) }),
+          outboxMessageFactory(settings, tracing, inProcess, relayHost),
           tracker,
           extras,
           settings.notifications ? notificationChannel(extras) : undefined,
           settings.preparedStatements,
         ),
     },
+    outboxSqlWriterProvider,
     OutboxRelayHost,
     InProcessHandlers,
     InProcessHandlersExplorer,

@@ -3,8 +3,10 @@ import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { noAmbientTransaction } from '../core/outbox.messages';
 import type { OutboxMessageInput, TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
+import { isDataLayerTransaction, toSqlTransaction, type DataLayerTransaction } from '../adapters/data-layer-transaction';
+import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
-import { OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_SQL_WRITER, OUTBOX_WRITER } from './outbox.constants';
 
 /** Adds messages to the outbox inside a transaction you already have, without an aggregate. */
 @Injectable()
@@ -12,6 +14,7 @@ export class OutboxPublisher {
   constructor(
     @Inject(OUTBOX_WRITER) private readonly writer: TypeOrmOutboxWriter,
     private readonly ambient: AmbientTransactionResolver,
+    @Inject(OUTBOX_SQL_WRITER) private readonly sqlWriter: SqlOutboxWriter,
   ) {}
 
   /**
@@ -20,18 +23,31 @@ export class OutboxPublisher {
    */
   add(manager: EntityManager, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]>;
   /**
+   * Writes the messages through a transaction of another data layer: a Prisma interactive
+   * transaction client, a Drizzle or Kysely transaction, a MikroORM EntityManager inside
+   * `em.transactional`, a node-postgres client after BEGIN, or your own `SqlTransaction`.
+   * Throws if it is not inside a transaction, naming what to pass instead.
+   */
+  add(transaction: DataLayerTransaction, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]>;
+  /**
    * Writes the messages in the ambient transaction: inside a `@Transactional()` method of
    * `@nestjs-cls/transactional` or `typeorm-transactional`. Throws when there is none.
    */
   add(messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]>;
   add(
-    managerOrMessages: EntityManager | OutboxMessageInput | OutboxMessageInput[],
+    managerOrMessages: EntityManager | DataLayerTransaction | OutboxMessageInput | OutboxMessageInput[],
     messages?: OutboxMessageInput | OutboxMessageInput[],
   ): Promise<string[]> {
     if (isEntityManager(managerOrMessages)) return this.writer.add(managerOrMessages, messages ?? []);
+    // With two arguments the first is a transaction: one of no known layer is refused, not taken for messages.
+    if (messages !== undefined || isDataLayerTransaction(managerOrMessages)) return this.addThrough(managerOrMessages, messages ?? []);
     const manager = this.ambient.current();
     if (!manager) return Promise.reject(new OutboxWriteError(noAmbientTransaction()));
-    return this.writer.add(manager, managerOrMessages);
+    return this.writer.add(manager, managerOrMessages as OutboxMessageInput | OutboxMessageInput[]);
+  }
+
+  private async addThrough(transaction: unknown, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    return this.sqlWriter.add(toSqlTransaction(transaction), messages);
   }
 }
 

@@ -2,7 +2,7 @@ import type { EntityManager, QueryRunner } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
-import type { DeliveryOptions, MessageMetadata } from '../core/outbox-message';
+import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import type { OutboxTableLocation } from './dialects/outbox-table';
 import { aggregateKey, AggregateLocks } from './aggregate-locks';
@@ -10,21 +10,8 @@ import { tableDialectFor } from './outbox-sql.factory';
 import { canRunPrepared, runPrepared } from './prepared-statements';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
-/** A message added through the explicit API, for code that does not go through an aggregate. */
-export interface OutboxMessageInput extends MessageMetadata, DeliveryOptions {
-  /** Stable event type name, e.g. `billing.invoice-issued`. */
-  type: string;
-  /** Payload schema version. Default `1`. */
-  version?: number;
-  aggregateType: string;
-  /** Also the message key: messages with the same aggregate are published in order. */
-  aggregateId: string;
-  payload: unknown;
-  /** Destination; falls back to `resolveTopic` and `defaultTopic`. */
-  topic?: string;
-  /** Default: now. */
-  occurredAt?: Date;
-}
+// Moved to core, where the data-layer writer takes them too; re-exported for the imports that name this file.
+export { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 
 // Keeps each INSERT well below the bind-parameter limits of every supported database.
 const ROWS_PER_INSERT = 500;
@@ -103,24 +90,4 @@ export class TypeOrmOutboxWriter {
     await written;
     return messages.map((message) => message.id);
   }
-}
-
-export function toDraft(input: OutboxMessageInput): MessageDraft {
-  return {
-    type: input.type,
-    version: input.version ?? 1,
-    aggregateType: input.aggregateType,
-    aggregateId: input.aggregateId,
-    payload: input.payload,
-    topic: input.topic,
-    occurredAt: input.occurredAt,
-    metadata: {
-      correlationId: input.correlationId,
-      causationId: input.causationId,
-      tenantId: input.tenantId,
-      headers: input.headers,
-      deliverAt: input.deliverAt,
-      delayMs: input.delayMs,
-    },
-  };
 }

@@ -1,0 +1,103 @@
+import { OutboxConfigurationError, OutboxWriteError } from '../core/outbox.errors';
+import { OutboxMessageFactory } from '../core/outbox-message.factory';
+import type { OutboxMessageInput } from '../core/outbox-message-input';
+import { splitPlaceholders, toQuestionMarks } from './positional-params';
+import { SqlOutboxWriter } from './sql-outbox.writer';
+import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
+
+/** Records the statements instead of running them: the SQL itself is proven against real databases in test/data-layers. */
+function recordingTransaction(dialect: SqlDialectName): SqlTransaction & { statements: { sql: string; params: readonly unknown[] }[] } {
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  const run = async (sql: string, params: readonly unknown[]) => {
+    statements.push({ sql, params });
+    return [];
+  };
+  return { dialect, layer: 'test', statements, query: run, execute: async (sql, params) => void (await run(sql, params)) };
+}
+
+const message = (aggregateId: string, extra: Partial<OutboxMessageInput> = {}): OutboxMessageInput => ({
+  type: 'billing.invoice-issued',
+  aggregateType: 'invoice',
+  aggregateId,
+  payload: { aggregateId },
+  ...extra,
+});
+
+describe('SqlOutboxWriter', () => {
+  const writer = (notifyChannel?: string) => new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { notifyChannel });
+
+  it('inserts on PostgreSQL with the aggregates’ advisory locks riding on the first INSERT, sorted and once each', async () => {
+    const tx = recordingTransaction('postgres');
+    const ids = await writer().add(tx, [message('b'), message('a'), message('b')]);
+    expect(ids).toHaveLength(3);
+    expect(tx.statements).toHaveLength(1);
+    expect(tx.statements[0].sql).toContain('pg_advisory_xact_lock');
+    expect(tx.statements[0].params.at(-1)).toEqual(['invoice\u001fa', 'invoice\u001fb']);
+  });
+
+  it('carries the notification of the configured channel on PostgreSQL', async () => {
+    const tx = recordingTransaction('postgres');
+    await writer('outbox_outbox_messages').add(tx, message('a'));
+    expect(tx.statements[0].sql).toContain('pg_notify');
+    expect(tx.statements[0].params).toContain('outbox_outbox_messages');
+  });
+
+  it('splits a large add into INSERTs of 500 rows, the locks in the first only', async () => {
+    const tx = recordingTransaction('postgres');
+    await writer().add(
+      tx,
+      Array.from({ length: 1001 }, (_, index) => message(`a-${index}`)),
+    );
+    expect(tx.statements).toHaveLength(3);
+    expect(tx.statements.map((statement) => statement.sql.includes('pg_advisory_xact_lock'))).toEqual([true, false, false]);
+  });
+
+  it('takes no lock on SQLite, whose writers are serialized by the database', async () => {
+    const tx = recordingTransaction('sqlite');
+    await writer().add(tx, message('a'));
+    expect(tx.statements).toHaveLength(1);
+    expect(tx.statements[0].sql).toMatch(/^INSERT INTO "outbox_messages"/);
+  });
+
+  it('refuses MariaDB, saying why and what to use instead, before building or writing anything', async () => {
+    const tx = recordingTransaction('mariadb');
+    const attempt = writer().add(tx, message('a'));
+    await expect(attempt).rejects.toThrow(OutboxConfigurationError);
+    await expect(attempt).rejects.toThrow(/GET_LOCK.*through TypeORM/s);
+    expect(tx.statements).toEqual([]);
+  });
+
+  it('writes nothing when one message of the batch cannot be built', async () => {
+    const tx = recordingTransaction('postgres');
+    await expect(writer().add(tx, [message('a'), message('b', { payload: { amount: 10n } })])).rejects.toThrow(OutboxWriteError);
+    expect(tx.statements).toEqual([]);
+  });
+
+  it('runs the writes through one transaction in call order, even when not awaited one by one', async () => {
+    const tx = recordingTransaction('postgres');
+    const w = writer();
+    await Promise.all([w.add(tx, message('first')), w.add(tx, message('second')), w.add(tx, message('third'))]);
+    expect(tx.statements.map((statement) => statement.params[4])).toEqual(['first', 'second', 'third']);
+  });
+});
+
+describe('PostgreSQL placeholders for layers that number them again', () => {
+  it('splits text and values in the order the placeholders appear, a value used twice given twice', () => {
+    expect(toQuestionMarks('WITH l AS (SELECT unnest($3::text[])) INSERT INTO t VALUES ($1, $2, $1)', ['a', 'b', ['k']])).toEqual({
+      sql: 'WITH l AS (SELECT unnest(?::text[])) INSERT INTO t VALUES (?, ?, ?)',
+      params: [['k'], 'a', 'b', 'a'],
+    });
+  });
+
+  it('leaves a $ that starts no placeholder (a JSON path) as text', () => {
+    expect(splitPlaceholders(`SELECT jsonb_path_query_array(x, '$[last]') WHERE id = $1`, [7])).toEqual([
+      { text: `SELECT jsonb_path_query_array(x, '$[last]') WHERE id = ` },
+      { value: 7 },
+      { text: '' },
+    ]);
+  });
+
+  it('fails on a placeholder without a value', () => {
+    expect(() => splitPlaceholders('SELECT $2', ['only one'])).toThrow(/\$2 has no parameter/);
+  });
+});

@@ -1,0 +1,93 @@
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import type { OutboxMessageFactory } from '../core/outbox-message.factory';
+import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
+import type { NewOutboxMessage } from '../core/outbox-message';
+// The table dialects are plain SQL text builders; they move to this folder with the stores.
+import type { OutboxTableDialect } from '../typeorm/dialects/outbox-sql.dialect';
+import { OutboxTable, type OutboxTableLocation } from '../typeorm/dialects/outbox-table';
+import { PostgresOutboxDialect } from '../typeorm/dialects/postgres-outbox.dialect';
+import { SqliteOutboxDialect } from '../typeorm/dialects/sqlite-outbox.dialect';
+import { aggregateKey } from '../typeorm/aggregate-locks';
+import { mariaDbNotOffered } from './sql-outbox.messages';
+import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
+
+// Keeps each INSERT well below the bind-parameter limits of every supported database.
+const ROWS_PER_INSERT = 500;
+
+export interface SqlOutboxWriterOptions {
+  /** PostgreSQL channel notified by the writing transaction at commit, or undefined for none. */
+  notifyChannel?: string;
+}
+
+/**
+ * Writes outbox rows through a transaction that a data layer other than TypeORM opened (Prisma,
+ * Drizzle, Kysely, MikroORM, node-postgres): the same rows, envelope, guards and per-aggregate
+ * order as the TypeORM writer, over the `SqlTransaction` port.
+ */
+export class SqlOutboxWriter {
+  // Statements of one transaction share one connection: writes through it are chained so that
+  // rows get their positions in call order even when the caller does not await each add.
+  private readonly pendingWrites = new WeakMap<object, Promise<unknown>>();
+  private readonly dialects = new Map<SqlDialectName, OutboxTableDialect>();
+  private readonly table: OutboxTable;
+
+  constructor(
+    private readonly factory: OutboxMessageFactory,
+    table: string | OutboxTableLocation,
+    private readonly options: SqlOutboxWriterOptions = {},
+  ) {
+    this.table = OutboxTable.of(table);
+  }
+
+  /** Adds messages inside `transaction`; they commit or roll back with it. Resolves with their ids. */
+  async add(transaction: SqlTransaction, input: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    const dialect = this.dialectFor(transaction);
+    const drafts = (Array.isArray(input) ? input : [input]).map(toDraft);
+    if (drafts.length === 0) return [];
+    // Every row is built (and checked) before any SQL runs: a bad message writes nothing.
+    const messages = drafts.flatMap((draft) => this.factory.create(draft));
+    const keys = drafts.map((draft) => aggregateKey(draft.aggregateType, draft.aggregateId));
+    const owner = transaction.owner ?? transaction;
+    const previous = this.pendingWrites.get(owner) ?? Promise.resolve();
+    const written = previous.catch(() => undefined).then(() => this.insert(transaction, dialect, messages, keys));
+    this.pendingWrites.set(owner, written);
+    await written;
+    return messages.map((message) => message.id);
+  }
+
+  private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
+    // PostgreSQL: the first INSERT takes the aggregates' advisory locks (transaction-scoped, the
+    // same keys as the TypeORM writer, so the two writers also wait for each other). SQLite has
+    // one writer at a time and needs none.
+    if (!dialect.locksInInsert) {
+      const lock = dialect.lockAggregates([...new Set(keys)].sort());
+      if (lock) await transaction.execute(lock.sql, lock.params);
+    }
+    for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
+      // PostgreSQL folds identical notifications of one transaction into one, so each insert may carry it.
+      const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
+      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { lockKeys });
+      await transaction.execute(sql, params);
+    }
+  }
+
+  private dialectFor(transaction: SqlTransaction): OutboxTableDialect {
+    let dialect = this.dialects.get(transaction.dialect);
+    if (!dialect) {
+      dialect = this.createDialect(transaction);
+      this.dialects.set(transaction.dialect, dialect);
+    }
+    return dialect;
+  }
+
+  private createDialect({ dialect, layer }: SqlTransaction): OutboxTableDialect {
+    switch (dialect) {
+      case 'postgres':
+        return new PostgresOutboxDialect(OutboxTable.on('postgres', this.table), { notifyChannel: this.options.notifyChannel });
+      case 'sqlite':
+        return new SqliteOutboxDialect(OutboxTable.on('better-sqlite3', this.table));
+      case 'mariadb':
+        throw new OutboxConfigurationError(mariaDbNotOffered(layer));
+    }
+  }
+}

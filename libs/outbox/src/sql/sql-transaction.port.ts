@@ -1,0 +1,36 @@
+/** The SQL families the data-layer writer speaks; each has its own placeholders and locks. */
+export type SqlDialectName = 'postgres' | 'mariadb' | 'sqlite';
+
+/**
+ * A statement runner inside a transaction the caller opened and will end: what the outbox needs of
+ * any data layer to write its rows with the caller's data. `sql` uses the dialect's own
+ * placeholders (`$1` on PostgreSQL, `?` on SQLite and MariaDB).
+ */
+export interface SqlTransaction {
+  readonly dialect: SqlDialectName;
+  /** The data layer, for messages: `pg`, `prisma`, `drizzle`, `kysely`, `mikro-orm`, or your own name. */
+  readonly layer: string;
+  /**
+   * The data layer's own transaction object, when there is one: writes through the same object run
+   * one after another, in call order, as statements on one connection must. Default: this object.
+   */
+  readonly owner?: object;
+  /** Runs a statement and returns its rows. */
+  query(sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Runs a statement whose rows are not needed (the outbox INSERT). Apart because some layers
+   * decode every column of a result, and refuse types they do not know (Prisma and `pg_notify`'s `void`).
+   */
+  execute(sql: string, params: readonly unknown[]): Promise<void>;
+}
+
+/** Shape check for a hand-written `SqlTransaction`, so that one can be passed where a data layer's transaction is. */
+export function isSqlTransaction(value: unknown): value is SqlTransaction {
+  const candidate = value as Partial<SqlTransaction> | null | undefined;
+  return (
+    typeof candidate?.query === 'function' &&
+    typeof candidate.execute === 'function' &&
+    typeof candidate.layer === 'string' &&
+    (candidate.dialect === 'postgres' || candidate.dialect === 'mariadb' || candidate.dialect === 'sqlite')
+  );
+}
