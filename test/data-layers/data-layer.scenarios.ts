@@ -132,14 +132,12 @@ export function describeDataLayer(subject: DataLayerSubject): void {
       const mayCommit = new Promise<void>((resolve) => (release = resolve));
       let wrote!: () => void;
       const hasWritten = new Promise<void>((resolve) => (wrote = resolve));
-      const order: string[] = [];
       const first = layer
         .inTransaction(async (tx) => {
           await harness.publisher.add(tx, event(id, 'first'));
           wrote();
           await mayCommit;
-        })
-        .then(() => order.push('first'));
+        });
       // A failing first transaction ends the test instead of leaving it waiting.
       await Promise.race([hasWritten, first]);
       let pid = 0;
@@ -147,12 +145,11 @@ export function describeDataLayer(subject: DataLayerSubject): void {
         .transaction(async (manager) => {
           pid = (await manager.query('SELECT pg_backend_pid() AS pid'))[0].pid;
           await harness.publisher.add(manager, event(id, 'second'));
-        })
-        .then(() => order.push('second'));
+        });
       await waitFor('the TypeORM writer to wait for the lock', async () => pid !== 0 && (await harness.dataSource.query('SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted', [pid])).length > 0);
       release();
       await Promise.all([first, second]);
-      expect(order).toEqual(['first', 'second']);
+      // Positions, not the order the two promises settle in: a layer may still release its client after COMMIT.
       const rows = await rowsOf(id);
       expect(rows.map((row) => row.eventType)).toEqual(['first', 'second']);
       committed.push(...rows.map((row) => row.id));
