@@ -18,6 +18,8 @@ export interface OutboxInboxModuleOptions extends InboxSettings {
 export interface OutboxInboxModuleExtras {
   /** Name of the inbox table; letters, digits and `_` only. Default `'outbox_inbox'`. */
   tableName?: string;
+  /** Name of the poison table (messages set aside by the poison policy); letters, digits and `_` only. Default `'outbox_inbox_poison'`. */
+  poisonTableName?: string;
   /** Name of the TypeORM data source holding the inbox table and the handlers' data. Default: the default data source. */
   dataSource?: string;
   /** Register the module globally, so `OutboxInbox` can be injected anywhere. Default `true`. */

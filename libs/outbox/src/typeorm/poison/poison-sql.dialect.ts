@@ -1,0 +1,180 @@
+import { OutboxConfigurationError } from '../../core/outbox.errors';
+import { unsupportedDatabase } from '../../core/outbox.messages';
+import type { PoisonFailure } from '../../core/poison/poison.port';
+
+export const DEFAULT_POISON_TABLE = 'outbox_inbox_poison';
+
+export interface PoisonStatement {
+  sql: string;
+  params: unknown[];
+}
+
+/** The poison table's SQL for one database family. Every read returns the columns of `PoisonRecord`, times as ISO-8601 UTC text. */
+export interface PoisonSqlDialect {
+  /** Inserts the record with one attempt, or adds one; sets it aside at `setAsideAt` attempts. Returns the row where the database can. */
+  countFailure(failure: PoisonFailure, setAsideAt: number): PoisonStatement;
+  /** True when `countFailure` returns no row (MariaDB): read it with `get`. */
+  readonly readAfterCount: boolean;
+  get(consumer: string, key: string): PoisonStatement;
+  list(consumer: string | null, state: string | null, limit: number): PoisonStatement;
+  remove(consumer: string, key: string): PoisonStatement;
+  /** Moves a replayable record (one with a message id, stored whole) to `replay-requested`. */
+  requestReplay(consumer: string, key: string): PoisonStatement;
+  readonly counts: string;
+  readonly probe: string;
+  /** Deletes the inbox mark of (consumer, message id) from `inboxTable`. */
+  unmark(inboxTable: string): string;
+  createTable(): string[];
+  dropTable(): string[];
+}
+
+const COLUMNS = (time: (column: string) => string, q = '"') =>
+  `consumer, message_key AS ${q}key${q}, message_id AS ${q}messageId${q}, raw, truncated, reason, attempts, state, ` +
+  `${time('first_failed_at')} AS ${q}firstFailedAt${q}, ${time('last_failed_at')} AS ${q}lastFailedAt${q}`;
+
+const INSERT_COLUMNS = '(consumer, message_key, message_id, raw, truncated, reason, attempts, state, first_failed_at, last_failed_at)';
+
+export function poisonDialectFor(driverType: string, table: string): PoisonSqlDialect {
+  switch (driverType) {
+    case 'postgres': {
+      const t = `"${table}"`;
+      const cols = COLUMNS((c) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+      return {
+        countFailure: (f, limit) => ({
+          sql: `INSERT INTO ${t} AS p ${INSERT_COLUMNS}
+                VALUES ($1, $2, $3, $4, $5, $6, 1, CASE WHEN $7::int <= 1 THEN 'set-aside' ELSE 'failing' END, now(), now())
+                ON CONFLICT (consumer, message_key) DO UPDATE SET
+                  attempts = p.attempts + 1, raw = EXCLUDED.raw, truncated = EXCLUDED.truncated, reason = EXCLUDED.reason, last_failed_at = now(),
+                  state = CASE WHEN p.state <> 'failing' OR p.attempts + 1 >= $7::int THEN 'set-aside' ELSE 'failing' END
+                RETURNING ${cols}`,
+          params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated, f.reason, limit],
+        }),
+        readAfterCount: false,
+        get: (consumer, key) => ({ sql: `SELECT ${cols} FROM ${t} WHERE consumer = $1 AND message_key = $2`, params: [consumer, key] }),
+        list: (consumer, state, limit) => ({
+          sql: `SELECT ${cols} FROM ${t} WHERE ($1::text IS NULL OR consumer = $1) AND ($2::text IS NULL OR state = $2) ORDER BY last_failed_at DESC LIMIT $3`,
+          params: [consumer, state, limit],
+        }),
+        remove: (consumer, key) => ({ sql: `DELETE FROM ${t} WHERE consumer = $1 AND message_key = $2 RETURNING 1 AS removed`, params: [consumer, key] }),
+        requestReplay: (consumer, key) => ({
+          sql: `UPDATE ${t} SET state = 'replay-requested' WHERE consumer = $1 AND message_key = $2 AND message_id IS NOT NULL AND NOT truncated RETURNING 1 AS requested`,
+          params: [consumer, key],
+        }),
+        counts: `SELECT consumer, state, COUNT(*)::int AS count FROM ${t} GROUP BY consumer, state`,
+        probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
+        unmark: (inbox) => `DELETE FROM "${inbox}" WHERE consumer = $1 AND message_id = $2`,
+        createTable: () => [
+          `CREATE TABLE ${t} (
+            consumer varchar(255) NOT NULL,
+            message_key varchar(255) NOT NULL,
+            message_id varchar(255),
+            raw text NOT NULL,
+            truncated boolean NOT NULL,
+            reason text NOT NULL,
+            attempts integer NOT NULL,
+            state varchar(16) NOT NULL,
+            first_failed_at timestamptz NOT NULL,
+            last_failed_at timestamptz NOT NULL,
+            CONSTRAINT "${table}_pkey" PRIMARY KEY (consumer, message_key))`,
+          `CREATE INDEX "${table}_last_failed_idx" ON ${t} (last_failed_at)`,
+        ],
+        dropTable: () => [`DROP TABLE IF EXISTS ${t}`],
+      };
+    }
+    case 'better-sqlite3': {
+      const t = `"${table}"`;
+      const now = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`;
+      const cols = COLUMNS((c) => c);
+      return {
+        countFailure: (f, limit) => ({
+          sql: `INSERT INTO ${t} ${INSERT_COLUMNS}
+                VALUES (?, ?, ?, ?, ?, ?, 1, CASE WHEN ? <= 1 THEN 'set-aside' ELSE 'failing' END, ${now}, ${now})
+                ON CONFLICT (consumer, message_key) DO UPDATE SET
+                  attempts = attempts + 1, raw = excluded.raw, truncated = excluded.truncated, reason = excluded.reason, last_failed_at = ${now},
+                  state = CASE WHEN state <> 'failing' OR attempts + 1 >= ? THEN 'set-aside' ELSE 'failing' END
+                RETURNING ${cols}`,
+          params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated ? 1 : 0, f.reason, limit, limit],
+        }),
+        readAfterCount: false,
+        get: (consumer, key) => ({ sql: `SELECT ${cols} FROM ${t} WHERE consumer = ? AND message_key = ?`, params: [consumer, key] }),
+        list: (consumer, state, limit) => ({
+          sql: `SELECT ${cols} FROM ${t} WHERE (? IS NULL OR consumer = ?) AND (? IS NULL OR state = ?) ORDER BY last_failed_at DESC LIMIT ?`,
+          params: [consumer, consumer, state, state, limit],
+        }),
+        remove: (consumer, key) => ({ sql: `DELETE FROM ${t} WHERE consumer = ? AND message_key = ? RETURNING 1 AS removed`, params: [consumer, key] }),
+        requestReplay: (consumer, key) => ({
+          sql: `UPDATE ${t} SET state = 'replay-requested' WHERE consumer = ? AND message_key = ? AND message_id IS NOT NULL AND truncated = 0 RETURNING 1 AS requested`,
+          params: [consumer, key],
+        }),
+        counts: `SELECT consumer, state, COUNT(*) AS count FROM ${t} GROUP BY consumer, state`,
+        probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
+        unmark: (inbox) => `DELETE FROM "${inbox}" WHERE consumer = ? AND message_id = ?`,
+        createTable: () => [
+          `CREATE TABLE ${t} (
+            consumer varchar(255) NOT NULL,
+            message_key varchar(255) NOT NULL,
+            message_id varchar(255),
+            raw text NOT NULL,
+            truncated integer NOT NULL,
+            reason text NOT NULL,
+            attempts integer NOT NULL,
+            state varchar(16) NOT NULL,
+            first_failed_at varchar(24) NOT NULL,
+            last_failed_at varchar(24) NOT NULL,
+            PRIMARY KEY (consumer, message_key))`,
+          `CREATE INDEX "${table}_last_failed_idx" ON ${t} (last_failed_at)`,
+        ],
+        dropTable: () => [`DROP TABLE IF EXISTS ${t}`],
+      };
+    }
+    case 'mariadb':
+    case 'mysql': {
+      const t = `\`${table}\``;
+      const cols = COLUMNS((c) => `CONCAT(DATE_FORMAT(${c}, '%Y-%m-%dT%H:%i:%s.'), LEFT(DATE_FORMAT(${c}, '%f'), 3), 'Z')`, '`');
+      return {
+        // `state` is assigned before `attempts`: MariaDB applies the assignments left to right.
+        countFailure: (f, limit) => ({
+          sql: `INSERT INTO ${t} ${INSERT_COLUMNS}
+                VALUES (?, ?, ?, ?, ?, ?, 1, IF(? <= 1, 'set-aside', 'failing'), UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))
+                ON DUPLICATE KEY UPDATE
+                  state = IF(state <> 'failing' OR attempts + 1 >= ?, 'set-aside', 'failing'),
+                  attempts = attempts + 1, raw = VALUES(raw), truncated = VALUES(truncated), reason = VALUES(reason), last_failed_at = UTC_TIMESTAMP(3)`,
+          params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated ? 1 : 0, f.reason, limit, limit],
+        }),
+        readAfterCount: true,
+        get: (consumer, key) => ({ sql: `SELECT ${cols} FROM ${t} WHERE consumer = ? AND message_key = ?`, params: [consumer, key] }),
+        list: (consumer, state, limit) => ({
+          sql: `SELECT ${cols} FROM ${t} WHERE (? IS NULL OR consumer = ?) AND (? IS NULL OR state = ?) ORDER BY last_failed_at DESC LIMIT ?`,
+          params: [consumer, consumer, state, state, limit],
+        }),
+        remove: (consumer, key) => ({ sql: `DELETE FROM ${t} WHERE consumer = ? AND message_key = ? RETURNING 1 AS removed`, params: [consumer, key] }),
+        // MariaDB's UPDATE returns no rows: the affected count says whether the record moved.
+        requestReplay: (consumer, key) => ({
+          sql: `UPDATE ${t} SET state = 'replay-requested' WHERE consumer = ? AND message_key = ? AND message_id IS NOT NULL AND truncated = 0`,
+          params: [consumer, key],
+        }),
+        counts: `SELECT consumer, state, COUNT(*) AS count FROM ${t} GROUP BY consumer, state`,
+        probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
+        unmark: (inbox) => `DELETE FROM \`${inbox}\` WHERE consumer = ? AND message_id = ?`,
+        createTable: () => [
+          `CREATE TABLE ${t} (
+            consumer varchar(255) NOT NULL,
+            message_key varchar(255) NOT NULL,
+            message_id varchar(255) NULL,
+            raw mediumtext NOT NULL,
+            truncated tinyint(1) NOT NULL,
+            reason text NOT NULL,
+            attempts int NOT NULL,
+            state varchar(16) NOT NULL,
+            first_failed_at datetime(3) NOT NULL,
+            last_failed_at datetime(3) NOT NULL,
+            PRIMARY KEY (consumer, message_key),
+            KEY \`${table}_last_failed_idx\` (last_failed_at)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+        ],
+        dropTable: () => [`DROP TABLE IF EXISTS ${t}`],
+      };
+    }
+    default:
+      throw new OutboxConfigurationError(unsupportedDatabase(driverType));
+  }
+}
