@@ -36,7 +36,7 @@ describe('poison messages behind a Nest Kafka consumer', () => {
   class Projector {
     constructor(private readonly inbox: OutboxInbox) {}
 
-    @EventPattern(topic)
+    @EventPattern<Record<string, OutboxEnvelope>>(topic)
     @Idempotent('poison-kafka.projector')
     async project(@Payload() event: OutboxEnvelope): Promise<void> {
       if (failing.has(event.id)) throw new Error(`projection of ${event.id} refused`);
@@ -90,8 +90,8 @@ describe('poison messages behind a Nest Kafka consumer', () => {
   const records = () => app!.get(OutboxInbox).poison!.list({ consumer: 'poison-kafka.projector', limit: 50 });
 
   it('handles every valid message behind ones that are not envelopes or carry a NUL in their id, within seconds, and commits past them', async () => {
-    const valid = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    const nulId = `${randomUUID()}\u0000`;
+    const valid: string[] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const nulId: string = `${randomUUID()}\u0000`;
     const values = [
       JSON.stringify(envelope(valid[0])),
       'not json, not an envelope',

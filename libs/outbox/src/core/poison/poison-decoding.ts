@@ -8,6 +8,11 @@ const MAX_ID = 255;
 // A NUL is refused by PostgreSQL text columns and other control characters are never in an id the outbox made.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** Whether `value` is an outbox envelope the inbox can process: the checks `@Idempotent()` makes before running a handler. */
+export function isOutboxEnvelope(value: unknown): value is { id: string; type: string } {
+  return decodeEnvelope(value).ok;
+}
+
 /** Checks an id the inbox can store and compare: a string of 1 to 255 characters without control characters. */
 export function checkMessageId(id: unknown): Decoded {
   if (typeof id !== 'string') return { ok: false, reason: badMessageId(`"id" is ${kind(id)}, expected a string`) };
