@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { InboxSettings } from '../../core/inbox/inbox.port';
+import type { OutboxMetricsOptions } from '../../observability/metrics/metrics.options';
 
 /** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */
 export type InboxTransactionRunner = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
@@ -12,6 +13,12 @@ export interface OutboxInboxModuleOptions extends InboxSettings {
    * transaction never overlaps one of yours on TypeORM's single connection.
    */
   runTransaction?: InboxTransactionRunner;
+  /**
+   * Prometheus metrics of the inbox (`<prefix>inbox_poison_messages{consumer, state}`), as
+   * `OutboxModule`'s `metrics` option: `true` for prom-client's global registry, or `{ registry, prefix }`.
+   * Default: off.
+   */
+  metrics?: boolean | Pick<OutboxMetricsOptions, 'registry' | 'prefix'>;
 }
 
 /** Fixed when the module is declared. */
