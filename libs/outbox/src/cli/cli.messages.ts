@@ -1,4 +1,5 @@
 /** Texts of the `nest-outbox` command. */
+import { POISON_USAGE } from './cli-poison';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 
@@ -16,6 +17,7 @@ Commands:
   pause <destination>         hold publishing to a destination, on every relay
   resume <destination>        publish to it again
   paused                      list paused destinations
+\${POISON_USAGE}
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables
 

@@ -13,6 +13,7 @@ import { CliError } from './cli.error';
 import { badDialect, badNumber, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
 import { connect } from './cli-connection';
 import { printStatus } from './cli-status';
+import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-poison';
 
 export interface CliIo {
   out(line: string): void;
@@ -38,6 +39,7 @@ const OPTIONS = {
   to: { type: 'string' },
   dialect: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...POISON_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -77,6 +79,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
+  if (command === 'poison') return poison(positionals.slice(1), values, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
@@ -131,6 +134,18 @@ async function runOn(
   const outcome = sub === 'requeue' ? await operator.bulkRequeue(filter, dryRun) : await operator.bulkDiscard(filter, dryRun);
   io.out(dryRun ? `${outcome.matched} dead message(s) match; nothing changed (dry run).` : `${outcome.changed} dead message(s) ${verb}.`);
   return 0;
+}
+
+async function poison(args: string[], values: Parsed, io: CliIo): Promise<number> {
+  checkPoisonCommand(args, values);
+  const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
+  if (!url) throw new CliError(missingUrl());
+  const dataSource = await connect(url);
+  try {
+    return await runPoisonCommand(dataSource, args, values, io);
+  } finally {
+    await dataSource.destroy();
+  }
 }
 
 function printSql(dialect: string | undefined, table: OutboxTable, io: CliIo): number {
