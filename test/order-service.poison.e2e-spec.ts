@@ -81,6 +81,7 @@ describe('order service consumer and poison messages', () => {
     );
     expect(records.find((record) => record.messageId === failing)!.reason).toMatch(/^handler failed: value too long/);
     expect((await fetch(`${url}/health/consumer`)).status).toBe(200);
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('outbox_inbox_poison_messages{consumer="order-service.timeline",state="set-aside"} 2');
   });
 
   it('reports a stopped consumer as down on /health/consumer', async () => {

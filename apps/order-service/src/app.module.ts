@@ -45,10 +45,12 @@ export class AppModule {
           }),
         }),
         // The consumer records each message it handled in the inbox, in the transaction of its side effect.
+        // A message that is not an envelope, or fails 5 times, is set aside (outbox_inbox_poison) so the partition moves on:
+        // `/outbox` (console), `nest-outbox poison list` and the outbox_inbox_poison_messages gauge show it.
         OutboxInboxModule.forRootAsync({
-          imports: [DatabaseModule],
-          inject: [TransactionRunner],
-          useFactory: (transactions: TransactionRunner) => ({ runTransaction: (work) => transactions.run(work) }),
+          imports: [DatabaseModule, MetricsRegistryModule],
+          inject: [TransactionRunner, METRICS_REGISTRY],
+          useFactory: (transactions: TransactionRunner, registry: Registry) => ({ runTransaction: (work) => transactions.run(work), metrics: { registry } }),
         }),
         OrdersModule,
         OperationsModule,
