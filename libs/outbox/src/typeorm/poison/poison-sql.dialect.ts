@@ -34,6 +34,29 @@ const COLUMNS = (time: (column: string) => string, q = '"') =>
 
 const INSERT_COLUMNS = '(consumer, message_key, message_id, raw, truncated, reason, attempts, state, first_failed_at, last_failed_at)';
 
+/**
+ * The reads and small writes, the same on every database but for placeholders (`$n` or `?`), the
+ * cast PostgreSQL needs to test a parameter for NULL, and how "not truncated" is written.
+ */
+function recordStatements(t: string, cols: string, p: (n: number) => string, cast: string, notTruncated: string, updateReturning = '') {
+  const byKey = `consumer = ${p(1)} AND message_key = ${p(2)}`;
+  return {
+    get: (consumer: string, key: string) => ({ sql: `SELECT ${cols} FROM ${t} WHERE ${byKey}`, params: [consumer, key] }),
+    list: (consumer: string | null, state: string | null, limit: number) => ({
+      sql: `SELECT ${cols} FROM ${t} WHERE (${p(1)}${cast} IS NULL OR consumer = ${p(2)}) AND (${p(3)}${cast} IS NULL OR state = ${p(4)}) ORDER BY last_failed_at DESC LIMIT ${p(5)}`,
+      params: [consumer, consumer, state, state, limit],
+    }),
+    remove: (consumer: string, key: string) => ({ sql: `DELETE FROM ${t} WHERE ${byKey} RETURNING 1 AS removed`, params: [consumer, key] }),
+    // The store reads the record again to tell the outcome: MariaDB's UPDATE returns no rows. SQLite's
+    // statements run through better-sqlite3's all(), which wants rows: there it returns one.
+    requestReplay: (consumer: string, key: string) => ({
+      sql: `UPDATE ${t} SET state = 'replay-requested' WHERE ${byKey} AND message_id IS NOT NULL AND ${notTruncated}${updateReturning}`,
+      params: [consumer, key],
+    }),
+    probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
+  };
+}
+
 export function poisonDialectFor(driverType: string, table: string): PoisonSqlDialect {
   switch (driverType) {
     case 'postgres': {
@@ -50,18 +73,8 @@ export function poisonDialectFor(driverType: string, table: string): PoisonSqlDi
           params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated, f.reason, limit],
         }),
         readAfterCount: false,
-        get: (consumer, key) => ({ sql: `SELECT ${cols} FROM ${t} WHERE consumer = $1 AND message_key = $2`, params: [consumer, key] }),
-        list: (consumer, state, limit) => ({
-          sql: `SELECT ${cols} FROM ${t} WHERE ($1::text IS NULL OR consumer = $1) AND ($2::text IS NULL OR state = $2) ORDER BY last_failed_at DESC LIMIT $3`,
-          params: [consumer, state, limit],
-        }),
-        remove: (consumer, key) => ({ sql: `DELETE FROM ${t} WHERE consumer = $1 AND message_key = $2 RETURNING 1 AS removed`, params: [consumer, key] }),
-        requestReplay: (consumer, key) => ({
-          sql: `UPDATE ${t} SET state = 'replay-requested' WHERE consumer = $1 AND message_key = $2 AND message_id IS NOT NULL AND NOT truncated RETURNING 1 AS requested`,
-          params: [consumer, key],
-        }),
+        ...recordStatements(t, cols, (n) => `$${n}`, '::text', 'NOT truncated'),
         counts: `SELECT consumer, state, COUNT(*)::int AS count FROM ${t} GROUP BY consumer, state`,
-        probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
         unmark: (inbox) => `DELETE FROM "${inbox}" WHERE consumer = $1 AND message_id = $2`,
         createTable: () => [
           `CREATE TABLE ${t} (
@@ -96,18 +109,8 @@ export function poisonDialectFor(driverType: string, table: string): PoisonSqlDi
           params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated ? 1 : 0, f.reason, limit, limit],
         }),
         readAfterCount: false,
-        get: (consumer, key) => ({ sql: `SELECT ${cols} FROM ${t} WHERE consumer = ? AND message_key = ?`, params: [consumer, key] }),
-        list: (consumer, state, limit) => ({
-          sql: `SELECT ${cols} FROM ${t} WHERE (? IS NULL OR consumer = ?) AND (? IS NULL OR state = ?) ORDER BY last_failed_at DESC LIMIT ?`,
-          params: [consumer, consumer, state, state, limit],
-        }),
-        remove: (consumer, key) => ({ sql: `DELETE FROM ${t} WHERE consumer = ? AND message_key = ? RETURNING 1 AS removed`, params: [consumer, key] }),
-        requestReplay: (consumer, key) => ({
-          sql: `UPDATE ${t} SET state = 'replay-requested' WHERE consumer = ? AND message_key = ? AND message_id IS NOT NULL AND truncated = 0 RETURNING 1 AS requested`,
-          params: [consumer, key],
-        }),
+        ...recordStatements(t, cols, () => '?', '', 'truncated = 0', ' RETURNING 1 AS requested'),
         counts: `SELECT consumer, state, COUNT(*) AS count FROM ${t} GROUP BY consumer, state`,
-        probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
         unmark: (inbox) => `DELETE FROM "${inbox}" WHERE consumer = ? AND message_id = ?`,
         createTable: () => [
           `CREATE TABLE ${t} (
@@ -142,19 +145,8 @@ export function poisonDialectFor(driverType: string, table: string): PoisonSqlDi
           params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated ? 1 : 0, f.reason, limit, limit],
         }),
         readAfterCount: true,
-        get: (consumer, key) => ({ sql: `SELECT ${cols} FROM ${t} WHERE consumer = ? AND message_key = ?`, params: [consumer, key] }),
-        list: (consumer, state, limit) => ({
-          sql: `SELECT ${cols} FROM ${t} WHERE (? IS NULL OR consumer = ?) AND (? IS NULL OR state = ?) ORDER BY last_failed_at DESC LIMIT ?`,
-          params: [consumer, consumer, state, state, limit],
-        }),
-        remove: (consumer, key) => ({ sql: `DELETE FROM ${t} WHERE consumer = ? AND message_key = ? RETURNING 1 AS removed`, params: [consumer, key] }),
-        // MariaDB's UPDATE returns no rows: the affected count says whether the record moved.
-        requestReplay: (consumer, key) => ({
-          sql: `UPDATE ${t} SET state = 'replay-requested' WHERE consumer = ? AND message_key = ? AND message_id IS NOT NULL AND truncated = 0`,
-          params: [consumer, key],
-        }),
+        ...recordStatements(t, cols, () => '?', '', 'truncated = 0'),
         counts: `SELECT consumer, state, COUNT(*) AS count FROM ${t} GROUP BY consumer, state`,
-        probe: `SELECT consumer FROM ${t} WHERE 1 = 0`,
         unmark: (inbox) => `DELETE FROM \`${inbox}\` WHERE consumer = ? AND message_id = ?`,
         createTable: () => [
           `CREATE TABLE ${t} (
