@@ -236,7 +236,13 @@ export function describeInboxContract(database: TestDatabase): void {
       await expect(app.consumer.onOrder(message)).rejects.toThrow('warehouse unavailable');
       warehouseDown = false;
       expect(await app.consumer.onOrder(message)).toBe('shipped');
+      // Hidden at once (the message is marked handled), deleted by the next sweep.
       await expect(app.inbox.poison!.get('shipping.ship-order', message.id)).rejects.toThrow(/No poison record/);
+      expect((await app.inbox.poison!.list({ state: 'failing', limit: 50 })).map((r) => r.key)).not.toContain(message.id);
+      const store = new TypeOrmPoisonStore(app.dataSource, 'outbox_inbox_poison', 'outbox_inbox');
+      // This one and the one of the rollback test above (failed once, then handled).
+      expect(await store.sweep()).toBe(2);
+      expect(await store.sweep()).toBe(0);
     });
 
     it('replays what the CLI asked for, refuses records that cannot be replayed, and deletes on request', async () => {

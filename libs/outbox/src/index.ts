@@ -86,6 +86,7 @@ export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';
 // Consumer side: poison messages
 export type { PoisonRecord, PoisonSettings, PoisonState, PoisonStore, PoisonListFilter } from './core/poison/poison.port';
 export { POISON_DEFAULTS } from './core/poison/poison.port';
+export { PoisonPolicy } from './core/poison/poison-policy';
 export { isOutboxEnvelope } from './core/poison/poison-decoding';
 export { PoisonReplays, type ReplayHandler } from './nest/inbox/poison-replays';
 export { TypeOrmPoisonStore } from './typeorm/poison/typeorm-poison.store';

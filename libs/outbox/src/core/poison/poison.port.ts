@@ -52,8 +52,13 @@ export interface PoisonStore<T> {
    * id also gets the inbox mark, so a redelivery is acknowledged as a duplicate.
    */
   countFailure(failure: PoisonFailure, setAsideAt: number): Promise<PoisonRecord>;
-  /** Removes the record of a message that has now been handled, inside the handler's transaction. */
+  /** Removes a record inside the transaction that has now handled its message (a replay). */
   clear(transaction: T, consumer: string, key: string): Promise<void>;
+  /**
+   * Deletes the `failing` records of messages handled since (they have their inbox mark); reads
+   * already leave those out. Resolves with how many went.
+   */
+  sweep(): Promise<number>;
   /** Removes the inbox mark a set-aside wrote, inside the replay's transaction. */
   unmark(transaction: T, consumer: string, messageId: string): Promise<void>;
   get(consumer: string, key: string): Promise<PoisonRecord | undefined>;

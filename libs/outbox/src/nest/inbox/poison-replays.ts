@@ -65,9 +65,13 @@ export class PoisonReplays {
     }
   }
 
-  /** Replays the records the CLI asked for whose handler runs in this process; one look at a time. */
+  /**
+   * Replays the records the CLI asked for whose handler runs in this process, after sweeping away
+   * the records of messages handled since they failed; one look at a time.
+   */
   runRequested(logger: { warn(message: string): void }): Promise<unknown> {
     this.running ??= (async () => {
+      await this.store.sweep();
       const requested = await this.store.list({ state: 'replay-requested', limit: REPLAYS_PER_LOOK });
       for (const record of requested.filter((candidate) => this.handlers.has(candidate.consumer))) {
         await this.replay(record.consumer, record.key).catch((error: unknown) => logger.warn(errorText(error)));

@@ -46,8 +46,7 @@ export class TypeOrmInbox {
     const unit = async (manager: EntityManager): Promise<InboxOutcome<R>> => {
       if (!(await this.store.mark(manager, consumer, messageId))) return { duplicate: true };
       const result = await this.current.run(manager, () => work(manager));
-      // A message that failed before and is handled now leaves no record behind.
-      if (this.poison) await this.poison.store.clear(manager, consumer, messageId);
+      // A `failing` record of this message (it failed before) is left to PoisonStore.sweep: now marked, it is no longer shown.
       return { duplicate: false, result };
     };
     try {

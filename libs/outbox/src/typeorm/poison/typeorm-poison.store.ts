@@ -13,16 +13,14 @@ export class TypeOrmPoisonStore implements PoisonStore<EntityManager> {
   private readonly dialect: PoisonSqlDialect;
   private readonly runner: SqlRunner;
   private readonly markSql: string;
-  private readonly unmarkSql: string;
 
   constructor(
     dataSource: DataSource,
     readonly tableName: string,
     readonly inboxTableName: string,
   ) {
-    this.dialect = poisonDialectFor(dataSource.options.type, validateTableName(tableName));
-    this.markSql = inboxDialectFor(dataSource.options.type, validateTableName(inboxTableName)).mark;
-    this.unmarkSql = this.dialect.unmark(inboxTableName);
+    this.dialect = poisonDialectFor(dataSource.options.type, validateTableName(tableName), validateTableName(inboxTableName));
+    this.markSql = inboxDialectFor(dataSource.options.type, inboxTableName).mark;
     this.runner = runnerFor(dataSource);
   }
 
@@ -44,7 +42,11 @@ export class TypeOrmPoisonStore implements PoisonStore<EntityManager> {
   }
 
   async unmark(manager: EntityManager, consumer: string, messageId: string): Promise<void> {
-    await manager.query(this.unmarkSql, [consumer, messageId]);
+    await manager.query(this.dialect.unmark, [consumer, messageId]);
+  }
+
+  async sweep(): Promise<number> {
+    return (await this.runner.rows({ sql: this.dialect.sweep, params: [] })).length;
   }
 
   async get(consumer: string, key: string): Promise<PoisonRecord | undefined> {
