@@ -5,6 +5,18 @@ import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';
 import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
 import { CliError } from './cli.error';
+import {
+  badPoisonLimit,
+  badPoisonName,
+  badPoisonState,
+  badPoisonTable,
+  cannotRequestReplay,
+  noRecord,
+  poisonNeedsRecord,
+  poisonNeedsSubcommand,
+  recordDeleted,
+  replayRequested,
+} from './cli-poison.messages';
 import type { CliIo } from './outbox-cli';
 
 /** Options of the `poison` commands, merged into the CLI's option table. */
@@ -37,20 +49,20 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** Checks the arguments before connecting, so bad input never reaches the database. */
 export function checkPoisonCommand(args: string[], values: PoisonValues): void {
   const [sub, consumer, key] = args;
-  if (!['list', 'show', 'replay', 'delete'].includes(sub ?? '')) throw new CliError(`"poison" needs list, show, replay or delete.`);
-  if (sub !== 'list' && (consumer === undefined || key === undefined)) throw new CliError(`"poison ${sub}" needs a consumer and a record key (see "poison list").`);
+  if (!['list', 'show', 'replay', 'delete'].includes(sub ?? '')) throw new CliError(poisonNeedsSubcommand());
+  if (sub !== 'list' && (consumer === undefined || key === undefined)) throw new CliError(poisonNeedsRecord(sub));
   for (const [label, value] of [['consumer', consumer ?? values.consumer], ['key', key]] as const) {
     if (value !== undefined && (value === '' || value.length > 255 || CONTROL.test(value))) {
-      throw new CliError(`The ${label} must be 1 to 255 characters without control characters; got ${JSON.stringify(value.slice(0, 80))}.`);
+      throw new CliError(badPoisonName(label, value));
     }
   }
   if (values.state !== undefined && !(POISON_STATES as readonly string[]).includes(values.state)) {
-    throw new CliError(`--state must be one of ${POISON_STATES.join(', ')}; got ${JSON.stringify(values.state)}.`);
+    throw new CliError(badPoisonState(POISON_STATES, values.state));
   }
-  if (values.limit !== undefined && !/^\d{1,4}$/.test(values.limit)) throw new CliError(`--limit must be a number from 1 to 9999; got "${values.limit}".`);
+  if (values.limit !== undefined && !/^\d{1,4}$/.test(values.limit)) throw new CliError(badPoisonLimit(values.limit));
   for (const option of ['poison-table', 'inbox-table'] as const) {
     const value = values[option];
-    if (value !== undefined && !isIdentifier(value)) throw new CliError(`--${option} must be a plain table name (letters, digits and _); got ${JSON.stringify(value)}.`);
+    if (value !== undefined && !isIdentifier(value)) throw new CliError(badPoisonTable(option, value));
   }
 }
 
@@ -64,23 +76,23 @@ export async function runPoisonCommand(dataSource: DataSource, args: string[], v
     return 0;
   }
   const record = await store.get(consumer, key);
-  if (!record) throw new CliError(`No poison record for consumer "${consumer}" and key "${key}".`);
+  if (!record) throw new CliError(noRecord(consumer, key));
   switch (sub) {
     case 'show':
       io.out(JSON.stringify(record, null, 2));
       return 0;
     case 'replay':
       if (!(await store.requestReplay(consumer, key))) throw new CliError(notReplayable(record));
-      io.out(`Replay of ${consumer} / ${key} requested: the app running "${consumer}" replays it within its replayPollMs; "poison show" tells the outcome.`);
+      io.out(replayRequested(consumer, key));
       return 0;
     default:
       await store.remove(consumer, key);
-      io.out(`Poison record ${consumer} / ${key} deleted; its message will not be handled.`);
+      io.out(recordDeleted(consumer, key));
       return 0;
   }
 }
 
 function notReplayable(record: PoisonRecord): string {
   const why = record.messageId === null ? `it could not be decoded (${record.reason})` : 'only the start of the message was stored (poison.maxStoredChars)';
-  return `The record ${record.consumer} / ${record.key} cannot be replayed: ${why}. Delete it with "poison delete".`;
+  return cannotRequestReplay(record.consumer, record.key, why);
 }

@@ -29,4 +29,7 @@ export const noReplayHandler = (consumer: string, known: string[]) =>
 export const replayFailed = (consumer: string, key: string, error: string) =>
   `Replay of "${consumer}" / "${key}" failed: ${error}. The record stays set aside with one more attempt counted.`;
 
+export const recordVanished = (consumer: string, key: string) =>
+  `The poison record of "${consumer}" / "${key}" was deleted while a failure was counted on it; the failure is not counted and the message is redelivered.`;
+
 export const poisonOff = () => `The poison policy is off (OutboxInboxModule option poison: false): there are no poison records here.`;

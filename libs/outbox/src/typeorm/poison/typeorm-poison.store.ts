@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { validateTableName } from '../../core/outbox-options';
 import type { PoisonFailure, PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
 import { inboxDialectFor } from '../inbox/inbox-sql.dialect';
+import { recordVanished } from '../../core/poison/poison.messages';
 import { runnerFor, type SqlRunner } from '../sql-runners';
 import { poisonDialectFor, type PoisonSqlDialect } from './poison-sql.dialect';
 
@@ -27,7 +28,7 @@ export class TypeOrmPoisonStore implements PoisonStore<EntityManager> {
   async countFailure(failure: PoisonFailure, setAsideAt: number): Promise<PoisonRecord> {
     const rows = await this.runner.rows(this.dialect.countFailure(failure, setAsideAt));
     const record = this.dialect.readAfterCount ? await this.get(failure.consumer, failure.key) : toRecord(rows[0]);
-    if (!record) throw new Error(`poison record of "${failure.consumer}" / "${failure.key}" vanished while it was counted`);
+    if (!record) throw new Error(recordVanished(failure.consumer, failure.key));
     // The mark makes a redelivery of a set-aside message a duplicate. Written after the record: a crash
     // in between leaves a record without a mark, and the redelivery counts it again and marks it then.
     if (record.state === 'set-aside' && failure.messageId !== undefined) {
