@@ -37,7 +37,8 @@ export class TypeOrmInbox {
 
   async process<R>(message: unknown, consumer: string, work: (manager: EntityManager) => Promise<R> | R, decoding: InboxDecoding = 'id'): Promise<InboxOutcome<R>> {
     checkConsumerName(consumer);
-    const decoded = decode(message, decoding);
+    // Without the policy only the id is checked, as before it existed: a stricter check could only turn deliveries into errors.
+    const decoded = decode(message, this.poison ? decoding : 'id');
     if (!decoded.ok) {
       if (!this.poison) throw new OutboxConfigurationError(invalidMessageId(consumer, typeof message === 'object' ? (message as { id?: unknown } | null)?.id : message));
       return { duplicate: false, setAside: await this.poison.undecodable(consumer, message, decoded.reason) };
