@@ -1,10 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { INestApplication, INestMicroservice } from '@nestjs/common';
 import { Kafka, logLevel, type Consumer, type Producer } from 'kafkajs';
 import { DataSource } from 'typeorm';
 import { OutboxInbox } from '@nest-outbox/outbox';
 import { createOrderServiceApp, serveOrderService } from '../apps/order-service/src/bootstrap';
-import type { OrderServiceConfig } from '../apps/order-service/src/config/order-service.config';
+import type { DatabaseConfig, OrderServiceConfig } from '../apps/order-service/src/config/order-service.config';
 import { privatePostgresSchema } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
@@ -17,7 +20,7 @@ const envelope = (id: string, aggregateId: string) => ({
  * The demo's consumer on the shared Kafka broker (nothing is stopped but this app's own consumer):
  * handler errors, and messages that are not envelopes, do not stop it; a stopped consumer is down.
  */
-describe('order service consumer and poison messages', () => {
+describe.each(['postgres', 'sqlite'] as const)('order service consumer and poison messages (%s)', (databaseKind) => {
   const suffix = randomBytes(5).toString('hex');
   let app: INestApplication | undefined;
   let schema: { drop(): Promise<void> } | undefined;
@@ -26,12 +29,20 @@ describe('order service consumer and poison messages', () => {
   let url: string;
 
   beforeAll(async () => {
-    const database = await privatePostgresSchema('poison');
-    schema = database;
+    let database: DatabaseConfig;
+    if (databaseKind === 'postgres') {
+      const { url, schema: name, drop } = await privatePostgresSchema('poison');
+      database = { type: 'postgres', url, schema: name };
+      schema = { drop };
+    } else {
+      const dir = mkdtempSync(join(tmpdir(), 'order-service-poison-'));
+      database = { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') };
+      schema = { drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    }
     const brokers = requireService('kafka').split(',');
     const config: OrderServiceConfig = {
       httpPort: 0,
-      database: { type: 'postgres', url: database.url, schema: database.schema },
+      database,
       broker: { transport: 'kafka', brokers, clientId: `order-service-${suffix}`, groupId: `order-consumer-${suffix}` },
       ordersTopic: `orders-${suffix}`,
       outbox: { relay: true, pollIntervalMs: 200, backoffInitialMs: 200, backoffMaxMs: 2_000 },
@@ -63,8 +74,8 @@ describe('order service consumer and poison messages', () => {
       messages: [
         { partition: 0, value: 'not an envelope' },
         { partition: 0, value: JSON.stringify(envelope(valid[0], randomUUID())) },
-        // An aggregate id longer than the timeline's varchar(36): the insert fails on every delivery.
-        { partition: 0, value: JSON.stringify(envelope(failing, 'x'.repeat(40))) },
+        // An envelope without occurredAt (optional in an envelope): the timeline's NOT NULL column refuses it on every delivery.
+        { partition: 0, value: JSON.stringify({ ...envelope(failing, randomUUID()), occurredAt: undefined }) },
         { partition: 0, value: JSON.stringify(envelope(valid[1], randomUUID())) },
       ],
     });
@@ -79,7 +90,7 @@ describe('order service consumer and poison messages', () => {
         [failing, 'set-aside', 5],
       ]),
     );
-    expect(records.find((record) => record.messageId === failing)!.reason).toMatch(/^handler failed: value too long/);
+    expect(records.find((record) => record.messageId === failing)!.reason).toMatch(/^handler failed: .*(not-null|NOT NULL)/);
     expect((await fetch(`${url}/health/consumer`)).status).toBe(200);
     expect(await (await fetch(`${url}/metrics`)).text()).toContain('outbox_inbox_poison_messages{consumer="order-service.timeline",state="set-aside"} 2');
   });
