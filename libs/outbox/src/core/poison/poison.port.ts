@@ -52,8 +52,11 @@ export interface PoisonStore<T> {
    * id also gets the inbox mark, so a redelivery is acknowledged as a duplicate.
    */
   countFailure(failure: PoisonFailure, setAsideAt: number): Promise<PoisonRecord>;
-  /** Removes a record inside the transaction that has now handled its message (a replay). */
-  clear(transaction: T, consumer: string, key: string): Promise<void>;
+  /**
+   * Deletes a record inside a replay's transaction, first: a concurrent replay of the same record
+   * waits on its row and then finds it gone. Resolves whether this call deleted it.
+   */
+  claim(transaction: T, consumer: string, key: string): Promise<boolean>;
   /**
    * Deletes the `failing` records of messages handled since (they have their inbox mark); reads
    * already leave those out. Resolves with how many went.

@@ -58,11 +58,14 @@ export class PoisonReplays {
     if (record.truncated) throw new OutboxAdminError(notReplayable(consumer, key, 'it was longer than poison.maxStoredChars and only its start was kept'), 'conflict');
     const handler = this.handlers.get(consumer);
     if (!handler) throw new OutboxAdminError(noReplayHandler(consumer, this.consumers()), 'conflict');
+    let outcome;
     try {
-      await this.inbox.replay(record, handler);
+      outcome = await this.inbox.replay(record, handler);
     } catch (error) {
       throw new OutboxAdminError(replayFailed(consumer, key, errorText(error)), 'conflict');
     }
+    // Another replay (another operator, another instance) took it first and ran it.
+    if (!outcome.replayed) throw new OutboxAdminError(noPoisonRecord(consumer, key), 'not-found');
   }
 
   /**

@@ -60,21 +60,22 @@ export class TypeOrmInbox {
   }
 
   /**
-   * Runs a recorded message through `work` again, as a first delivery: the mark the set-aside wrote
-   * is replaced, and the record is deleted in the same transaction. On failure nothing is changed
-   * but the record's attempts and reason.
+   * Runs a recorded message through `work` again, as a first delivery: the record is deleted and the
+   * mark the set-aside wrote replaced, in the work's transaction. Resolves `{ replayed: false }` when
+   * a concurrent replay took the record first (it waited on the record's row, then found it gone).
+   * On failure nothing is changed but the record's attempts and reason.
    */
-  async replay<R>(record: PoisonRecord, work: (message: unknown, manager: EntityManager) => Promise<R> | R): Promise<R> {
+  async replay<R>(record: PoisonRecord, work: (message: unknown, manager: EntityManager) => Promise<R> | R): Promise<{ replayed: true; result: R } | { replayed: false }> {
     const poison = this.poison!;
     const messageId = record.messageId!;
     const message: unknown = JSON.parse(record.raw);
     try {
       return await this.transaction(async (manager) => {
+        if (!(await poison.store.claim(manager, record.consumer, record.key))) return { replayed: false as const };
         await poison.store.unmark(manager, record.consumer, messageId);
         await this.store.mark(manager, record.consumer, messageId);
         const result = await this.current.run(manager, () => work(message, manager));
-        await poison.store.clear(manager, record.consumer, record.key);
-        return result;
+        return { replayed: true as const, result };
       });
     } catch (error) {
       await poison.failed(record.consumer, messageId, message, error, 1).catch(() => undefined);

@@ -37,9 +37,10 @@ export class TypeOrmPoisonStore implements PoisonStore<EntityManager> {
     return record;
   }
 
-  async clear(manager: EntityManager, consumer: string, key: string): Promise<void> {
+  async claim(manager: EntityManager, consumer: string, key: string): Promise<boolean> {
     const { sql, params } = this.dialect.remove(consumer, key);
-    await manager.query(sql, params);
+    const result = await manager.queryRunner!.query(sql, params, true);
+    return Array.isArray(result.records) && result.records.length > 0;
   }
 
   async unmark(manager: EntityManager, consumer: string, messageId: string): Promise<void> {
