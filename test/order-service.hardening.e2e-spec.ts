@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
 import request from 'supertest';
+import { OutboxInbox } from '@nest-outbox/outbox';
 import { startOrderService, type RunningOrderService } from './support/order-service.harness';
 import { serviceOutage } from './transports/transport-contract';
+import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
 
 const item = { sku: 'PEN', quantity: 1, unitPriceCents: 99 };
@@ -65,4 +69,40 @@ describe('order-service while its database server is stopped (PostgreSQL + TCP)'
       await service.close();
     }
   });
+});
+
+describe('order-service consumer while its database server is stopped (PostgreSQL + Kafka)', () => {
+  it('fails its deliveries without counting them as poison, and handles the message once the server is back', async () => {
+    const postgres = serviceOutage('postgres')({} as never);
+    const service = await startOrderService('postgres', 'kafka');
+    const producer = new Kafka({ clientId: `outage-producer-${randomUUID()}`, brokers: requireService('kafka').split(','), logLevel: logLevel.NOTHING }).producer();
+    let stopped = false;
+    try {
+      const http = service.app.getHttpServer();
+      const { body: order } = await request(http).post('/orders').send({ customerId: 'c-consumer-outage', items: [item] }).expect(201);
+      await waitFor('the first order on the timeline', async () => (await request(http).get('/received-events/timeline').query({ orderId: order.id })).body.length === 1, 60_000);
+      await producer.connect();
+
+      await postgres.stop();
+      stopped = true;
+      const aggregateId = randomUUID();
+      const envelope = { id: randomUUID(), type: 'orders.order-placed', version: 1, aggregateType: 'order', aggregateId, occurredAt: new Date().toISOString(), headers: {}, payload: {} };
+      await producer.send({ topic: service.config.ordersTopic, messages: [{ key: aggregateId, value: JSON.stringify(envelope) }] });
+      // More failed deliveries than the poison policy's maxAttempts (5): none can be counted while the database is away.
+      await waitFor(
+        'the message delivered 6 times during the outage',
+        async () => ((await request(http).get('/received-events').query({ aggregateId })).body[0]?.deliveries ?? 0) >= 6,
+        60_000,
+      );
+
+      await postgres.start();
+      stopped = false;
+      await waitFor('the message on the timeline', async () => (await request(http).get('/received-events/timeline').query({ orderId: aggregateId })).body.length === 1, 60_000);
+      expect(await service.app.get(OutboxInbox).poison!.list({ limit: 10 })).toEqual([]);
+    } finally {
+      if (stopped) await postgres.start();
+      await producer.disconnect();
+      await service.close();
+    }
+  }, 180_000);
 });

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { CreateInboxTable, CreateOutboxTable, outboxMessageEntity } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable, outboxMessageEntity } from '@nest-outbox/outbox';
 import { CreateOrderTables1767225600001 } from '../../apps/order-service/src/database/create-order-tables.migration';
 import { Order, OrderLine } from '../../apps/order-service/src/orders/order.entity';
 import type { OutboxRow } from './analysis';
@@ -55,7 +55,7 @@ export async function migrate(url: string, schema: string): Promise<void> {
     schema,
     extra: { options: `-c search_path=${schema}` },
     entities: [Order, OrderLine, outboxMessageEntity()],
-    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable],
+    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable, CreateInboxPoisonTable],
     logging: false,
   });
   await dataSource.initialize();

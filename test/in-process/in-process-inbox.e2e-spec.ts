@@ -18,6 +18,20 @@ class LabelPrinter {
   }
 }
 
+let jammed = true;
+
+@Injectable()
+class JammedPrinter {
+  constructor(private readonly inbox: OutboxInbox) {}
+
+  @OnOutboxEvent('parcels.parcel-registered', { name: 'shipping.jammed-printer', inbox: true })
+  async print(envelope: OutboxEnvelope): Promise<void> {
+    if (jammed) throw new Error('paper jam');
+    runs.push(envelope.id);
+    await this.inbox.manager().query(`INSERT INTO printed_labels (message_id) VALUES ('${envelope.id}')`);
+  }
+}
+
 @Injectable()
 class LonelyPrinter {
   @OnOutboxEvent('parcels.parcel-registered', { name: 'shipping.print-label', inbox: true })
@@ -53,6 +67,23 @@ describe.each<TestDatabase>(['postgres', 'sqlite'])('in-process handlers with th
     expect(runs).toEqual([id]);
     const [{ n }] = await app.dataSource.query(`SELECT COUNT(*) AS n FROM printed_labels WHERE message_id = '${id}'`);
     expect(Number(n)).toBe(1);
+  });
+
+  it('sets aside a message its handler failed poison.maxAttempts times (the row is published, not dead), and replays it', async () => {
+    app = await startHandlersApp(isolated.options, [JammedPrinter], { maxAttempts: 10 }, { replayPollMs: 0, poison: { maxAttempts: 2 } });
+    await app.dataSource.query('CREATE TABLE printed_labels (message_id varchar(36) NOT NULL)');
+    jammed = true;
+    const [id] = await app.add('p-2', [{ seq: 0 }]);
+    const row = await waitFor('the row published', async () => (await app!.rows()).find((r) => r.id === id && r.status === 'published'));
+    // The relay counted the one failed delivery and the set-aside one that published it: far from its maxAttempts (10).
+    expect(row.attempts).toBe(2);
+    const poison = app.module.get(OutboxInbox).poison!;
+    expect(await poison.get('shipping.jammed-printer', id)).toMatchObject({ state: 'set-aside', attempts: 2, reason: 'handler failed: paper jam' });
+    expect(runs).toEqual([]);
+    jammed = false;
+    await poison.replay('shipping.jammed-printer', id);
+    expect(runs).toEqual([id]);
+    await expect(poison.get('shipping.jammed-printer', id)).rejects.toThrow(/No poison record/);
   });
 
   it('refuses { inbox: true } when OutboxInboxModule is not imported, naming the handler', async () => {

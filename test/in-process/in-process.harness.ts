@@ -2,16 +2,16 @@ import type { Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateInboxTable, CreateOutboxTable, OutboxInboxModule, OutboxModule, OutboxPublisher, outboxMessageEntity, type OutboxModuleOptions } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable, OutboxInboxModule, OutboxModule, OutboxPublisher, outboxMessageEntity, type OutboxInboxModuleOptions, type OutboxModuleOptions } from '@nest-outbox/outbox';
 
 /** A Nest app with the outbox module and the given handler providers, on a database the test owns. */
-export async function startHandlersApp(database: Partial<DataSourceOptions>, providers: Provider[], options: OutboxModuleOptions = {}, withInbox = false) {
+export async function startHandlersApp(database: Partial<DataSourceOptions>, providers: Provider[], options: OutboxModuleOptions = {}, withInbox: boolean | OutboxInboxModuleOptions = false) {
   let module: TestingModule | undefined;
   try {
     module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({ ...database, autoLoadEntities: true, migrations: [CreateOutboxTable, CreateInboxTable], migrationsRun: true, logging: false } as TypeOrmModuleOptions),
-        ...(withInbox ? [OutboxInboxModule.forRoot({ pruneIntervalMs: 0 })] : []),
+        TypeOrmModule.forRoot({ ...database, autoLoadEntities: true, migrations: [CreateOutboxTable, CreateInboxTable, CreateInboxPoisonTable], migrationsRun: true, logging: false } as TypeOrmModuleOptions),
+        ...(withInbox ? [OutboxInboxModule.forRoot({ pruneIntervalMs: 0, ...(withInbox === true ? {} : withInbox) })] : []),
         OutboxModule.forRoot({
           pollIntervalMs: 200,
           backoff: { initialMs: 20, maxMs: 60, jitter: 0 },

@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { isolatedDatabase } from '../support/outbox-harness';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
@@ -61,7 +61,7 @@ describe.each(transports)('inbox behind a Nest %s consumer', (_name, transport) 
     isolated = await isolatedDatabase('postgres');
     const module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({ ...isolated.options, migrations: [CreateInboxTable], migrationsRun: true, logging: false } as TypeOrmModuleOptions),
+        TypeOrmModule.forRoot({ ...isolated.options, migrations: [CreateInboxTable, CreateInboxPoisonTable], migrationsRun: true, logging: false } as TypeOrmModuleOptions),
         OutboxInboxModule.forRoot({ pruneIntervalMs: 0 }),
       ],
       controllers: [Projector],

@@ -3,7 +3,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, EntitySchema } from 'typeorm';
-import { CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, TypeOrmPoisonStore, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
 
 /** The side effect a consumer writes: one row per handled message. */
@@ -28,6 +28,9 @@ const envelope = (id: string): OutboxEnvelope => ({
   payload: { orderId: 'o-1' },
 });
 
+/** While true, the shipping handler writes its row and then fails (a warehouse outage). */
+let warehouseDown = false;
+
 @Controller()
 class ShippingConsumer {
   constructor(private readonly inbox: OutboxInbox) {}
@@ -36,6 +39,7 @@ class ShippingConsumer {
   @Idempotent('shipping.ship-order')
   async onOrder(@Payload() event: OutboxEnvelope): Promise<string> {
     await this.inbox.manager().getRepository(ShipmentEntity).insert({ messageId: event.id });
+    if (warehouseDown) throw new Error('warehouse unavailable');
     return 'shipped';
   }
 }
@@ -56,11 +60,11 @@ async function start(database: TestDatabase, extra: { controllers?: any[]; provi
           ...isolated.options,
           entities: [ShipmentEntity],
           synchronize: true,
-          migrations: [CreateInboxTable],
+          migrations: [CreateInboxTable, CreateInboxPoisonTable],
           migrationsRun: true,
           logging: false,
         } as TypeOrmModuleOptions),
-        OutboxInboxModule.forRoot({ pruneIntervalMs: 0, retentionMs: 60_000 }),
+        OutboxInboxModule.forRoot({ pruneIntervalMs: 0, retentionMs: 60_000, replayPollMs: 0, poison: { maxAttempts: 3 } }),
       ],
       controllers: extra.controllers ?? [ShippingConsumer],
       providers: extra.providers ?? [],
@@ -164,10 +168,102 @@ export function describeInboxContract(database: TestDatabase): void {
       expect(await app.consumer.onOrder(message)).toBe('shipped');
       expect(await app.consumer.onOrder(message)).toBeUndefined();
       expect((await app.shipments()) - before).toBe(1);
-      await expect((app.consumer.onOrder as (value: unknown) => Promise<unknown>)({ orderId: 'no envelope' })).rejects.toThrow(
-        /ShippingConsumer\.onOrder was called without an outbox envelope/,
-      );
+      // Not an envelope: recorded and acknowledged (the handler returns), never run.
+      await expect((app.consumer.onOrder as (value: unknown) => Promise<unknown>)({ orderId: 'no envelope' })).resolves.toBeUndefined();
       expect((await app.shipments()) - before).toBe(1);
+      const [record] = (await app.inbox.poison!.list({ consumer: 'shipping.ship-order', limit: 10 })).filter((r) => r.raw.includes('no envelope'));
+      expect(record).toMatchObject({ messageId: null, state: 'set-aside', attempts: 1, raw: '{"orderId":"no envelope"}' });
+      expect(record.reason).toBe('not an outbox envelope: "id" is a undefined, expected a string');
+    });
+
+    it('sets aside deliveries that cannot be decoded, with their reason, and counts a redelivery on the same record', async () => {
+      const nul = { ...envelope('00000000-0000-7000-8000-00000000000a'), id: 'abc\u0000def' };
+      const outcome = await app.consumer.onOrder(nul);
+      expect(outcome).toBeUndefined();
+      const wrongTypes = { ...envelope('00000000-0000-7000-8000-00000000000b'), version: '1' };
+      expect(await (app.consumer.onOrder as (value: unknown) => Promise<unknown>)(wrongTypes)).toBeUndefined();
+      expect(await (app.consumer.onOrder as (value: unknown) => Promise<unknown>)('plain text')).toBeUndefined();
+      expect(await (app.consumer.onOrder as (value: unknown) => Promise<unknown>)('plain text')).toBeUndefined();
+      const direct = await app.inbox.process({ id: 'x\u0000y' }, 'billing', () => 'never');
+      expect(direct.setAside?.reason).toBe('no valid message id: "id" contains a control character (x\\u0000y)');
+      const records = await app.inbox.poison!.list({ consumer: 'shipping.ship-order', limit: 50 });
+      const reasons = records.map((r) => r.reason);
+      expect(reasons).toEqual(
+        expect.arrayContaining([
+          'no valid message id: "id" contains a control character (abc\\u0000def)',
+          'not an outbox envelope: "version" is a string, expected a number',
+          'not an outbox envelope: got a string',
+        ]),
+      );
+      expect(records.find((r) => r.raw === '"plain text"')).toMatchObject({ attempts: 2, state: 'set-aside' });
+      expect(records.find((r) => r.reason.includes('abc'))!.raw).toContain('abc\\u0000def');
+    });
+
+    it('counts a failing handler across redeliveries and sets it aside at maxAttempts; replay runs it and deletes the record', async () => {
+      const message = envelope('00000000-0000-7000-8000-00000000000c');
+      const before = await app.shipments();
+      warehouseDown = true;
+      try {
+        await expect(app.consumer.onOrder(message)).rejects.toThrow('warehouse unavailable');
+        await expect(app.consumer.onOrder(message)).rejects.toThrow('warehouse unavailable');
+        expect(await app.inbox.poison!.get('shipping.ship-order', message.id)).toMatchObject({ state: 'failing', attempts: 2, messageId: message.id });
+        // The third failure reaches maxAttempts: 3, so the handler returns and the broker would acknowledge.
+        await expect(app.consumer.onOrder(message)).resolves.toBeUndefined();
+        const record = await app.inbox.poison!.get('shipping.ship-order', message.id);
+        expect(record).toMatchObject({ state: 'set-aside', attempts: 3, reason: 'handler failed: warehouse unavailable' });
+        expect(JSON.parse(record.raw)).toEqual(message);
+        // A redelivery of a set-aside message is a duplicate: not run, not counted.
+        await expect(app.consumer.onOrder(message)).resolves.toBeUndefined();
+        expect((await app.inbox.poison!.get('shipping.ship-order', message.id)).attempts).toBe(3);
+        expect(await app.shipments()).toBe(before);
+        // A replay while the cause persists counts one more attempt and keeps the record.
+        await expect(app.inbox.poison!.replay('shipping.ship-order', message.id)).rejects.toThrow(/Replay of "shipping.ship-order" \/ ".*" failed: warehouse unavailable/);
+        expect(await app.inbox.poison!.get('shipping.ship-order', message.id)).toMatchObject({ state: 'set-aside', attempts: 4 });
+      } finally {
+        warehouseDown = false;
+      }
+      // Two replays at once (two operators): the handler runs once, the other finds the record gone.
+      const both = await Promise.allSettled([app.inbox.poison!.replay('shipping.ship-order', message.id), app.inbox.poison!.replay('shipping.ship-order', message.id)]);
+      expect(both.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect((both.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult).reason.message).toMatch(/No poison record/);
+      expect((await app.shipments()) - before).toBe(1);
+      await expect(app.inbox.poison!.get('shipping.ship-order', message.id)).rejects.toThrow(/No poison record/);
+      // Replayed once: the message is now handled, so a redelivery is a duplicate again.
+      await expect(app.consumer.onOrder(message)).resolves.toBeUndefined();
+      expect((await app.shipments()) - before).toBe(1);
+    });
+
+    it('forgets the failures of a message that succeeds before the limit', async () => {
+      const message = envelope('00000000-0000-7000-8000-00000000000d');
+      warehouseDown = true;
+      await expect(app.consumer.onOrder(message)).rejects.toThrow('warehouse unavailable');
+      warehouseDown = false;
+      expect(await app.consumer.onOrder(message)).toBe('shipped');
+      // Hidden at once (the message is marked handled), deleted by the next sweep.
+      await expect(app.inbox.poison!.get('shipping.ship-order', message.id)).rejects.toThrow(/No poison record/);
+      expect((await app.inbox.poison!.list({ state: 'failing', limit: 50 })).map((r) => r.key)).not.toContain(message.id);
+      const store = new TypeOrmPoisonStore(app.dataSource, 'outbox_inbox_poison', 'outbox_inbox');
+      // This one and the one of the rollback test above (failed once, then handled).
+      expect(await store.sweep()).toBe(2);
+      expect(await store.sweep()).toBe(0);
+    });
+
+    it('replays what the CLI asked for, refuses records that cannot be replayed, and deletes on request', async () => {
+      const message = envelope('00000000-0000-7000-8000-00000000000e');
+      warehouseDown = true;
+      for (let i = 0; i < 3; i++) await app.consumer.onOrder(message).catch(() => undefined);
+      warehouseDown = false;
+      const store = new TypeOrmPoisonStore(app.dataSource, 'outbox_inbox_poison', 'outbox_inbox');
+      expect(await store.requestReplay('shipping.ship-order', message.id)).toBe(true);
+      const [undecodable] = (await store.list({ consumer: 'shipping.ship-order', limit: 50 })).filter((r) => r.messageId === null);
+      expect(await store.requestReplay('shipping.ship-order', undecodable.key)).toBe(false);
+      await expect(app.inbox.poison!.replay('shipping.ship-order', undecodable.key)).rejects.toThrow(/cannot be replayed: it could not be decoded/);
+      await app.inbox.poison!.runRequested({ warn: (text) => fail(text) });
+      await expect(store.get('shipping.ship-order', message.id)).resolves.toBeUndefined();
+      const counts = await app.inbox.poison!.counts();
+      expect(counts.find((c) => c.consumer === 'shipping.ship-order' && c.state === 'set-aside')!.count).toBeGreaterThanOrEqual(3);
+      await app.inbox.poison!.remove('shipping.ship-order', undecodable.key);
+      await expect(app.inbox.poison!.remove('shipping.ship-order', undecodable.key)).rejects.toThrow(/No poison record/);
     });
 
     it('refuses a consumer name used by two handlers, naming both', async () => {

@@ -46,7 +46,13 @@ export class AppModule {
           }),
         }),
         // The consumer records each message it handled in the inbox, in the transaction of its side effect.
-        OutboxInboxModule.forRoot({}),
+        // A message that is not an envelope, or fails 5 times, is set aside (outbox_inbox_poison) so the partition moves on:
+        // `/outbox` (console), `nest-outbox poison list` and the outbox_inbox_poison_messages gauge show it.
+        OutboxInboxModule.forRootAsync({
+          imports: [MetricsRegistryModule],
+          inject: [METRICS_REGISTRY],
+          useFactory: (registry: Registry) => ({ metrics: { registry } }),
+        }),
         OrdersModule,
         OperationsModule,
         OrderEventsModule.register(config.ordersTopic),

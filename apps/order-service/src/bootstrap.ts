@@ -18,7 +18,11 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
   // whitelist + forbidNonWhitelisted: an unknown field is a 400 too, and nothing is written.
   app.useGlobalPipes(new JsonDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.useGlobalFilters(new DatabaseUnavailableFilter(app.get(HttpAdapterHost).httpAdapter));
-  app.connectMicroservice(orderEventsConsumer(config.broker), { inheritAppConfig: true });
+  // The filter and pipes above are HTTP's. Inherited by the consumer, the HTTP filter answered a
+  // handler's error by writing an HTTP reply to the Kafka context, which stopped the consumer for
+  // good; without them a handler error is retried by the broker until the inbox's poison policy
+  // sets the message aside.
+  app.connectMicroservice(orderEventsConsumer(config.broker), { inheritAppConfig: false });
   app.enableShutdownHooks();
   return app;
 }
@@ -30,8 +34,9 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
  */
 export async function serveOrderService(app: INestApplication, port: number): Promise<void> {
   await app.listen(port, '127.0.0.1');
-  const consumers = app.startAllMicroservices();
-  app.get(ConsumerReadiness).track(consumers);
+  const readiness = app.get(ConsumerReadiness);
+  const consumers = app.startAllMicroservices().then(() => readiness.watch(app.getMicroservices()));
+  readiness.track(consumers);
   startRelayWhenListening(app, consumers);
 }
 

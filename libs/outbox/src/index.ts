@@ -88,6 +88,15 @@ export { TypeOrmInbox } from './typeorm/inbox/typeorm-inbox';
 export { TypeOrmInboxStore } from './typeorm/inbox/typeorm-inbox.store';
 export { CreateInboxTable, createInboxTableMigration } from './typeorm/inbox/create-inbox-table.migration';
 export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';
+// Consumer side: poison messages
+export type { PoisonRecord, PoisonSettings, PoisonState, PoisonStore, PoisonListFilter } from './core/poison/poison.port';
+export { POISON_DEFAULTS } from './core/poison/poison.port';
+export { PoisonPolicy } from './core/poison/poison-policy';
+export { isOutboxEnvelope } from './core/poison/poison-decoding';
+export { PoisonReplays, type ReplayHandler } from './nest/inbox/poison-replays';
+export { TypeOrmPoisonStore } from './typeorm/poison/typeorm-poison.store';
+export { CreateInboxPoisonTable, createInboxPoisonTableMigration } from './typeorm/poison/create-poison-table.migration';
+export { DEFAULT_POISON_TABLE } from './typeorm/poison/poison-sql.dialect';
 
 // In-process handlers
 export { OnOutboxEvent, type OnOutboxEventOptions } from './nest/in-process/on-outbox-event.decorator';

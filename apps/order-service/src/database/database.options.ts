@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { CreateInboxTable, CreateOutboxTable } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable } from '@nest-outbox/outbox';
 import type { DatabaseConfig } from '../config/order-service.config';
 import { CreateOrderTables1767225600001 } from './create-order-tables.migration';
 import { CreateOrderTimeline1767225600002 } from './create-order-timeline.migration';
@@ -10,7 +10,7 @@ import { CreateOrderTimeline1767225600002 } from './create-order-timeline.migrat
 export function databaseOptions(config: DatabaseConfig): TypeOrmModuleOptions {
   const common = {
     autoLoadEntities: true,
-    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable, CreateOrderTimeline1767225600002],
+    migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable, CreateOrderTimeline1767225600002, CreateInboxPoisonTable],
     migrationsRun: true,
     synchronize: false,
   };

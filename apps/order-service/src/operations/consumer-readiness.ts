@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type INestMicroservice } from '@nestjs/common';
+import type { Consumer } from 'kafkajs';
 
 export type ConsumerState = 'joining' | 'ready' | 'failed';
 
 /**
- * Whether the event consumer has joined its broker. The HTTP API takes orders without it (the outbox
- * keeps their events until they are delivered), so it has a readiness of its own: `/health/consumer`.
+ * Whether the event consumer has joined its broker and is still consuming. The HTTP API takes
+ * orders without it (the outbox keeps their events until they are delivered), so it has a readiness
+ * of its own: `/health/consumer`.
  */
 @Injectable()
 export class ConsumerReadiness {
@@ -21,6 +23,23 @@ export class ConsumerReadiness {
     );
   }
 
+  /**
+   * Follows the Kafka consumer after it started: a consumer that stops, or crashes without a
+   * restart, no longer consumes although the app still runs, so it is reported down; one that
+   * crashes and restarts is joining again until it has rejoined its group.
+   */
+  watch(microservices: INestMicroservice[]): void {
+    for (const microservice of microservices) {
+      const consumer = kafkaConsumerOf(microservice);
+      if (!consumer) continue;
+      consumer.on(consumer.events.GROUP_JOIN, () => this.set('ready'));
+      consumer.on(consumer.events.STOP, () => this.set('failed', 'the Kafka consumer stopped'));
+      consumer.on(consumer.events.CRASH, ({ payload }) =>
+        payload.restart ? this.set('joining', `restarting after: ${payload.error.message}`) : this.set('failed', `the Kafka consumer stopped after: ${payload.error.message}`),
+      );
+    }
+  }
+
   snapshot(): { state: ConsumerState; since: string; error?: string } {
     return { state: this.state, since: this.since.toISOString(), ...(this.error ? { error: this.error } : {}) };
   }
@@ -29,5 +48,16 @@ export class ConsumerReadiness {
     this.state = state;
     this.since = new Date();
     this.error = error;
+  }
+}
+
+/** The kafkajs consumer of a Nest Kafka microservice (`unwrap()` gives [client, consumer, producer]); undefined for other transports. */
+function kafkaConsumerOf(microservice: INestMicroservice): Consumer | undefined {
+  try {
+    const unwrapped = microservice.unwrap<unknown>();
+    const consumer = Array.isArray(unwrapped) ? (unwrapped[1] as Consumer | null) : undefined;
+    return consumer && typeof consumer.on === 'function' && consumer.events ? consumer : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Get, Logger, ParseUUIDPipe, Query, type Type } from '@nestj
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
-import { continueOutboxTrace, Idempotent, OutboxInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { continueOutboxTrace, Idempotent, isOutboxEnvelope, OutboxInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { OrderTimelineEntry } from './order-timeline.entity';
 import { ReceivedEventsStore, type ReceivedEvent } from './received-events.store';
 
@@ -23,6 +23,9 @@ export function createOrderEventsController(topic: string): Type<unknown> {
 
     @EventPattern<Record<string, OutboxEnvelope>>(topic)
     handle(@Payload() envelope: OutboxEnvelope, @Ctx() context: unknown): Promise<void> {
+      // Not an outbox envelope (or one with an unusable id): the inbox records it as poison and the
+      // handler returns, so the offset is committed and the partition moves on.
+      if (!isOutboxEnvelope(envelope)) return this.addToTimeline(envelope);
       // Every delivery is counted (at-least-once shows here); the side effect runs once per message.
       const fromKafka = context instanceof KafkaContext ? kafkaDetails(context) : {};
       const event = this.received.record({ transport: context instanceof KafkaContext ? 'kafka' : 'tcp', topic, envelope, ...fromKafka });
@@ -31,7 +34,10 @@ export function createOrderEventsController(topic: string): Type<unknown> {
       return continueOutboxTrace(envelope, () => this.addToTimeline(envelope));
     }
 
-    /** Writes the timeline entry and the inbox mark in one transaction; a redelivered message is skipped. */
+    /**
+     * Writes the timeline entry and the inbox mark in one transaction; a redelivered message is
+     * skipped. A message that fails 5 times (the poison policy's default) is recorded and acknowledged.
+     */
     @Idempotent('order-service.timeline')
     async addToTimeline(envelope: OutboxEnvelope): Promise<void> {
       await this.inbox.manager().insert(OrderTimelineEntry, {

@@ -1,5 +1,6 @@
 /** Texts of the `nest-outbox` command. */
 import { redactUrl } from './cli-redaction';
+import { POISON_USAGE } from './cli-poison';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 
@@ -22,6 +23,7 @@ Commands:
       --confirm-unknown       pause a destination that no message has used yet
   resume <destination>        publish to it again
   paused                      list paused destinations, since when and why
+\${POISON_USAGE}
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables
 

@@ -15,6 +15,7 @@ import { badDestination, badDialect, badLimit, badNumber, badPosition, badReason
 import { connect } from './cli-connection';
 import { redactText, secretsOf, urlsOf } from './cli-redaction';
 import { printStatus } from './cli-status';
+import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-poison';
 
 export interface CliIo {
   out(line: string): void;
@@ -42,6 +43,7 @@ const OPTIONS = {
   to: { type: 'string' },
   dialect: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  ...POISON_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -89,6 +91,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
+  if (command === 'poison') return poison(positionals.slice(1), values, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
@@ -164,6 +167,18 @@ async function retryNow(operator: OutboxConsole, id: string | undefined, filter:
   const outcome = await operator.bulkRetryNow(filter, dryRun);
   io.out(dryRun ? `${outcome.matched} message(s) in backoff match; nothing changed (dry run).` : `${outcome.changed} message(s) in backoff are due now.`);
   return 0;
+}
+
+async function poison(args: string[], values: Parsed, io: CliIo): Promise<number> {
+  checkPoisonCommand(args, values);
+  const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
+  if (!url) throw new CliError(missingUrl());
+  const dataSource = await connect(url);
+  try {
+    return await runPoisonCommand(dataSource, args, values, io);
+  } finally {
+    await dataSource.destroy();
+  }
 }
 
 function printSql(dialect: string | undefined, table: OutboxTable, io: CliIo): number {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 const ASSETS = new Map<string, string>([
   ['console.js', 'text/javascript; charset=utf-8'],
   ['console.css', 'text/css; charset=utf-8'],
+  ['poison.js', 'text/javascript; charset=utf-8'],
 ]);
 
 const cache = new Map<string, Buffer>();

@@ -22,13 +22,23 @@ export class OutboxConsoleModule {
     class MountedOutboxConsoleController extends OutboxConsoleController {}
     Controller(resolved.path)(MountedOutboxConsoleController);
     if (resolved.guard) UseGuards(resolved.guard)(MountedOutboxConsoleController);
+    const poison = mountPoisonController(resolved.path, resolved.guard);
     const guardProvider: Provider[] = typeof resolved.guard === 'function' ? [resolved.guard as Type] : [];
     return {
       module: OutboxConsoleModule,
-      controllers: [MountedOutboxConsoleController],
+      controllers: [MountedOutboxConsoleController, poison],
       providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ...guardProvider],
     };
   }
+}
+
+/** The inbox's poison records, at the same path and behind the same guard as the rest of the console. */
+function mountPoisonController(path: string, guard: Parameters<typeof UseGuards>[0] | undefined): Type {
+  const { OutboxPoisonConsoleController } = require('./poison/outbox-poison-console.controller') as typeof import('./poison/outbox-poison-console.controller');
+  class MountedOutboxPoisonConsoleController extends OutboxPoisonConsoleController {}
+  Controller(path)(MountedOutboxPoisonConsoleController);
+  if (guard) UseGuards(guard)(MountedOutboxPoisonConsoleController);
+  return MountedOutboxPoisonConsoleController;
 }
 
 // The controller's DTOs need class-validator and class-transformer, which only console users install.

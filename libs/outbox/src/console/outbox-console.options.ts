@@ -72,11 +72,14 @@ export function resolveConsoleOptions(options: OutboxConsoleOptions = {}): Resol
     guard,
     noAuth: options.noAuth === true && !guard,
     readOnly: options.readOnly ?? false,
-    redactPayload: options.redactPayload ?? ((payload) => payload),
+    redactPayload: options.redactPayload ?? DEFAULT_REDACTION,
     maxPageSize,
     refreshIntervalMs,
   };
 }
+
+/** Shows payloads as stored. */
+export const DEFAULT_REDACTION = (payload: unknown): unknown => payload;
 
 function fail(option: string, expected: string, got: unknown): never {
   throw new OutboxConfigurationError(invalidConsoleOption(option, expected, got));

@@ -2,9 +2,10 @@ import { OutboxConfigurationError } from '../outbox.errors';
 import { INBOX_DEFAULTS, type InboxSettings } from './inbox.port';
 import { invalidConsumerName, invalidInboxOption, unknownInboxOption } from './inbox.messages';
 import { closest } from '../option-keys';
+import { resolvePoisonSettings, type ResolvedPoisonSettings } from '../poison/poison-settings';
 
 /** Keys `OutboxInboxModule` accepts: a misspelled one would otherwise leave its default in place in silence. */
-export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction'] as const;
+export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction', 'poison', 'replayPollMs', 'metrics'] as const;
 
 /**
  * Upper bounds. `pruneIntervalMs` is a timer, and Node.js fires a timer longer than 2^31 − 1 ms
@@ -14,9 +15,10 @@ export const INBOX_LIMITS = {
   retentionMs: 3_650 * 86_400_000,
   pruneIntervalMs: 86_400_000,
   pruneBatchSize: 100_000,
+  replayPollMs: 86_400_000,
 } as const;
 
-export type ResolvedInboxSettings<O extends InboxSettings = InboxSettings> = Required<InboxSettings> & Omit<O, keyof InboxSettings>;
+export type ResolvedInboxSettings<O extends InboxSettings = InboxSettings> = Required<Omit<InboxSettings, 'poison'>> & { poison: ResolvedPoisonSettings | false } & Omit<O, keyof InboxSettings>;
 
 /** Applies the defaults once and rejects values that cannot work, naming the option. */
 export function resolveInboxSettings<O extends InboxSettings>(options: O): ResolvedInboxSettings<O> {
@@ -30,6 +32,8 @@ export function resolveInboxSettings<O extends InboxSettings>(options: O): Resol
     retentionMs: options.retentionMs ?? INBOX_DEFAULTS.retentionMs,
     pruneIntervalMs: options.pruneIntervalMs ?? INBOX_DEFAULTS.pruneIntervalMs,
     pruneBatchSize: options.pruneBatchSize ?? INBOX_DEFAULTS.pruneBatchSize,
+    replayPollMs: options.replayPollMs ?? INBOX_DEFAULTS.replayPollMs,
+    poison: resolvePoisonSettings(options.poison),
   };
   const check = (option: keyof typeof INBOX_LIMITS, min: number) => {
     const value = resolved[option];
@@ -40,6 +44,7 @@ export function resolveInboxSettings<O extends InboxSettings>(options: O): Resol
   check('retentionMs', 1);
   check('pruneIntervalMs', 0);
   check('pruneBatchSize', 1);
+  check('replayPollMs', 0);
   const runner = (options as { runTransaction?: unknown }).runTransaction;
   if (runner !== undefined && typeof runner !== 'function') throw new OutboxConfigurationError(invalidInboxOption('runTransaction', 'a function (work) => Promise', runner));
   return resolved;

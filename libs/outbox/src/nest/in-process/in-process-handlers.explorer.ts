@@ -50,7 +50,9 @@ export class InProcessHandlersExplorer implements OnModuleInit {
     if (options.inbox) {
       const inbox = this.findInbox();
       if (!inbox) throw new OutboxConfigurationError(handlerInboxMissing(owner));
-      run = async (envelope) => (await inbox.process(envelope, name, () => call(envelope))).duplicate ? undefined : 'done';
+      // A set-aside message resolves like a handled one: the row is published, the record stays for an operator.
+      run = async (envelope) => ((await inbox.process(envelope, name, () => call(envelope))).duplicate ? undefined : 'done');
+      inbox.poison?.register(name, (message) => call(message as OutboxEnvelope));
     }
     this.handlers.register({ name, type, owner, run });
   }

@@ -4,11 +4,15 @@ import { inboxNotWired, noEnvelopeArgument, notAMethod } from '../../core/inbox/
 
 export const IDEMPOTENT_METADATA = 'outbox:idempotent';
 
+/** The undecorated method, kept on the wrapper: a replay runs it with the recorded message. */
+export const IDEMPOTENT_HANDLER_METADATA = 'outbox:idempotent_handler';
+
 /** Set on instances by the explorer: the inbox their `@Idempotent()` methods run through. */
 export const INBOX_REF = Symbol('outbox:inbox-ref');
 
 interface InboxRunner {
-  process<R>(message: { id: string }, consumer: string, work: () => Promise<R> | R): Promise<{ duplicate: boolean; result?: R }>;
+  readonly poison?: unknown;
+  processEnvelope<R>(message: unknown, consumer: string, work: () => Promise<R> | R): Promise<{ duplicate: boolean; result?: R }>;
 }
 
 /**
@@ -16,6 +20,10 @@ interface InboxRunner {
  * (reach it with `OutboxInbox.manager()`), and a message this consumer has already processed is
  * acknowledged without running it. The handler receives the outbox envelope among its arguments
  * (`@Payload()`); `consumer` names the handler and must be unique and stable.
+ * Under the poison policy (on by default), a delivery that is not an outbox envelope, or whose
+ * handler has failed `poison.maxAttempts` times, is recorded and the handler returns normally, so
+ * the broker acknowledges it and the partition moves on. A replay calls the method with the
+ * recorded envelope as its only argument.
  */
 export function Idempotent(consumer: string): MethodDecorator {
   checkConsumerName(consumer);
@@ -26,9 +34,10 @@ export function Idempotent(consumer: string): MethodDecorator {
     const wrapped = async function (this: Record<symbol, InboxRunner | undefined>, ...args: unknown[]) {
       const inbox = this[INBOX_REF];
       if (!inbox) throw new OutboxConfigurationError(inboxNotWired(handlerName));
-      const envelope = args.find(looksLikeEnvelope);
-      if (!envelope) throw new OutboxConfigurationError(noEnvelopeArgument(handlerName));
-      const outcome = await inbox.process(envelope, consumer, () => original.apply(this, args));
+      // The envelope, or else the payload: the first argument that is not the transport's context.
+      const message = args.find(looksLikeEnvelope) ?? args.find((arg) => !isRpcContext(arg));
+      if (!looksLikeEnvelope(message) && !inbox.poison) throw new OutboxConfigurationError(noEnvelopeArgument(handlerName));
+      const outcome = await inbox.processEnvelope(message, consumer, () => original.apply(this, args));
       return outcome.duplicate ? undefined : outcome.result;
     };
     // Decorators below this one (@EventPattern, @MessagePattern) put their metadata on the original function.
@@ -37,7 +46,13 @@ export function Idempotent(consumer: string): MethodDecorator {
     }
     Object.defineProperty(wrapped, 'name', { value: original.name });
     Reflect.defineMetadata(IDEMPOTENT_METADATA, consumer, wrapped);
+    Reflect.defineMetadata(IDEMPOTENT_HANDLER_METADATA, original, wrapped);
     descriptor.value = wrapped;
     return descriptor;
   };
+}
+
+/** A Nest transport context (`KafkaContext`, `RmqContext`, ...), told by its methods so that `@nestjs/microservices` stays optional. */
+function isRpcContext(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as { getArgs?: unknown }).getArgs === 'function' && typeof (value as { getArgByIndex?: unknown }).getArgByIndex === 'function';
 }

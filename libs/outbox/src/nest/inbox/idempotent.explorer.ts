@@ -2,10 +2,10 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { duplicateConsumerName } from '../../core/inbox/inbox.messages';
-import { IDEMPOTENT_METADATA, INBOX_REF } from './idempotent.decorator';
+import { IDEMPOTENT_HANDLER_METADATA, IDEMPOTENT_METADATA, INBOX_REF } from './idempotent.decorator';
 import { OutboxInbox } from './outbox-inbox';
 
-/** Gives every instance with `@Idempotent()` handlers the inbox, and refuses a consumer name used twice. */
+/** Gives every instance with `@Idempotent()` handlers the inbox, registers them for replays, and refuses a consumer name used twice. */
 @Injectable()
 export class IdempotentExplorer implements OnModuleInit {
   constructor(
@@ -30,6 +30,8 @@ export class IdempotentExplorer implements OnModuleInit {
         if (first && first !== handler) throw new OutboxConfigurationError(duplicateConsumerName(consumer, first, handler));
         owners.set(consumer, handler);
         found = true;
+        const original = Reflect.getMetadata(IDEMPOTENT_HANDLER_METADATA, prototype[method]) as (message: unknown) => unknown;
+        this.inbox.poison?.register(consumer, (message) => original.call(instance, message));
       }
       if (found) Object.defineProperty(instance, INBOX_REF, { value: this.inbox, enumerable: false, configurable: true });
     }

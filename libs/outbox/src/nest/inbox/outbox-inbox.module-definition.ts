@@ -3,12 +3,13 @@ import { DiscoveryModule } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { validateTableName } from '../../core/outbox-options';
 import { DEFAULT_INBOX_TABLE } from '../../typeorm/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../../typeorm/poison/poison-sql.dialect';
 import type { OutboxInboxModuleExtras, OutboxInboxModuleOptions } from './outbox-inbox.options';
 
 export const INBOX_EXTRAS = Symbol('outbox:inbox-extras');
 export const INBOX_DATA_SOURCE = Symbol('outbox:inbox-data-source');
 
-export type ResolvedInboxExtras = { tableName: string; dataSource?: string; isGlobal: boolean };
+export type ResolvedInboxExtras = { tableName: string; poisonTableName: string; dataSource?: string; isGlobal: boolean };
 
 export const {
   ConfigurableModuleClass: ConfigurableInboxModule,
@@ -16,10 +17,11 @@ export const {
 } = new ConfigurableModuleBuilder<OutboxInboxModuleOptions>()
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createInboxOptions')
-  .setExtras<OutboxInboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_INBOX_TABLE }, (definition, extras) => {
+  .setExtras<OutboxInboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_INBOX_TABLE, poisonTableName: DEFAULT_POISON_TABLE }, (definition, extras) => {
     const resolved: ResolvedInboxExtras = {
       isGlobal: extras.isGlobal ?? true,
       tableName: validateTableName(extras.tableName ?? DEFAULT_INBOX_TABLE),
+      poisonTableName: validateTableName(extras.poisonTableName ?? DEFAULT_POISON_TABLE),
       dataSource: extras.dataSource,
     };
     return {

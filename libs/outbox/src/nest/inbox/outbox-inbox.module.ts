@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { resolveInboxSettings } from '../../core/inbox/inbox-settings';
 import { IdempotentExplorer } from './idempotent.explorer';
+import { InboxPoisonMetricsHost } from '../../observability/metrics/inbox-poison-metrics.host';
 import { OutboxInbox, INBOX_SETTINGS } from './outbox-inbox';
 import { ConfigurableInboxModule, INBOX_MODULE_OPTIONS } from './outbox-inbox.module-definition';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
@@ -14,6 +15,7 @@ import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
     { provide: INBOX_SETTINGS, inject: [INBOX_MODULE_OPTIONS], useFactory: (options: OutboxInboxModuleOptions) => resolveInboxSettings(options ?? {}) },
     OutboxInbox,
     IdempotentExplorer,
+    InboxPoisonMetricsHost,
   ],
   exports: [OutboxInbox],
 })

@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { InboxSettings } from '../../core/inbox/inbox.port';
+import type { OutboxMetricsOptions } from '../../observability/metrics/metrics.options';
 
 /** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */
 export type InboxTransactionRunner = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
@@ -12,12 +13,20 @@ export interface OutboxInboxModuleOptions extends InboxSettings {
    * transaction never overlaps one of yours on TypeORM's single connection.
    */
   runTransaction?: InboxTransactionRunner;
+  /**
+   * Prometheus metrics of the inbox (`<prefix>inbox_poison_messages{consumer, state}`), as
+   * `OutboxModule`'s `metrics` option: `true` for prom-client's global registry, or `{ registry, prefix }`.
+   * Default: off.
+   */
+  metrics?: boolean | Pick<OutboxMetricsOptions, 'registry' | 'prefix'>;
 }
 
 /** Fixed when the module is declared. */
 export interface OutboxInboxModuleExtras {
   /** Name of the inbox table; letters, digits and `_` only. Default `'outbox_inbox'`. */
   tableName?: string;
+  /** Name of the poison table (messages set aside by the poison policy); letters, digits and `_` only. Default `'outbox_inbox_poison'`. */
+  poisonTableName?: string;
   /** Name of the TypeORM data source holding the inbox table and the handlers' data. Default: the default data source. */
   dataSource?: string;
   /** Register the module globally, so `OutboxInbox` can be injected anywhere. Default `true`. */

@@ -4,24 +4,30 @@ import type { InboxOutcome } from '../../core/inbox/inbox.port';
 import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { inboxTableMissing } from '../../core/inbox/inbox.messages';
+import { poisonTableMissing } from '../../core/poison/poison.messages';
+import { PoisonPolicy } from '../../core/poison/poison-policy';
 import { errorText } from '../../core/error-text';
 import { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 import { TypeOrmInboxStore } from '../../typeorm/inbox/typeorm-inbox.store';
+import { TypeOrmPoisonStore } from '../../typeorm/poison/typeorm-poison.store';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
 import { INBOX_DATA_SOURCE, INBOX_EXTRAS, type ResolvedInboxExtras } from './outbox-inbox.module-definition';
+import { PoisonReplays } from './poison-replays';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
 /**
  * The idempotent-consumer API: `process(envelope, 'consumer-name', (manager) => work)` runs the
  * work once per message and consumer, in a transaction that also records the message as seen.
- * Prunes old marks on a schedule.
+ * Applies the poison policy, prunes old marks and runs replays asked for from the CLI on a schedule.
  */
 @Injectable()
 export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('OutboxInbox');
   private readonly inbox: TypeOrmInbox;
-  private timer: NodeJS.Timeout | undefined;
+  /** Recorded poison messages: list, replay, delete. `undefined` with `poison: false`. */
+  readonly poison: PoisonReplays | undefined;
+  private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<number> | undefined;
 
   constructor(
@@ -29,33 +35,49 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(INBOX_EXTRAS) private readonly extras: ResolvedInboxExtras,
     @Inject(INBOX_DATA_SOURCE) dataSource: DataSource,
   ) {
-    this.inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName), settings.runTransaction);
+    const policy = settings.poison ? new PoisonPolicy(new TypeOrmPoisonStore(dataSource, extras.poisonTableName, extras.tableName), settings.poison) : undefined;
+    this.inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName), settings.runTransaction, policy);
+    this.poison = policy ? new PoisonReplays(this.inbox, policy.store) : undefined;
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.inbox.store.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(inboxTableMissing(this.extras.tableName, errorText(error)));
     });
+    await (this.inbox.poison?.store as TypeOrmPoisonStore | undefined)?.probe().catch((error: unknown) => {
+      throw new OutboxConfigurationError(poisonTableMissing(this.extras.poisonTableName, errorText(error)));
+    });
     if (this.settings.pruneIntervalMs > 0) {
-      this.timer = setInterval(() => void this.pruneNow().catch((error: unknown) => this.logger.warn(`Inbox pruning failed: ${errorText(error)}`)), this.settings.pruneIntervalMs);
-      this.timer.unref();
+      this.every(this.settings.pruneIntervalMs, () => this.pruneNow(), 'Inbox pruning failed');
+    }
+    if (this.poison && this.settings.replayPollMs > 0) {
+      const replays = this.poison;
+      this.every(this.settings.replayPollMs, () => replays.runRequested(this.logger), 'Looking for requested replays failed');
     }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
     await this.pruning?.catch(() => undefined);
+    await this.poison?.idle();
   }
 
   /**
    * Runs `work` in a transaction unless `consumer` has already processed `message` (an outbox
    * envelope or its id). Resolves `{ duplicate: true }` for a message already processed: the caller
    * acknowledges it and moves on. If `work` throws, the transaction rolls back with the mark, and
-   * a redelivery runs it again.
+   * the error is rethrown so the broker redelivers, until the poison policy sets the message aside:
+   * then (and at once for a message without a valid id) it resolves `{ setAside: record }`, and the
+   * caller acknowledges it too.
    */
   process<R>(message: { id: string } | string, consumer: string, work: (manager: EntityManager) => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.inbox.process(message, consumer, work);
+  }
+
+  /** `process` for a delivery that must be a whole outbox envelope (every field's type is checked): what `@Idempotent()` uses. */
+  processEnvelope<R>(message: unknown, consumer: string, work: (manager: EntityManager) => Promise<R> | R): Promise<InboxOutcome<R>> {
+    return this.inbox.process(message, consumer, work, 'envelope');
   }
 
   /** The EntityManager of the inbox transaction of the handler now running (for `@Idempotent()` handlers). */
@@ -67,5 +89,11 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   pruneNow(): Promise<number> {
     this.pruning ??= this.inbox.prune(this.settings.retentionMs, this.settings.pruneBatchSize).finally(() => (this.pruning = undefined));
     return this.pruning;
+  }
+
+  private every(ms: number, task: () => Promise<unknown>, failure: string): void {
+    const timer = setInterval(() => void task().catch((error: unknown) => this.logger.warn(`${failure}: ${errorText(error)}`)), ms);
+    timer.unref();
+    this.timers.push(timer);
   }
 }

@@ -1,0 +1,98 @@
+import type { DataSource } from 'typeorm';
+import { isIdentifier } from '../core/outbox-options';
+import { POISON_STATES, type PoisonRecord, type PoisonState } from '../core/poison/poison.port';
+import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';
+import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
+import { CliError } from './cli.error';
+import {
+  badPoisonLimit,
+  badPoisonName,
+  badPoisonState,
+  badPoisonTable,
+  cannotRequestReplay,
+  noRecord,
+  poisonNeedsRecord,
+  poisonNeedsSubcommand,
+  recordDeleted,
+  replayRequested,
+} from './cli-poison.messages';
+import type { CliIo } from './outbox-cli';
+
+/** Options of the `poison` commands, merged into the CLI's option table. */
+export const POISON_OPTIONS = {
+  consumer: { type: 'string' },
+  state: { type: 'string' },
+  'poison-table': { type: 'string' },
+  'inbox-table': { type: 'string' },
+} as const;
+
+export const POISON_USAGE = `  poison list                 inbox poison records, newest failure first (--consumer <name>,
+                              --state <failing|set-aside|replay-requested>, --limit <n>, --json)
+  poison show <consumer> <key>    one record, with the stored message, as JSON
+  poison replay <consumer> <key>  ask the app that runs the consumer's handler to replay it (it
+                              looks every replayPollMs, 5 s by default; "poison show" tells the outcome)
+  poison delete <consumer> <key>  drop the record and its message for good
+      --poison-table <name>   (default: ${DEFAULT_POISON_TABLE}), --inbox-table <name> (default: ${DEFAULT_INBOX_TABLE})`;
+
+interface PoisonValues {
+  consumer?: string;
+  state?: string;
+  limit?: string;
+  json?: boolean;
+  'poison-table'?: string;
+  'inbox-table'?: string;
+}
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** Checks the arguments before connecting, so bad input never reaches the database. */
+export function checkPoisonCommand(args: string[], values: PoisonValues): void {
+  const [sub, consumer, key] = args;
+  if (!['list', 'show', 'replay', 'delete'].includes(sub ?? '')) throw new CliError(poisonNeedsSubcommand());
+  if (sub !== 'list' && (consumer === undefined || key === undefined)) throw new CliError(poisonNeedsRecord(sub));
+  for (const [label, value] of [['consumer', consumer ?? values.consumer], ['key', key]] as const) {
+    if (value !== undefined && (value === '' || value.length > 255 || CONTROL.test(value))) {
+      throw new CliError(badPoisonName(label, value));
+    }
+  }
+  if (values.state !== undefined && !(POISON_STATES as readonly string[]).includes(values.state)) {
+    throw new CliError(badPoisonState(POISON_STATES, values.state));
+  }
+  if (values.limit !== undefined && !/^\d{1,4}$/.test(values.limit)) throw new CliError(badPoisonLimit(values.limit));
+  for (const option of ['poison-table', 'inbox-table'] as const) {
+    const value = values[option];
+    if (value !== undefined && !isIdentifier(value)) throw new CliError(badPoisonTable(option, value));
+  }
+}
+
+export async function runPoisonCommand(dataSource: DataSource, args: string[], values: PoisonValues, io: CliIo): Promise<number> {
+  const [sub, consumer, key] = args;
+  const store = new TypeOrmPoisonStore(dataSource, values['poison-table'] ?? DEFAULT_POISON_TABLE, values['inbox-table'] ?? DEFAULT_INBOX_TABLE);
+  if (sub === 'list') {
+    const records = await store.list({ consumer: values.consumer, state: values.state as PoisonState | undefined, limit: Number(values.limit ?? 100) || 100 });
+    if (values.json) io.out(JSON.stringify(records, null, 2));
+    else for (const r of records) io.out([r.consumer, r.key, r.state, `${r.attempts} attempts`, r.lastFailedAt, r.reason].join('\t'));
+    return 0;
+  }
+  const record = await store.get(consumer, key);
+  if (!record) throw new CliError(noRecord(consumer, key));
+  switch (sub) {
+    case 'show':
+      io.out(JSON.stringify(record, null, 2));
+      return 0;
+    case 'replay':
+      if (!(await store.requestReplay(consumer, key))) throw new CliError(notReplayable(record));
+      io.out(replayRequested(consumer, key));
+      return 0;
+    default:
+      await store.remove(consumer, key);
+      io.out(recordDeleted(consumer, key));
+      return 0;
+  }
+}
+
+function notReplayable(record: PoisonRecord): string {
+  const why = record.messageId === null ? `it could not be decoded (${record.reason})` : 'only the start of the message was stored (poison.maxStoredChars)';
+  return cannotRequestReplay(record.consumer, record.key, why);
+}

@@ -1,0 +1,31 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type * as PromClient from 'prom-client';
+import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
+import { INBOX_SETTINGS, OutboxInbox } from '../../nest/inbox/outbox-inbox';
+import type { OutboxInboxModuleOptions } from '../../nest/inbox/outbox-inbox.options';
+import { loadOptional } from '../optional-dependency';
+import { resolveMetricsOptions } from './metrics.options';
+import { InboxPoisonMetrics } from './inbox-poison-metrics';
+
+/** Registers the inbox's poison gauge when `OutboxInboxModule` has `metrics` set and the poison policy on; removes it on shutdown. */
+@Injectable()
+export class InboxPoisonMetricsHost implements OnModuleInit, OnModuleDestroy {
+  private metrics: InboxPoisonMetrics | undefined;
+
+  constructor(
+    @Inject(INBOX_SETTINGS) private readonly settings: ResolvedInboxSettings<OutboxInboxModuleOptions>,
+    private readonly inbox: OutboxInbox,
+  ) {}
+
+  onModuleInit(): void {
+    const resolved = resolveMetricsOptions(this.settings.metrics);
+    const poison = this.inbox.poison;
+    if (!resolved || !poison) return;
+    this.metrics = new InboxPoisonMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), resolved, () => poison.counts());
+  }
+
+  onModuleDestroy(): void {
+    this.metrics?.remove();
+    this.metrics = undefined;
+  }
+}
