@@ -126,6 +126,31 @@ export function describeInboxContract(database: TestDatabase): void {
       expect((await app.shipments()) - before).toBe(1);
     });
 
+    it("keeps the app's own transactions apart from deliveries that overlap them and fail", async () => {
+      const [shipmentsBefore, marksBefore] = [await app.shipments(), await app.marks()];
+      const messages = Array.from({ length: 5 }, (_, i) => envelope(`00000000-0000-7000-8000-0000000001${String(i).padStart(2, '0')}`));
+      const deliveries = messages.map((message, i) =>
+        app.inbox.process(message, 'overlap', async (manager) => {
+          await manager.getRepository(ShipmentEntity).insert({ messageId: message.id });
+          // Let the app's transactions start while this one is open (SQLite: one shared connection).
+          await new Promise((resolve) => setImmediate(resolve));
+          throw new Error(`refused ${i}`);
+        }),
+      );
+      const ownWork = Array.from({ length: 5 }, (_, i) =>
+        app.dataSource.transaction(async (manager) => {
+          await manager.getRepository(ShipmentEntity).insert({ messageId: `own-${i}-${shipmentsBefore}` });
+          await new Promise((resolve) => setImmediate(resolve));
+        }),
+      );
+      const outcomes = await Promise.allSettled([...deliveries, ...ownWork]);
+
+      expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array(5).fill('rejected'), ...Array(5).fill('fulfilled')]);
+      // The app's five inserts committed; nothing of the failed deliveries did, and they left no mark.
+      expect((await app.shipments()) - shipmentsBefore).toBe(5);
+      expect((await app.marks()) - marksBefore).toBe(0);
+    });
+
     it('rolls back the work and the mark together when the handler fails, so the retry runs it', async () => {
       const message = envelope('00000000-0000-7000-8000-000000000003');
       const before = await app.shipments();

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InboxOutcome } from '../../core/inbox/inbox.port';
 import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
@@ -10,6 +10,7 @@ import { errorText } from '../../core/error-text';
 import { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 import { TypeOrmInboxStore } from '../../typeorm/inbox/typeorm-inbox.store';
 import { TypeOrmPoisonStore } from '../../typeorm/poison/typeorm-poison.store';
+import { serializeSqliteTransactions } from '../../typeorm/sqlite/serialized-transactions';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
 import { INBOX_DATA_SOURCE, INBOX_EXTRAS, type ResolvedInboxExtras } from './outbox-inbox.module-definition';
 import { PoisonReplays } from './poison-replays';
@@ -22,19 +23,22 @@ export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
  * Applies the poison policy, prunes old marks and runs replays asked for from the CLI on a schedule.
  */
 @Injectable()
-export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('OutboxInbox');
   private readonly inbox: TypeOrmInbox;
   /** Recorded poison messages: list, replay, delete. `undefined` with `poison: false`. */
   readonly poison: PoisonReplays | undefined;
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<number> | undefined;
+  /** On SQLite, consumers' transactions take turns on TypeORM's one connection, with or without OutboxModule. */
+  private readonly unserialize: () => void;
 
   constructor(
     @Inject(INBOX_SETTINGS) private readonly settings: ResolvedInboxSettings<OutboxInboxModuleOptions>,
     @Inject(INBOX_EXTRAS) private readonly extras: ResolvedInboxExtras,
     @Inject(INBOX_DATA_SOURCE) dataSource: DataSource,
   ) {
+    this.unserialize = serializeSqliteTransactions(dataSource);
     const policy = settings.poison ? new PoisonPolicy(new TypeOrmPoisonStore(dataSource, extras.poisonTableName, extras.tableName), settings.poison) : undefined;
     this.inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName), settings.runTransaction, policy);
     this.poison = policy ? new PoisonReplays(this.inbox, policy.store) : undefined;
@@ -61,6 +65,10 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
     this.timers = [];
     await this.pruning?.catch(() => undefined);
     await this.poison?.idle();
+  }
+
+  onApplicationShutdown(): void {
+    this.unserialize();
   }
 
   /**
