@@ -9,6 +9,9 @@ import { ConnectionTurns } from './connection-turns';
  */
 const MAX_WAIT_MS = 30_000;
 
+/** Released query runners kept for the next caller: each holds its own cache of prepared statements. */
+const IDLE_RUNNERS = 16;
+
 /** The query runner whose transaction callback is running, so its own statements are not made to wait for it. */
 const insideTransaction = new AsyncLocalStorage<QueryRunner>();
 
@@ -66,11 +69,12 @@ function install(dataSource: DataSource, turns: ConnectionTurns<object>): () => 
   const shared = driver.createQueryRunner('master');
   const RunnerClass = shared.constructor as QueryRunnerClass;
   const undoShared = takeTurns(shared, turns);
+  const idle: QueryRunner[] = [];
   driver.createQueryRunner = () => {
     const enclosing = insideTransaction.getStore();
     if (enclosing?.isTransactionActive && turns.isHeldBy(enclosing)) return enclosing;
-    const runner = new RunnerClass(driver);
-    takeTurns(runner, turns);
+    const runner = idle.pop() ?? new RunnerClass(driver);
+    if (!isTakingTurns(runner)) takeTurns(runner, turns, idle);
     return runner;
   };
 
@@ -92,9 +96,19 @@ function install(dataSource: DataSource, turns: ConnectionTurns<object>): () => 
   };
 }
 
-/** Makes `runner` wait for its turn before it begins a transaction or runs a statement outside one. */
-function takeTurns(runner: QueryRunner, turns: ConnectionTurns<object>): () => void {
-  const { startTransaction, commitTransaction, rollbackTransaction, query } = runner;
+const takingTurns = new WeakSet<QueryRunner>();
+
+function isTakingTurns(runner: QueryRunner): boolean {
+  return takingTurns.has(runner);
+}
+
+/**
+ * Makes `runner` wait for its turn before it begins a transaction or runs a statement outside one;
+ * with `idle`, a release between transactions puts it there for the next caller.
+ */
+function takeTurns(runner: QueryRunner, turns: ConnectionTurns<object>, idle?: QueryRunner[]): () => void {
+  takingTurns.add(runner);
+  const { startTransaction, commitTransaction, rollbackTransaction, query, release } = runner;
   const depth = () => (runner as unknown as { transactionDepth: number }).transactionDepth;
   const giveBackIfDone = () => {
     if (!runner.isTransactionActive || depth() === 0) turns.give(runner);
@@ -128,8 +142,14 @@ function takeTurns(runner: QueryRunner, turns: ConnectionTurns<object>): () => v
         if (!runner.isTransactionActive) turns.give(runner);
       }
     },
+    async release() {
+      await release.call(runner);
+      // Not while a transaction is open: that is the enclosing transaction's runner, released by a nested `transaction()`.
+      if (idle && !runner.isTransactionActive && !turns.isHeldBy(runner) && idle.length < IDLE_RUNNERS && !idle.includes(runner)) idle.push(runner);
+    },
   });
   return () => {
-    for (const method of ['startTransaction', 'commitTransaction', 'rollbackTransaction', 'query'] as const) delete runner[method];
+    takingTurns.delete(runner);
+    for (const method of ['startTransaction', 'commitTransaction', 'rollbackTransaction', 'query', 'release'] as const) delete runner[method];
   };
 }
