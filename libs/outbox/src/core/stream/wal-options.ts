@@ -1,0 +1,43 @@
+import { OutboxConfigurationError } from '../outbox.errors';
+import { invalidOption } from '../outbox.messages';
+import { invalidSlotName } from './stream.messages';
+
+/** How events reach the broker. */
+export type OutboxDelivery = 'table' | 'wal';
+
+/** Settings of the WAL delivery mode (`delivery: 'wal'`); ignored in the table mode. */
+export interface WalDeliveryOptions {
+  /**
+   * Logical replication slot the relay streams from, created on first start and never dropped by
+   * the app (`nest-outbox wal-drop-slot` does). Lowercase letters, digits and `_`.
+   * Default `outbox_<tableName>` (lowercased, schema-qualified tables: `outbox_<schema>_<tableName>`).
+   */
+  slotName?: string;
+  /**
+   * Publication named to pgoutput. It holds no table: the outbox writes logical decoding messages,
+   * which pgoutput streams whatever the publication lists. Default: the slot's name.
+   */
+  publicationName?: string;
+}
+
+export const OUTBOX_DELIVERY_DEFAULT: OutboxDelivery = 'table';
+
+const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
+
+/** Refuses a delivery mode or WAL setting that cannot work, naming the option. */
+export function validateDelivery(delivery: unknown, wal: unknown): void {
+  if (delivery !== 'table' && delivery !== 'wal') throw new OutboxConfigurationError(invalidOption('delivery', `'table' or 'wal'`, delivery));
+  if (wal === undefined) return;
+  if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName? }', wal));
+  for (const key of ['slotName', 'publicationName'] as const) {
+    const value = (wal as WalDeliveryOptions)[key];
+    if (value !== undefined && (typeof value !== 'string' || !SLOT_NAME.test(value))) throw new OutboxConfigurationError(invalidSlotName(`wal.${key}`, String(value)));
+  }
+}
+
+/** The slot and publication of an outbox table, defaults applied. */
+export function walNames(table: { tableName: string; schema?: string }, wal: WalDeliveryOptions = {}): { slotName: string; publicationName: string } {
+  const stem = `outbox_${table.schema === undefined ? '' : `${table.schema}_`}${table.tableName}`.toLowerCase().slice(0, 63);
+  const slotName = wal.slotName ?? stem;
+  return { slotName, publicationName: wal.publicationName ?? slotName };
+}
