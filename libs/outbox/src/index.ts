@@ -68,6 +68,10 @@ export { createSqlOutboxStore } from './typeorm/outbox-sql.factory';
 export { createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource } from './typeorm/outbox-sql.factory';
 export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core/outbox-cleaner';
 
+// WAL delivery mode (PostgreSQL)
+export { walNames, type OutboxDelivery, type WalDeliveryOptions } from './core/stream/wal-options';
+export { dropWalSlot, walSlotState, type WalQuery, type WalNames } from './postgres-wal/wal-slot.setup';
+
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';
 export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';

@@ -33,6 +33,10 @@ import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host'
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
+import { OutboxWalHost } from './outbox-wal.host';
+import { WalMessageEmitter } from '../typeorm/wal/wal-message.emitter';
+import { walMessagePrefix } from '../core/stream/wal-record';
+import { walNames } from '../core/stream/wal-options';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -73,9 +77,11 @@ import { checkTransportOptions } from './outbox-transports.resolver';
           extras,
           settings.notifications ? notificationChannel(extras) : undefined,
           settings.preparedStatements,
+          settings.delivery === 'wal' ? new WalMessageEmitter(walMessagePrefix(walNames(extras, settings.wal).slotName), settings.preparedStatements) : undefined,
         ),
     },
     OutboxRelayHost,
+    OutboxWalHost,
     InProcessHandlers,
     InProcessHandlersExplorer,
     OutboxCleanupHost,

@@ -1,0 +1,163 @@
+import { BatchPublisher } from '../batch-publisher';
+import { toOutgoingMessage } from '../envelope';
+import { errorText } from '../error-text';
+import type { RetryIf } from '../failure-classification';
+import type { ClaimedMessage, OutgoingMessage } from '../outbox-message';
+import type { OutboxTransport } from '../outbox-transport.port';
+import type { RelayObserver } from '../observe/relay-observer';
+import type { RetryPolicy } from '../retry-policy';
+import { AcknowledgedPositions } from './acknowledged-positions';
+import type { StreamCommit, StreamMessage } from './stream-message';
+import { formatLsn } from './stream-message';
+
+export interface StreamRelayConfig {
+  transports: ReadonlyMap<string, OutboxTransport>;
+  /** Messages handed to the transports per batch. */
+  batchSize: number;
+  /** Messages decoded and held ahead of the batch in flight; `accept` waits while this many wait. */
+  maxBuffered: number;
+  publishTimeoutMs: number;
+  /**
+   * Backoff between attempts of a batch's failed messages. The stream never gives a message up:
+   * give it a policy without an attempt limit (`new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff)`).
+   */
+  retryPolicy: RetryPolicy;
+  retryIf?: RetryIf;
+  observer: RelayObserver;
+  logger: { warn(message: string): void };
+  /** Tells the server that everything up to this commit is published: the slot may drop the WAL before it. */
+  confirm(lsn: bigint): Promise<void> | void;
+}
+
+/**
+ * Publishes committed messages in commit order, a batch at a time, while the reader keeps decoding
+ * the next ones (up to `maxBuffered`), and confirms the stream only up to the last commit whose
+ * messages are all acknowledged. A message that fails is tried again with backoff, and the
+ * messages behind it wait: nothing is skipped, so per-aggregate order holds and nothing is lost.
+ */
+export class StreamRelay {
+  private readonly buffer: StreamMessage[] = [];
+  private readonly positions = new AcknowledgedPositions();
+  private readonly publisher: BatchPublisher;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly waiting = new Set<() => void>();
+  private published = 0;
+
+  constructor(private readonly config: StreamRelayConfig) {
+    this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
+  }
+
+  /** Messages acknowledged by the broker since this relay started. */
+  get publishedCount(): number {
+    return this.published;
+  }
+
+  /** The last position confirmed to the server by this relay, if any. */
+  get confirmed(): bigint | undefined {
+    return this.positions.confirmed;
+  }
+
+  /**
+   * Takes one commit, in stream order; resolves once there is room for more, which holds the
+   * reader back (and the server with it) while the broker is slower than the WAL.
+   */
+  async accept(commit: StreamCommit): Promise<void> {
+    if (this.stopped) return;
+    this.positions.received(commit);
+    this.buffer.push(...commit.messages);
+    if (commit.messages.length === 0) await this.confirmAdvance();
+    this.kick();
+    while (!this.stopped && this.buffer.length >= this.config.maxBuffered) await new Promise<void>((resume) => this.waiting.add(resume));
+  }
+
+  /**
+   * The server has sent everything up to `lsn`. With nothing received still unpublished, that
+   * position can be confirmed, so that a slot without outbox traffic does not hold WAL forever.
+   */
+  async caughtUp(lsn: bigint): Promise<void> {
+    if (this.stopped || this.running || this.buffer.length > 0 || !this.positions.settled) return;
+    if (this.positions.confirmed !== undefined && lsn <= this.positions.confirmed) return;
+    this.positions.received({ lsn, messages: [] });
+    await this.confirmAdvance();
+  }
+
+  /** Stops taking batches; waits for the one in flight (it is confirmed if it was acknowledged). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeReader();
+    this.wakeRetry?.();
+    await this.running;
+  }
+
+  private kick(): void {
+    if (this.running || this.buffer.length === 0) return;
+    this.running = this.drain().finally(() => (this.running = undefined));
+  }
+
+  private async drain(): Promise<void> {
+    // Starts with an await, so that `running` is set before the loop can end.
+    await Promise.resolve();
+    while (!this.stopped && this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.config.batchSize);
+      this.wakeReader();
+      if (!(await this.publishUntilAcknowledged(batch))) return;
+      this.published += batch.length;
+      this.positions.acknowledged(batch);
+      await this.confirmAdvance();
+    }
+  }
+
+  private async confirmAdvance(): Promise<void> {
+    const lsn = this.positions.advance();
+    if (lsn === undefined) return;
+    try {
+      await this.config.confirm(lsn);
+    } catch (error) {
+      // A lost confirmation only means a longer replay after a restart; the next one covers it.
+      this.config.logger.warn(`Outbox WAL relay: confirming ${formatLsn(lsn)} failed: ${errorText(error)}`);
+    }
+  }
+
+  private wakeRetry: (() => void) | undefined;
+
+  /** True once every message of the batch is acknowledged; false if the relay was stopped first. */
+  private async publishUntilAcknowledged(batch: StreamMessage[]): Promise<boolean> {
+    let pending = batch;
+    for (let attempt = 1; ; attempt++) {
+      const claimed = pending.map((message) => asClaimed(message, attempt));
+      const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message)]));
+      const { results } = await this.publisher.publishAll(claimed, outgoing, []);
+      const failed = pending.filter((_, index) => results[index] !== undefined);
+      if (failed.length === 0) return true;
+      const first = results.find((result) => typeof result === 'object');
+      const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
+      this.config.logger.warn(
+        `Outbox WAL relay: ${failed.length} of ${pending.length} messages not acknowledged (attempt ${attempt}${first ? `: ${first.text}` : ''}); ` +
+          `the stream waits and tries them again in ${delay} ms.`,
+      );
+      pending = failed;
+      if (this.stopped) return false;
+      await new Promise<void>((resume) => {
+        const timer = setTimeout(resume, delay);
+        this.wakeRetry = () => {
+          clearTimeout(timer);
+          resume();
+        };
+      });
+      this.wakeRetry = undefined;
+      if (this.stopped) return false;
+    }
+  }
+
+  private wakeReader(): void {
+    for (const resume of this.waiting) resume();
+    this.waiting.clear();
+  }
+}
+
+/** The stream's messages have no row: the position names the commit and the index within it. */
+function asClaimed(message: StreamMessage, attempt: number): ClaimedMessage {
+  const { commit, index, ...fields } = message;
+  return { ...fields, position: `${formatLsn(commit)}#${index}`, attempt };
+}

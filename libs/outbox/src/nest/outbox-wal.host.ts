@@ -1,0 +1,130 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { DataSource } from 'typeorm';
+import { errorText } from '../core/error-text';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import type { OutboxTransport } from '../core/outbox-transport.port';
+import { RetryPolicy } from '../core/retry-policy';
+import { StreamRelay } from '../core/stream/stream-relay';
+import { walNeedsPostgres } from '../core/stream/stream.messages';
+import { walMessagePrefix } from '../core/stream/wal-record';
+import { walNames } from '../core/stream/wal-options';
+import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
+import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
+import { prepareWalSlot, type WalNames } from '../postgres-wal/wal-slot.setup';
+import { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { replicationConnection } from '../typeorm/wal/replication-connection';
+import { InProcessHandlers } from './in-process/in-process-handlers';
+import { OutboxObservers } from './observe/outbox-observers.registry';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
+import type { OutboxModuleOptions } from './outbox-module.options';
+import { resolveTransports } from './outbox-transports.resolver';
+
+// How long the stream waits before reading again after its connection ended (another instance
+// holds the slot, the server restarted): also how soon a standby takes over a dead instance's slot.
+const RECONNECT_MS = 1_000;
+// Batches decoded ahead of the one in flight.
+const BATCHES_AHEAD = 4;
+
+/**
+ * The WAL delivery mode (`delivery: 'wal'`): checks the server and creates the slot at init,
+ * streams from bootstrap, and stops before the transports are closed. Does nothing in the table
+ * mode. The table relay keeps running beside it, for delayed messages and rows written before a
+ * switch of modes.
+ */
+@Injectable()
+export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Outbox');
+  private names: WalNames | undefined;
+  private transports = new Map<string, OutboxTransport>();
+  private relay: StreamRelay | undefined;
+  private reader: PgoutputReader | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
+    @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
+    @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
+    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly moduleRef: ModuleRef,
+    private readonly observers: OutboxObservers,
+    private readonly inProcessHandlers: InProcessHandlers,
+  ) {}
+
+  /** The slot and publication this app streams from, or `undefined` in the table mode. */
+  get slot(): WalNames | undefined {
+    return this.settings.delivery === 'wal' ? walNames(this.extras, this.settings.wal) : undefined;
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.settings.delivery !== 'wal') return;
+    const type = this.dataSource.options.type;
+    if (type !== 'postgres') throw new OutboxConfigurationError(walNeedsPostgres(type));
+    loadPgLogicalReplication();
+    const names = walNames(this.extras, this.settings.wal);
+    await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names);
+    if (!this.settings.relay) return;
+    this.transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
+    this.names = names;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.names) return;
+    this.logger.log(`WAL relay streaming slot "${this.names.slotName}" (publication "${this.names.publicationName}") of "${OutboxTable.of(this.extras)}".`);
+    this.read();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnect);
+    await this.relay?.stop();
+    await this.reader?.stop();
+    this.relay = undefined;
+    this.reader = undefined;
+  }
+
+  /** Messages the stream has published since it last (re)connected. */
+  get publishedCount(): number {
+    return this.relay?.publishedCount ?? 0;
+  }
+
+  // Each connection gets a fresh relay: what the previous one had not confirmed comes again from
+  // the slot, so its buffer is dropped, never published twice from memory.
+  private read(): void {
+    if (this.stopped || !this.names) return;
+    const { batchSize, publishTimeoutMs, backoff, retryIf } = this.settings;
+    let reader: PgoutputReader | undefined = undefined;
+    const relay = new StreamRelay({
+      transports: this.transports,
+      batchSize,
+      maxBuffered: batchSize * BATCHES_AHEAD,
+      publishTimeoutMs,
+      retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff),
+      retryIf,
+      observer: this.observers.combined(),
+      logger: this.logger,
+      confirm: (lsn) => reader?.confirm(lsn),
+    });
+    reader = new PgoutputReader({
+      ...this.names,
+      connection: replicationConnection(this.dataSource),
+      prefix: walMessagePrefix(this.names.slotName),
+      onCommit: (commit) => relay.accept(commit),
+      onCaughtUp: (lsn) => relay.caughtUp(lsn),
+      onEnd: (error) => void this.restart(relay, error),
+    });
+    this.relay = relay;
+    this.reader = reader;
+    reader.start().catch((error: unknown) => void this.restart(relay, error));
+  }
+
+  private async restart(relay: StreamRelay, error: unknown): Promise<void> {
+    await relay.stop();
+    if (this.stopped || this.relay !== relay) return;
+    this.logger.warn(`WAL relay: the stream of slot "${this.names?.slotName}" ended (${errorText(error)}); reading again in ${RECONNECT_MS} ms.`);
+    this.reconnect = setTimeout(() => this.read(), RECONNECT_MS);
+  }
+}

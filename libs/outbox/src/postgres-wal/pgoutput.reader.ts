@@ -1,0 +1,107 @@
+import type { ClientConfig } from 'pg';
+import { errorText } from '../core/error-text';
+import { formatLsn, parseLsn, type StreamCommit, type StreamMessage } from '../core/stream/stream-message';
+import { walUndecodableMessage } from '../core/stream/stream.messages';
+import { decodeWalRecord } from '../core/stream/wal-record';
+import type { WalNames } from './wal-slot.setup';
+import { loadPgLogicalReplication } from './pg-logical-replication.loader';
+
+export interface PgoutputReaderConfig extends WalNames {
+  connection: ClientConfig;
+  /** Only logical messages with this prefix are the outbox's. */
+  prefix: string;
+  /** Each commit with its outbox messages, in commit order; the reader waits for the returned promise. */
+  onCommit(commit: StreamCommit): Promise<void>;
+  /** The server has sent everything up to this position. */
+  onCaughtUp(lsn: bigint): Promise<void>;
+  /** The stream ended (connection lost, slot taken, bad record): the owner decides when to read again. */
+  onEnd(error: Error): void;
+}
+
+/**
+ * Reads the slot with pgoutput (`messages: true`) through `pg-logical-replication`, one
+ * replication connection, and turns its begin/message/commit sequence into commits. Confirms only
+ * when told to: acknowledging is manual and the library's own periodic acknowledgement is off,
+ * since it would confirm what the broker has not acknowledged.
+ */
+export class PgoutputReader {
+  private service: { acknowledge(lsn: string, ping?: boolean): Promise<boolean>; destroy(): Promise<unknown> } | undefined;
+  private current: StreamMessage[] = [];
+  private ended = false;
+
+  constructor(private readonly config: PgoutputReaderConfig) {}
+
+  async start(): Promise<void> {
+    const { LogicalReplicationService, PgoutputPlugin } = loadPgLogicalReplication();
+    const service = new LogicalReplicationService(this.config.connection, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
+    this.service = service;
+    service.on('data', (lsn: string, message: PgoutputMessage) => this.onData(lsn, message));
+    service.on('heartbeat', (lsn: string, _at: number, shouldRespond: boolean) => {
+      if (shouldRespond) void this.config.onCaughtUp(parseLsn(lsn)).catch((error: unknown) => this.end(error));
+    });
+    service.on('error', (error: Error) => this.end(error));
+    const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.config.publicationName], messages: true });
+    // Resolves or rejects when the replication connection ends, which may be much later.
+    service.subscribe(plugin, this.config.slotName).then(
+      () => this.end(new Error('the replication connection closed')),
+      (error: unknown) => this.end(error),
+    );
+  }
+
+  /** Tells the server everything up to this commit end is done. */
+  async confirm(lsn: bigint): Promise<void> {
+    // The library sends the position it is given plus one; the server skips, on a restart, every
+    // transaction whose commit record starts before the confirmed position, so confirm exactly
+    // the commit's end and never a byte past it (the next commit may start right there).
+    await this.service?.acknowledge(formatLsn(lsn - 1n));
+  }
+
+  async stop(): Promise<void> {
+    this.ended = true;
+    const service = this.service;
+    this.service = undefined;
+    await service?.destroy();
+  }
+
+  private async onData(lsn: string, message: PgoutputMessage): Promise<void> {
+    if (this.ended) return;
+    try {
+      if (message.tag === 'begin') this.current = [];
+      else if (message.tag === 'message' && message.transactional && message.prefix === this.config.prefix) this.decode(lsn, message);
+      else if (message.tag === 'commit') {
+        const messages = this.current;
+        this.current = [];
+        const commit = parseLsn(message.commitEndLsn ?? lsn);
+        messages.forEach((m) => (m.commit = commit));
+        await this.config.onCommit({ lsn: commit, messages });
+      }
+    } catch (error) {
+      this.end(error);
+    }
+  }
+
+  private decode(lsn: string, message: { prefix: string; content: Uint8Array }): void {
+    try {
+      const offset = this.current.length;
+      const decoded = decodeWalRecord(Buffer.from(message.content).toString('utf8'));
+      decoded.forEach((fields, index) => this.current.push({ ...fields, commit: 0n, index: offset + index }));
+    } catch (error) {
+      throw new Error(walUndecodableMessage(message.prefix, lsn, errorText(error)));
+    }
+  }
+
+  private end(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    void this.service?.destroy().catch(() => undefined);
+    this.service = undefined;
+    this.config.onEnd(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+type PgoutputMessage =
+  | { tag: 'begin' }
+  | { tag: 'message'; transactional: boolean; prefix: string; content: Uint8Array }
+  | { tag: 'commit'; commitEndLsn: string | null }
+  // relation, insert, … : other tables' changes, which the empty publication does not send anyway
+  | { tag: 'other' };
