@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ModuleMetadata } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -17,7 +18,8 @@ export interface WalSandbox {
   url: string;
   schema: string;
   slotName: string;
-  start(options: OutboxModuleOptions, connection?: { username?: string }): Promise<WalApp>;
+  /** `username`: connect as another role; `imports`: more modules beside (a ClientsModule). */
+  start(options: OutboxModuleOptions, connection?: { username?: string; imports?: ModuleMetadata['imports'] }): Promise<WalApp>;
   drop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function walSandbox(prefix: string): Promise<WalSandbox> {
             retryAttempts: 0,
             logging: false,
           }),
+          ...(connection.imports ?? []),
           OutboxModule.forRoot({ delivery: 'wal', wal: { slotName: sandbox.slotName }, pollIntervalMs: 60_000, ...options }),
         ],
       }).compile();

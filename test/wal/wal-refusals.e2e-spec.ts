@@ -3,6 +3,7 @@ import { OutboxConfigurationError, OutboxModule, RecordingOutboxTransport } from
 import { isolatedDatabase } from '../support/outbox-harness';
 import { postgresAdmin } from '../support/databases';
 import { startupFailure } from '../support/startup-failure';
+import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalSandbox } from '../support/wal.harness';
 
 describe('WAL delivery mode: refusals', () => {
@@ -50,6 +51,18 @@ describe('WAL delivery mode: refusals', () => {
       await app.close();
       expect(await postgresAdmin(sandbox.url, `SELECT 1 FROM pg_replication_slots WHERE slot_name = '${sandbox.slotName}' AND plugin = 'pgoutput'`)).toBe(1);
       expect(await postgresAdmin(sandbox.url, `SELECT 1 FROM pg_publication WHERE pubname = '${sandbox.slotName}'`)).toBe(1);
+    });
+
+    it('starts a write-only instance without REPLICATION once the slot exists; a relaying instance streams its events', async () => {
+      const recording = new RecordingOutboxTransport();
+      await sandbox.start({ transport: recording });
+      await postgresAdmin(sandbox.url, `GRANT ALL ON ALL TABLES IN SCHEMA ${sandbox.schema} TO ${role}`);
+      await postgresAdmin(sandbox.url, `GRANT ALL ON ALL SEQUENCES IN SCHEMA ${sandbox.schema} TO ${role}`);
+      const writer = await sandbox.start({ relay: false }, { username: role });
+      await writer.dataSource.transaction((manager) =>
+        writer.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId: 'from-writer', payload: {}, topic: 'parcels' }),
+      );
+      await waitFor("the write-only instance's event streamed by the relaying one", () => recording.published.some((m) => m.key === 'from-writer'));
     });
   });
 });

@@ -43,6 +43,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private reader: PgoutputReader | undefined;
   private reconnect: NodeJS.Timeout | undefined;
   private stopped = false;
+  private lastEnd: string | undefined;
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -65,7 +66,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     if (type !== 'postgres') throw new OutboxConfigurationError(walNeedsPostgres(type));
     loadPgLogicalReplication();
     const names = walNames(this.extras, this.settings.wal);
-    await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names);
+    await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names, { streams: this.settings.relay });
     if (!this.settings.relay) return;
     this.transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.names = names;
@@ -124,7 +125,10 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private async restart(relay: StreamRelay, error: unknown): Promise<void> {
     await relay.stop();
     if (this.stopped || this.relay !== relay) return;
-    this.logger.warn(`WAL relay: the stream of slot "${this.names?.slotName}" ended (${errorText(error)}); reading again in ${RECONNECT_MS} ms.`);
+    // A standby instance meets "slot is active" every second until it takes over: said once, not every time.
+    const text = errorText(error);
+    if (text !== this.lastEnd) this.logger.warn(`WAL relay: the stream of slot "${this.names?.slotName}" ended (${text}); reading again every ${RECONNECT_MS} ms.`);
+    this.lastEnd = text;
     this.reconnect = setTimeout(() => this.read(), RECONNECT_MS);
   }
 }

@@ -29,6 +29,11 @@ describe('prepareWalSlot', () => {
     await expect(prepareWalSlot(server({ allowed: false }).query, names)).rejects.toThrow('ALTER ROLE "app" REPLICATION');
   });
 
+  it('lets a write-only instance without REPLICATION start once the slot exists, and refuses it before', async () => {
+    await expect(prepareWalSlot(server({ allowed: false, slotPlugin: 'pgoutput' }).query, names, { streams: false })).resolves.toBeUndefined();
+    await expect(prepareWalSlot(server({ allowed: false }).query, names, { streams: false })).rejects.toThrow('Start an instance that relays first');
+  });
+
   it('refuses when no slot is free, naming max_replication_slots', async () => {
     await expect(prepareWalSlot(server({ createError: 'all replication slots are in use' }).query, names)).rejects.toThrow('max_replication_slots');
   });

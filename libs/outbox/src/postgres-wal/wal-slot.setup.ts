@@ -13,12 +13,19 @@ export interface WalNames {
  * Checks that the server and role allow streaming, and creates the publication and the slot the
  * first time; an existing slot is kept as it is, with the position it was confirmed to. Nothing
  * here ever drops a slot: that is `dropWalSlot`, called explicitly.
+ *
+ * `streams: false` (a write-only instance, `relay: false`) needs no REPLICATION when the slot
+ * exists already; without one it must create it, because WAL written before a slot exists is
+ * never decoded: writing first would lose those events.
  */
-export async function prepareWalSlot(query: WalQuery, names: WalNames): Promise<void> {
+export async function prepareWalSlot(query: WalQuery, names: WalNames, options: { streams: boolean } = { streams: true }): Promise<void> {
   const [level] = await query(`SELECT current_setting('wal_level') AS level`);
   if (level.level !== 'logical') throw new OutboxConfigurationError(walLevelNotLogical(String(level.level)));
+  const [slot] = await query(`SELECT plugin FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName]);
+  if (slot && slot.plugin !== 'pgoutput') throw new OutboxConfigurationError(walSlotPluginMismatch(names.slotName, String(slot.plugin)));
+  if (slot && !options.streams) return;
   const [role] = await query(`SELECT current_user AS name, rolreplication OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
-  if (role?.allowed !== true) throw new OutboxConfigurationError(walRoleLacksReplication(String(role?.name)));
+  if (role?.allowed !== true) throw new OutboxConfigurationError(walRoleLacksReplication(String(role?.name), !options.streams));
   // Names are checked identifiers (wal-options.ts), so quoting them is enough.
   const publications = await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
   if (publications.length === 0) {
@@ -26,11 +33,7 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames): Promise<
       if (!/already exists/.test(String(error))) throw error;
     });
   }
-  const [slot] = await query(`SELECT plugin FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName]);
-  if (slot) {
-    if (slot.plugin !== 'pgoutput') throw new OutboxConfigurationError(walSlotPluginMismatch(names.slotName, String(slot.plugin)));
-    return;
-  }
+  if (slot) return;
   await query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
     // Another instance starting at the same moment created it: the same slot, fine.
     if (/already exists/.test(String(error))) return;

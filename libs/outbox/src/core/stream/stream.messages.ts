@@ -8,8 +8,11 @@ export const walLevelNotLogical = (level: string) =>
   `OutboxModule option "delivery" is 'wal', but the PostgreSQL server runs with wal_level = ${level}: it must be "logical". ` +
   `Set wal_level = logical in postgresql.conf (or ALTER SYSTEM SET wal_level = logical) and restart the server, or leave "delivery" at 'table'.`;
 
-export const walRoleLacksReplication = (role: string) =>
-  `OutboxModule option "delivery" is 'wal', but the database role "${role}" has no REPLICATION attribute, which reading a replication slot needs. ` +
+export const walRoleLacksReplication = (role: string, writeOnly: boolean) =>
+  (writeOnly
+    ? `OutboxModule option "delivery" is 'wal' and the replication slot does not exist yet; the database role "${role}" cannot create it (no REPLICATION attribute), ` +
+      `and events written before the slot exists would never reach the stream. Start an instance that relays first (it creates the slot), or `
+    : `OutboxModule option "delivery" is 'wal', but the database role "${role}" has no REPLICATION attribute, which reading a replication slot needs. `) +
   `Run ALTER ROLE "${role}" REPLICATION as a superuser (and allow it in pg_hba.conf), or leave "delivery" at 'table'.`;
 
 export const walNoFreeSlot = (slot: string, cause: string) =>
