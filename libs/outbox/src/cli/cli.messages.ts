@@ -18,6 +18,9 @@ Commands:
   paused                      list paused destinations
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables
+  wal status [slot]           WAL delivery mode: WAL the slot retains, and whether an instance streams it
+  wal drop-slot [slot]        drop the slot and its publication (and the WAL it holds); refused while
+                              an instance streams it (default slot: outbox_<table>, outbox_<schema>_<table>)
 
 Connection (every command but sql):
   --url <url>                 postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db
@@ -55,3 +58,5 @@ export const notAnId = (id: string) => `"${id}" is not a message id (a UUID, the
 export function redactUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }
+
+export const walNeedsPostgresUrl = (sub: string) => `The WAL delivery mode exists on PostgreSQL only: "wal ${sub}" needs a postgres:// URL.`;

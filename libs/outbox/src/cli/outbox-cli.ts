@@ -13,6 +13,7 @@ import { CliError } from './cli.error';
 import { badDialect, badNumber, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
 import { connect } from './cli-connection';
 import { printStatus } from './cli-status';
+import { runWalCommand } from './cli-wal-slot';
 
 export interface CliIo {
   out(line: string): void;
@@ -77,6 +78,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
+  if (command === 'wal') return runWalCommand(sub, argument ?? undefined, table, values.url ?? io.env.OUTBOX_DATABASE_URL, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
