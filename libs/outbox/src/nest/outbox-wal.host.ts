@@ -9,7 +9,9 @@ import { RetryPolicy } from '../core/retry-policy';
 import { StreamRelay } from '../core/stream/stream-relay';
 import { walNeedsPostgres } from '../core/stream/stream.messages';
 import { walMessagePrefix } from '../core/stream/wal-record';
-import { walNames } from '../core/stream/wal-options';
+import { WAL_DEFAULTS, walNames } from '../core/stream/wal-options';
+import { TableOverflow } from '../typeorm/wal/table-overflow';
+import { notificationChannel } from '../typeorm/postgres-notification.listener';
 import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
 import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
 import { prepareWalSlot, type WalNames } from '../postgres-wal/wal-slot.setup';
@@ -107,6 +109,11 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
       retryIf,
       observer: this.observers.combined(),
       logger: this.logger,
+      overflow: new TableOverflow(this.dataSource, this.extras, {
+        notifyChannel: this.settings.notifications ? notificationChannel(this.extras) : undefined,
+        deadLetterPolicy: this.settings.deadLetterPolicy,
+      }),
+      divertAfterAttempts: this.settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
       confirm: (lsn) => reader?.confirm(lsn),
     });
     reader = new PgoutputReader({

@@ -5,6 +5,7 @@ import { AcknowledgedPositions } from './acknowledged-positions';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn, parseLsn } from './stream-message';
 import { StreamRelay } from './stream-relay';
+import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
 
 const message = (commit: bigint, index: number, aggregateId: string): StreamMessage => ({
   id: `${commit}-${index}`,
@@ -27,6 +28,7 @@ class FakeBroker implements OutboxTransport {
   readonly name = 'fake';
   readonly published: OutgoingMessage[] = [];
   refuse = 0;
+  refuseKey: string | undefined;
   private gate: Promise<void> | undefined;
   private open: (() => void) | undefined;
   hold(): void {
@@ -38,6 +40,7 @@ class FakeBroker implements OutboxTransport {
   }
   async publish(outgoing: OutgoingMessage): Promise<void> {
     await this.gate;
+    if (outgoing.key === this.refuseKey) throw new Error(`no leader for ${outgoing.key}`);
     if (this.refuse > 0) {
       this.refuse--;
       throw new Error('broker down');
@@ -46,8 +49,25 @@ class FakeBroker implements OutboxTransport {
   }
 }
 
-function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuffered = 4): StreamRelay {
+/** The table double: keeps what was diverted, and reports those aggregates as backlogged until drained. */
+class FakeTable implements StreamOverflow {
+  readonly rows: Array<{ id: string; attempts: number; error: string }> = [];
+  readonly backlog = new Set<string>();
+  async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>): Promise<void> {
+    for (const { message, attempts, error } of messages) {
+      this.rows.push({ id: message.id, attempts, error });
+      this.backlog.add(aggregateOf(message));
+    }
+  }
+  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>> {
+    return new Set(aggregates.map(aggregateOf).filter((key) => this.backlog.has(key)));
+  }
+}
+
+function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuffered = 4, overflow?: StreamOverflow): StreamRelay {
   return new StreamRelay({
+    overflow,
+    divertAfterAttempts: 2,
     transports: new Map([['default', broker]]),
     batchSize,
     maxBuffered,
@@ -159,6 +179,31 @@ describe('StreamRelay', () => {
     expect(confirmed).toEqual([50n]);
     broker.release();
     await settled(() => confirmed.at(-1) === 60n);
+    await relay.stop();
+  });
+
+  it('moves a message that keeps failing, and the later ones of its aggregate, to the table and streams the others on', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed, 2, 4, table);
+    broker.refuseKey = 'bad';
+    await relay.accept(commit(10n, 'bad', 'good'));
+    await relay.accept(commit(20n, 'bad', 'good'));
+    await relay.accept(commit(30n, 'good'));
+    await settled(() => confirmed.at(-1) === 30n);
+    expect(broker.published.map((m) => m.envelope.id)).toEqual(['10-1', '20-1', '30-0']);
+    expect(table.rows).toEqual([
+      { id: '10-0', attempts: 2, error: 'no leader for bad' },
+      { id: '20-0', attempts: 0, error: expect.stringContaining('Held behind an earlier message') },
+    ]);
+    // Drained: the aggregate streams directly again.
+    broker.refuseKey = undefined;
+    table.backlog.clear();
+    await relay.accept(commit(40n, 'bad'));
+    await settled(() => confirmed.at(-1) === 40n);
+    expect(broker.published.map((m) => m.envelope.id).at(-1)).toBe('40-0');
+    expect(relay.divertedMessages).toBe(2);
     await relay.stop();
   });
 });

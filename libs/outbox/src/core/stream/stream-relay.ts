@@ -7,6 +7,8 @@ import type { OutboxTransport } from '../outbox-transport.port';
 import type { RelayObserver } from '../observe/relay-observer';
 import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
+import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
+import { heldBehindDiverted } from './stream.messages';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn } from './stream-message';
 
@@ -25,6 +27,12 @@ export interface StreamRelayConfig {
   retryIf?: RetryIf;
   observer: RelayObserver;
   logger: { warn(message: string): void };
+  /**
+   * Where messages go after `divertAfterAttempts` failed attempts (or a failure that is final), with
+   * their aggregate's later ones, so that the stream moves on. Without it, the stream waits.
+   */
+  overflow?: StreamOverflow;
+  divertAfterAttempts?: number;
   /** Tells the server that everything up to this commit is published: the slot may drop the WAL before it. */
   confirm(lsn: bigint): Promise<void> | void;
 }
@@ -43,6 +51,7 @@ export class StreamRelay {
   private stopped = false;
   private readonly waiting = new Set<() => void>();
   private published = 0;
+  private divertedCount = 0;
 
   constructor(private readonly config: StreamRelayConfig) {
     this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
@@ -51,6 +60,11 @@ export class StreamRelay {
   /** Messages acknowledged by the broker since this relay started. */
   get publishedCount(): number {
     return this.published;
+  }
+
+  /** Messages moved to the table since this relay started. */
+  get divertedMessages(): number {
+    return this.divertedCount;
   }
 
   /** The last position confirmed to the server by this relay, if any. */
@@ -101,8 +115,11 @@ export class StreamRelay {
     while (!this.stopped && this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.config.batchSize);
       this.wakeReader();
-      if (!(await this.publishUntilAcknowledged(batch))) return;
-      this.published += batch.length;
+      const held = await this.heldBehindTable(batch);
+      if (held === undefined) return;
+      if (held.length > 0 && !(await this.divert(held.map((message) => ({ message, attempts: 0, error: heldBehindDiverted() }))))) return;
+      const direct = held.length === 0 ? batch : batch.filter((message) => !held.includes(message));
+      if (!(await this.publishUntilAcknowledged(direct))) return;
       this.positions.acknowledged(batch);
       await this.confirmAdvance();
     }
@@ -129,8 +146,18 @@ export class StreamRelay {
       const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message)]));
       const { results } = await this.publisher.publishAll(claimed, outgoing, []);
       const failed = pending.filter((_, index) => results[index] !== undefined);
+      this.published += pending.length - failed.length;
       if (failed.length === 0) return true;
       const first = results.find((result) => typeof result === 'object');
+      const final = results.every((result) => result === undefined || typeof result !== 'object' || result.final);
+      if (this.config.overflow && (final || attempt >= (this.config.divertAfterAttempts ?? 1))) {
+        const outcome = (index: number) => results[pending.indexOf(failed[index])];
+        const diverted = failed.map((message, index) => {
+          const result = outcome(index);
+          return { message, attempts: typeof result === 'object' ? attempt : 0, error: typeof result === 'object' ? result.text : heldBehindDiverted() };
+        });
+        return this.divert(diverted);
+      }
       const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
       this.config.logger.warn(
         `Outbox WAL relay: ${failed.length} of ${pending.length} messages not acknowledged (attempt ${attempt}${first ? `: ${first.text}` : ''}); ` +
@@ -138,16 +165,57 @@ export class StreamRelay {
       );
       pending = failed;
       if (this.stopped) return false;
-      await new Promise<void>((resume) => {
-        const timer = setTimeout(resume, delay);
-        this.wakeRetry = () => {
-          clearTimeout(timer);
-          resume();
-        };
-      });
-      this.wakeRetry = undefined;
+      await this.pause(delay);
       if (this.stopped) return false;
     }
+  }
+
+  /**
+   * The messages of aggregates that have unpublished rows in the table: they go there too, behind
+   * them. An aggregate whose rows are all published streams directly again. Asked of the table for
+   * every batch rather than remembered, so that it also holds after a restart, behind rows pending
+   * from the table mode, and behind delayed messages (rows too). `undefined`: stopped.
+   */
+  private async heldBehindTable(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
+    const overflow = this.config.overflow;
+    if (!overflow || batch.length === 0) return [];
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        const backlogged = await overflow.backlogged(batch);
+        return backlogged.size === 0 ? [] : batch.filter((message) => backlogged.has(aggregateOf(message)));
+      } catch (error) {
+        this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
+        await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
+      }
+    }
+    return undefined;
+  }
+
+  /** Moves messages to the table (tried until it works, or the relay stops); true once committed. */
+  private async divert(messages: Array<{ message: StreamMessage; attempts: number; error: string }>): Promise<boolean> {
+    const overflow = this.config.overflow!;
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);
+        this.divertedCount += messages.length;
+        return true;
+      } catch (error) {
+        this.config.logger.warn(`Outbox WAL relay: moving ${messages.length} messages to the table failed (${errorText(error)}); trying again.`);
+        await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
+      }
+    }
+    return false;
+  }
+
+  private async pause(delayMs: number): Promise<void> {
+    await new Promise<void>((resume) => {
+      const timer = setTimeout(resume, delayMs);
+      this.wakeRetry = () => {
+        clearTimeout(timer);
+        resume();
+      };
+    });
+    this.wakeRetry = undefined;
   }
 
   private wakeReader(): void {

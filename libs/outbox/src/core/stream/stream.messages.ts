@@ -33,3 +33,6 @@ export const walUndecodableMessage = (prefix: string, lsn: string, cause: string
 
 export const invalidSlotName = (option: string, got: string) =>
   `Invalid OutboxModule option "${option}": expected a replication slot name (lowercase letters, digits and _, at most 63 characters), got "${got}".`;
+
+export const heldBehindDiverted = () =>
+  'Held behind an earlier message of its aggregate that the WAL relay moved to the outbox table; published from there, in order.';

@@ -16,6 +16,7 @@ describe('delivery and wal options', () => {
     expect(() => resolve({ delivery: 'wal', wal: { slotName: 'Outbox-Slot' } })).toThrow('"wal.slotName"');
     expect(() => resolve({ delivery: 'wal', wal: { publicationName: 'x'.repeat(64) } })).toThrow('"wal.publicationName"');
     expect(() => resolve({ delivery: 'wal', wal: 'slot' })).toThrow('"wal"');
+    expect(() => resolve({ delivery: 'wal', wal: { attemptsBeforeTable: 0 } })).toThrow('"wal.attemptsBeforeTable": expected an integer from 1 to 1000');
   });
 
   it('name the slot after the table and its schema', () => {

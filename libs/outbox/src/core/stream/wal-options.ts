@@ -18,7 +18,16 @@ export interface WalDeliveryOptions {
    * which pgoutput streams whatever the publication lists. Default: the slot's name.
    */
   publicationName?: string;
+  /**
+   * Attempts the stream makes at a message before moving it, and its aggregate's later messages,
+   * to the outbox table, where the table relay retries them in order (and makes them dead after
+   * `maxAttempts`) while other aggregates stream on. A failure that is final (`retryIf`,
+   * `NonRetryableOutboxError`) moves it at once. Default `3`.
+   */
+  attemptsBeforeTable?: number;
 }
+
+export const WAL_DEFAULTS = { attemptsBeforeTable: 3 } as const;
 
 export const OUTBOX_DELIVERY_DEFAULT: OutboxDelivery = 'table';
 
@@ -28,7 +37,13 @@ const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
 export function validateDelivery(delivery: unknown, wal: unknown): void {
   if (delivery !== 'table' && delivery !== 'wal') throw new OutboxConfigurationError(invalidOption('delivery', `'table' or 'wal'`, delivery));
   if (wal === undefined) return;
-  if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName? }', wal));
+  if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) {
+    throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName?, attemptsBeforeTable? }', wal));
+  }
+  const attempts = (wal as WalDeliveryOptions).attemptsBeforeTable;
+  if (attempts !== undefined && (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 1_000)) {
+    throw new OutboxConfigurationError(invalidOption('wal.attemptsBeforeTable', 'an integer from 1 to 1000', attempts));
+  }
   for (const key of ['slotName', 'publicationName'] as const) {
     const value = (wal as WalDeliveryOptions)[key];
     if (value !== undefined && (typeof value !== 'string' || !SLOT_NAME.test(value))) throw new OutboxConfigurationError(invalidSlotName(`wal.${key}`, String(value)));
