@@ -8,21 +8,8 @@ import type { StreamMessage } from './stream-message';
  */
 interface WalRecord {
   v: 1;
-  messages: Array<{
-    id: string;
-    type: string;
-    version: number;
-    aggregateType: string;
-    aggregateId: string;
-    transport: string;
-    destination: string;
-    occurredAt: string;
-    correlationId?: string;
-    causationId?: string;
-    tenantId?: string;
-    headers: Record<string, string>;
-    payload: string;
-  }>;
+  // A message as written: the row's fields, the time as ISO text and the payload as its JSON text.
+  messages: Array<Omit<NewOutboxMessage, 'occurredAt' | 'payloadJson' | 'delayMs'> & { occurredAt: string; payload: string }>;
 }
 
 /**
@@ -35,23 +22,10 @@ export function walMessagePrefix(slotName: string): string {
 }
 
 export function encodeWalRecord(messages: readonly NewOutboxMessage[]): string {
+  // Delayed messages never reach the WAL (the writer keeps them in the table), so delayMs is dropped.
   const record: WalRecord = {
     v: 1,
-    messages: messages.map((m) => ({
-      id: m.id,
-      type: m.type,
-      version: m.version,
-      aggregateType: m.aggregateType,
-      aggregateId: m.aggregateId,
-      transport: m.transport,
-      destination: m.destination,
-      occurredAt: m.occurredAt.toISOString(),
-      correlationId: m.correlationId,
-      causationId: m.causationId,
-      tenantId: m.tenantId,
-      headers: m.headers,
-      payload: m.payloadJson,
-    })),
+    messages: messages.map(({ occurredAt, payloadJson, delayMs: _delayMs, ...fields }) => ({ ...fields, occurredAt: occurredAt.toISOString(), payload: payloadJson })),
   };
   return JSON.stringify(record);
 }
@@ -65,20 +39,7 @@ export function decodeWalRecord(content: string): Array<Omit<StreamMessage, 'com
       if (typeof m?.[field] !== 'string') throw new Error(`message ${index}: "${field}" is not a string`);
     }
     if (!Number.isSafeInteger(m.version)) throw new Error(`message ${index}: "version" is not an integer`);
-    return {
-      id: m.id,
-      type: m.type,
-      version: m.version,
-      aggregateType: m.aggregateType,
-      aggregateId: m.aggregateId,
-      transport: m.transport,
-      destination: m.destination,
-      occurredAt: m.occurredAt,
-      correlationId: m.correlationId ?? undefined,
-      causationId: m.causationId ?? undefined,
-      tenantId: m.tenantId ?? undefined,
-      headers: m.headers ?? {},
-      payloadJson: m.payload,
-    };
+    const { payload, headers, ...fields } = m;
+    return { ...fields, headers: headers ?? {}, payloadJson: payload };
   });
 }
