@@ -27,6 +27,7 @@ const takesTableName: Record<string, Call> = {
   createInboxTableMigration: (dataSource, name) => new (outbox.createInboxTableMigration(name))().up(dataSource.createQueryRunner()),
   OutboxModule: (_, name) => outbox.OutboxModule.forRoot({ relay: false, tableName: name }),
   OutboxInboxModule: (_, name) => outbox.OutboxInboxModule.forRoot({ tableName: name }),
+  walNames: (_, name) => outbox.walNames({ tableName: name }),
 };
 
 /** Exports that take a schema name too. */
@@ -39,6 +40,7 @@ const takesSchemaName: Record<string, Call> = {
   createSqlOutboxStatsSource: (dataSource, schema) => outbox.createSqlOutboxStatsSource(dataSource, { tableName: 'outbox_messages', schema }),
   createSqlOutboxConsoleStore: (dataSource, schema) => outbox.createSqlOutboxConsoleStore(dataSource, { tableName: 'outbox_messages', schema }),
   OutboxModule: (_, schema) => outbox.OutboxModule.forRoot({ relay: false, schema }),
+  walNames: (_, schema) => outbox.walNames({ tableName: 'outbox_messages', schema }),
 };
 
 /** Exports whose code mentions a table or schema but take no name from the caller, and why. */

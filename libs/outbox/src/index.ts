@@ -70,7 +70,9 @@ export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './core
 
 // WAL delivery mode (PostgreSQL)
 export { walNames, type OutboxDelivery, type WalDeliveryOptions } from './core/stream/wal-options';
-export { dropWalSlot, walSlotState, type WalQuery, type WalNames } from './postgres-wal/wal-slot.setup';
+export { dropWalSlot, walSlotState, type WalQuery, type WalNames, type WalSlotLag } from './postgres-wal/wal-slot.setup';
+export { OutboxWalHost } from './nest/outbox-wal.host';
+export { OutboxWalHealthIndicator } from './observability/wal/outbox-wal.health-indicator';
 
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';

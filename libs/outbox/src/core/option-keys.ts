@@ -24,7 +24,7 @@ export const OUTBOX_OPTION_KEYS = {
   health: ['maxLagMs', 'maxDeadRows', 'maxRoundAgeMs'],
   metrics: ['registry', 'prefix', 'latencyBuckets'],
   tracing: ['tracerName'],
-  wal: ['slotName', 'publicationName', 'attemptsBeforeTable'],
+  wal: ['slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Fails on the first key that is not an option, suggesting the closest known one. */

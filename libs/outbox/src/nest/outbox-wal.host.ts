@@ -1,4 +1,5 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type * as PromClient from 'prom-client';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { errorText } from '../core/error-text';
@@ -14,12 +15,16 @@ import { TableOverflow } from '../typeorm/wal/table-overflow';
 import { notificationChannel } from '../typeorm/postgres-notification.listener';
 import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
 import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
-import { prepareWalSlot, type WalNames } from '../postgres-wal/wal-slot.setup';
+import { prepareWalSlot, walSlotState, type WalNames, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
+import type { ResolvedObservability } from '../core/observe/observability.options';
+import { loadOptional } from '../observability/optional-dependency';
+import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
+import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
 import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { replicationConnection } from '../typeorm/wal/replication-connection';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
 import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { resolveTransports } from './outbox-transports.resolver';
@@ -37,7 +42,7 @@ const BATCHES_AHEAD = 4;
  * switch of modes.
  */
 @Injectable()
-export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy {
   private readonly logger = new Logger('Outbox');
   private names: WalNames | undefined;
   private transports = new Map<string, OutboxTransport>();
@@ -46,6 +51,8 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private reconnect: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastEnd: string | undefined;
+  private lag: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
+  private removeMetrics: (() => void) | undefined;
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -55,6 +62,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly moduleRef: ModuleRef,
     private readonly observers: OutboxObservers,
     private readonly inProcessHandlers: InProcessHandlers,
+    @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
   ) {}
 
   /** The slot and publication this app streams from, or `undefined` in the table mode. */
@@ -69,6 +77,8 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     loadPgLogicalReplication();
     const names = walNames(this.extras, this.settings.wal);
     await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names, { streams: this.settings.relay });
+    const metrics = resolveMetricsOptions(this.options.metrics);
+    if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, names.slotName, () => this.slotLag());
     if (!this.settings.relay) return;
     this.transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.names = names;
@@ -87,6 +97,28 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     await this.reader?.stop();
     this.relay = undefined;
     this.reader = undefined;
+  }
+
+  onModuleDestroy(): void {
+    this.removeMetrics?.();
+    this.removeMetrics = undefined;
+  }
+
+  /**
+   * The slot's lag (WAL retained, confirmation delay, whether an instance streams it), read at most
+   * once per `stats.refreshIntervalMs` whoever asks (health, metrics); `undefined` without a slot.
+   */
+  slotLag(): Promise<WalSlotLag | undefined> {
+    const slot = this.slot;
+    if (!slot) return Promise.resolve(undefined);
+    const now = Date.now();
+    if (!this.lag || now - this.lag.at >= this.observability.stats.refreshIntervalMs) {
+      const reading = walSlotState((sql, params) => this.dataSource.query(sql, params), slot.slotName);
+      // A failed reading is not kept: the next caller tries again.
+      reading.catch(() => this.lag?.reading === reading && (this.lag = undefined));
+      this.lag = { at: now, reading };
+    }
+    return this.lag.reading;
   }
 
   /** Messages the stream has published since it last (re)connected. */

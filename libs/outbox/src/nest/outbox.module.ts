@@ -34,6 +34,7 @@ import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
 import { OutboxWalHost } from './outbox-wal.host';
+import { OutboxWalHealthIndicator } from '../observability/wal/outbox-wal.health-indicator';
 import { WalMessageEmitter } from '../typeorm/wal/wal-message.emitter';
 import { walMessagePrefix } from '../core/stream/wal-record';
 import { walNames } from '../core/stream/wal-options';
@@ -94,9 +95,10 @@ import { walNames } from '../core/stream/wal-options';
     OutboxMetricsHost,
     OutboxTracingHost,
     OutboxHealthIndicator,
+    OutboxWalHealthIndicator,
   ],
   // The data source and extras are exported for OutboxConsoleModule, which works on the same table.
-  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
+  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHost, OutboxWalHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
 })
 export class OutboxModule extends ConfigurableOutboxModule {
   /**

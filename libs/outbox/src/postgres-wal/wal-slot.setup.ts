@@ -1,4 +1,5 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
+import { checkWalNames } from '../core/stream/wal-options';
 import { walLevelNotLogical, walNoFreeSlot, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
 
 /** Runs one statement and returns its rows: the app's data source, a `pg` client, or the CLI's connection. */
@@ -19,6 +20,7 @@ export interface WalNames {
  * never decoded: writing first would lose those events.
  */
 export async function prepareWalSlot(query: WalQuery, names: WalNames, options: { streams: boolean } = { streams: true }): Promise<void> {
+  checkWalNames(names);
   const [level] = await query(`SELECT current_setting('wal_level') AS level`);
   if (level.level !== 'logical') throw new OutboxConfigurationError(walLevelNotLogical(String(level.level)));
   const [slot] = await query(`SELECT plugin FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName]);
@@ -26,7 +28,7 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
   if (slot && !options.streams) return;
   const [role] = await query(`SELECT current_user AS name, rolreplication OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
   if (role?.allowed !== true) throw new OutboxConfigurationError(walRoleLacksReplication(String(role?.name), !options.streams));
-  // Names are checked identifiers (wal-options.ts), so quoting them is enough.
+  // The names passed checkWalNames (lowercase letters, digits, _), so quoting them is enough.
   const publications = await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
   if (publications.length === 0) {
     await query(`CREATE PUBLICATION "${names.publicationName}"`).catch((error: unknown) => {
@@ -43,17 +45,32 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
 
 /** Drops the slot (and its WAL) and the publication. Refused by PostgreSQL while an instance streams it. */
 export async function dropWalSlot(query: WalQuery, names: WalNames): Promise<{ slot: boolean; publication: boolean }> {
+  checkWalNames(names);
   const slot = (await query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName])).length > 0;
   const publication = (await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName])).length > 0;
   if (publication) await query(`DROP PUBLICATION IF EXISTS "${names.publicationName}"`);
   return { slot, publication };
 }
 
-/** How far the slot lags behind the server's WAL: bytes retained and whether someone streams it. */
-export async function walSlotState(query: WalQuery, slotName: string): Promise<{ retainedBytes: number; active: boolean } | undefined> {
+/** How far a slot is behind: what the server keeps for it, and how long its reader takes to confirm. */
+export interface WalSlotLag {
+  /** Bytes of WAL from the slot's confirmed position to the server's current one: what it retains. */
+  retainedBytes: number;
+  /** Seconds between the server flushing WAL and the reader confirming it (`flush_lag`); `null` when caught up or not streamed. */
+  lagSeconds: number | null;
+  /** Whether an instance streams the slot now. */
+  active: boolean;
+}
+
+/** The slot's lag, or `undefined` when there is no such slot. */
+export async function walSlotState(query: WalQuery, slotName: string): Promise<WalSlotLag | undefined> {
   const [row] = await query(
-    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::float8 AS lag, active FROM pg_replication_slots WHERE slot_name = $1`,
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::float8 AS retained, s.active,
+            EXTRACT(epoch FROM r.flush_lag)::float8 AS lag
+       FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
+      WHERE s.slot_name = $1`,
     [slotName],
   );
-  return row ? { retainedBytes: Number(row.lag ?? 0), active: row.active === true } : undefined;
+  if (!row) return undefined;
+  return { retainedBytes: Math.max(0, Number(row.retained ?? 0)), lagSeconds: row.lag === null || row.lag === undefined ? null : Number(row.lag), active: row.active === true };
 }

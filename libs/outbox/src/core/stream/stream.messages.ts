@@ -32,7 +32,8 @@ export const walUndecodableMessage = (prefix: string, lsn: string, cause: string
   `The stream stops before it and the slot is not confirmed past it, so nothing after it is lost: find the writer that uses this prefix, then restart the app.`;
 
 export const invalidSlotName = (option: string, got: string) =>
-  `Invalid OutboxModule option "${option}": expected a replication slot name (lowercase letters, digits and _, at most 63 characters), got "${got}".`;
+  `Invalid OutboxModule option "${option}": expected an identifier PostgreSQL takes as a replication slot name (lowercase letters, digits and _, at most 63 characters), got "${got}". ` +
+  `Without wal.slotName the slot is named outbox_<schema>_<tableName>, so those must be identifiers too.`;
 
 export const heldBehindDiverted = () =>
   'Held behind an earlier message of its aggregate that the WAL relay moved to the outbox table; published from there, in order.';

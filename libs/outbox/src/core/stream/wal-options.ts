@@ -25,9 +25,14 @@ export interface WalDeliveryOptions {
    * `NonRetryableOutboxError`) moves it at once. Default `3`.
    */
   attemptsBeforeTable?: number;
+  /**
+   * `OutboxWalHealthIndicator` reports down when the slot retains more WAL than this, in bytes
+   * (the relay or the broker is behind or down); `null` turns the check off. Default `1073741824` (1 GiB).
+   */
+  maxRetainedBytes?: number | null;
 }
 
-export const WAL_DEFAULTS = { attemptsBeforeTable: 3 } as const;
+export const WAL_DEFAULTS = { attemptsBeforeTable: 3, maxRetainedBytes: 1_073_741_824 } as const;
 
 export const OUTBOX_DELIVERY_DEFAULT: OutboxDelivery = 'table';
 
@@ -38,21 +43,36 @@ export function validateDelivery(delivery: unknown, wal: unknown): void {
   if (delivery !== 'table' && delivery !== 'wal') throw new OutboxConfigurationError(invalidOption('delivery', `'table' or 'wal'`, delivery));
   if (wal === undefined) return;
   if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) {
-    throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName?, attemptsBeforeTable? }', wal));
+    throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName?, attemptsBeforeTable?, maxRetainedBytes? }', wal));
   }
   const attempts = (wal as WalDeliveryOptions).attemptsBeforeTable;
   if (attempts !== undefined && (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 1_000)) {
     throw new OutboxConfigurationError(invalidOption('wal.attemptsBeforeTable', 'an integer from 1 to 1000', attempts));
   }
-  for (const key of ['slotName', 'publicationName'] as const) {
-    const value = (wal as WalDeliveryOptions)[key];
-    if (value !== undefined && (typeof value !== 'string' || !SLOT_NAME.test(value))) throw new OutboxConfigurationError(invalidSlotName(`wal.${key}`, String(value)));
+  const retained = (wal as WalDeliveryOptions).maxRetainedBytes;
+  if (retained !== undefined && retained !== null && (!Number.isSafeInteger(retained) || retained < 1)) {
+    throw new OutboxConfigurationError(invalidOption('wal.maxRetainedBytes', 'a positive integer of bytes, or null', retained));
   }
+  const { slotName = 'outbox', publicationName = 'outbox' } = wal as WalDeliveryOptions;
+  checkWalNames({ slotName, publicationName });
 }
 
-/** The slot and publication of an outbox table, defaults applied. */
+/**
+ * The slot and publication of an outbox table, defaults applied. The names go into SQL text, so
+ * they are checked here, defaults too: a table or schema name that is no identifier is refused.
+ */
 export function walNames(table: { tableName: string; schema?: string }, wal: WalDeliveryOptions = {}): { slotName: string; publicationName: string } {
   const stem = `outbox_${table.schema === undefined ? '' : `${table.schema}_`}${table.tableName}`.toLowerCase().slice(0, 63);
   const slotName = wal.slotName ?? stem;
-  return { slotName, publicationName: wal.publicationName ?? slotName };
+  const names = { slotName, publicationName: wal.publicationName ?? slotName };
+  checkWalNames(names);
+  return names;
+}
+
+/** Slot and publication names go into SQL text: only what PostgreSQL takes as a slot name passes. */
+export function checkWalNames(names: { slotName: unknown; publicationName: unknown }): void {
+  for (const key of ['slotName', 'publicationName'] as const) {
+    const value = names[key];
+    if (typeof value !== 'string' || !SLOT_NAME.test(value)) throw new OutboxConfigurationError(invalidSlotName(`wal.${key}`, String(value)));
+  }
 }
