@@ -59,6 +59,25 @@ describe('WAL delivery mode: a stopped or cut stream replays from the last confi
     }
   });
 
+  it('stops streaming before the transports are closed at shutdown', async () => {
+    const log: string[] = [];
+    const slow: OutboxTransport = {
+      name: 'slow',
+      publish: async (message) => {
+        log.push(`start ${message.envelope.id}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        log.push(log.includes('close') ? 'published after close' : `acked ${message.envelope.id}`);
+      },
+      close: async () => void log.push('close'),
+    };
+    const app = await sandbox.start({ transport: slow, batchSize: BATCH });
+    await writeAll(app);
+    await waitFor('the stream publishing', () => log.some((line) => line.startsWith('acked')));
+    await app.close();
+    expect(log.at(-1)).toBe('close');
+    expect(log).not.toContain('published after close');
+  });
+
   it('reads on after its replication connection is cut, without losing or reordering anything', async () => {
     const recording = new RecordingOutboxTransport();
     const app = await sandbox.start({ transport: recording, batchSize: BATCH });

@@ -28,6 +28,7 @@ import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTING
 import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { resolveTransports } from './outbox-transports.resolver';
+import { OutboxRelayHost } from './outbox-relay.host';
 
 // How long the stream waits before reading again after its connection ended (another instance
 // holds the slot, the server restarted): also how soon a standby takes over a dead instance's slot.
@@ -63,6 +64,9 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly observers: OutboxObservers,
     private readonly inProcessHandlers: InProcessHandlers,
     @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
+    // Not called: depending on the table relay's host makes Nest run this host's shutdown hook first
+    // (dependents before their dependencies), so the stream stops before that host closes the transports.
+    _tableRelay: OutboxRelayHost,
   ) {}
 
   /** The slot and publication this app streams from, or `undefined` in the table mode. */
