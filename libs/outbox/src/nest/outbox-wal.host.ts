@@ -55,6 +55,8 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private lag: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
   private removeMetrics: (() => void) | undefined;
 
+  // `_relayHost` is not called: depending on it makes Nest run this host's shutdown hook first
+  // (dependents before their dependencies), so the stream stops before that host closes the transports.
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
     @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
@@ -64,9 +66,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly observers: OutboxObservers,
     private readonly inProcessHandlers: InProcessHandlers,
     @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
-    // Not called: depending on the table relay's host makes Nest run this host's shutdown hook first
-    // (dependents before their dependencies), so the stream stops before that host closes the transports.
-    _tableRelay: OutboxRelayHost,
+    _relayHost: OutboxRelayHost,
   ) {}
 
   /** The slot and publication this app streams from, or `undefined` in the table mode. */
