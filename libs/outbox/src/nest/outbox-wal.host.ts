@@ -67,7 +67,11 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly inProcessHandlers: InProcessHandlers,
     @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
     _relayHost: OutboxRelayHost,
-  ) {}
+  ) {
+    // At construction, before any module's init hook: the table relay's startup probe, which runs
+    // first, would otherwise hide the real mistake behind a missing-table error.
+    if (settings.delivery === 'wal' && dataSource.options.type !== 'postgres') throw new OutboxConfigurationError(walNeedsPostgres(dataSource.options.type));
+  }
 
   /** The slot and publication this app streams from, or `undefined` in the table mode. */
   get slot(): WalNames | undefined {
@@ -76,8 +80,6 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async onModuleInit(): Promise<void> {
     if (this.settings.delivery !== 'wal') return;
-    const type = this.dataSource.options.type;
-    if (type !== 'postgres') throw new OutboxConfigurationError(walNeedsPostgres(type));
     loadPgLogicalReplication();
     const names = walNames(this.extras, this.settings.wal);
     await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names, { streams: this.settings.relay });

@@ -1,10 +1,21 @@
-import type { ClientConfig } from 'pg';
 import { loadOptional } from '../observability/optional-dependency';
+
+/** The node-postgres connection settings the replication connection takes (a subset of pg's ClientConfig). */
+export interface ReplicationConnectionConfig {
+  connectionString?: string;
+  host?: string;
+  port?: number;
+  user?: string;
+  password?: string | (() => string | Promise<string>);
+  database?: string;
+  ssl?: unknown;
+  application_name?: string;
+}
 
 /** The part of `pg-logical-replication` (an optional peer dependency) the reader uses. */
 export interface PgLogicalReplication {
   LogicalReplicationService: new (
-    config: ClientConfig,
+    config: ReplicationConnectionConfig,
     options: { acknowledge: { auto: boolean; timeoutSeconds: number }; flowControl: { enabled: boolean } },
   ) => {
     on(event: string, listener: (...args: never[]) => unknown): unknown;

@@ -1,13 +1,12 @@
-import type { ClientConfig } from 'pg';
 import { errorText } from '../core/error-text';
 import { formatLsn, parseLsn, type StreamCommit, type StreamMessage } from '../core/stream/stream-message';
 import { walUndecodableMessage } from '../core/stream/stream.messages';
 import { decodeWalRecord } from '../core/stream/wal-record';
 import type { WalNames } from './wal-slot.setup';
-import { loadPgLogicalReplication } from './pg-logical-replication.loader';
+import { loadPgLogicalReplication, type ReplicationConnectionConfig } from './pg-logical-replication.loader';
 
 export interface PgoutputReaderConfig extends WalNames {
-  connection: ClientConfig;
+  connection: ReplicationConnectionConfig;
   /** Only logical messages with this prefix are the outbox's. */
   prefix: string;
   /** Each commit with its outbox messages, in commit order; the reader waits for the returned promise. */
