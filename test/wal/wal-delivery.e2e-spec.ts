@@ -78,5 +78,20 @@ describe('WAL delivery mode: capture and stream on PostgreSQL with wal_level = l
       await admin.end();
     }
   });
-});
 
+  it('confirms the slot past WAL without outbox events too, so an idle stream does not hold WAL', async () => {
+    const admin = new Client({ connectionString: sandbox.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE TABLE ${sandbox.schema}.unrelated (n integer)`);
+      for (let n = 0; n < 20; n++) await admin.query(`INSERT INTO ${sandbox.schema}.unrelated VALUES ($1)`, [n]);
+      const afterWrites = (await admin.query(`SELECT pg_current_wal_lsn()::text AS lsn`)).rows[0].lsn as string;
+      await waitFor('the slot confirmed past WAL with no outbox event', async () => {
+        const { rows } = await admin.query(`SELECT confirmed_flush_lsn >= $2::pg_lsn AS past FROM pg_replication_slots WHERE slot_name = $1`, [sandbox.slotName, afterWrites]);
+        return rows[0]?.past === true;
+      });
+    } finally {
+      await admin.end();
+    }
+  });
+});

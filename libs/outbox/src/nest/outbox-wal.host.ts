@@ -52,6 +52,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private reconnect: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastEnd: string | undefined;
+  private restarting: StreamRelay | undefined;
   private lag: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
   private removeMetrics: (() => void) | undefined;
 
@@ -158,8 +159,9 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
       ...this.names,
       connection: replicationConnection(this.dataSource),
       prefix: walMessagePrefix(this.names.slotName),
-      onCommit: (commit) => relay.accept(commit),
-      onCaughtUp: (lsn) => relay.caughtUp(lsn),
+      // Streaming again: the next end is news, even with the same text as the last.
+      onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),
+      onCaughtUp: (lsn) => ((this.lastEnd = undefined), relay.caughtUp(lsn)),
       onEnd: (error) => void this.restart(relay, error),
     });
     this.relay = relay;
@@ -168,6 +170,9 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   private async restart(relay: StreamRelay, error: unknown): Promise<void> {
+    // One reconnection per ended stream, however many ways it reported its end.
+    if (this.restarting === relay) return;
+    this.restarting = relay;
     await relay.stop();
     if (this.stopped || this.relay !== relay) return;
     // A standby instance meets "slot is active" every second until it takes over: said once, not every time.

@@ -5,6 +5,9 @@ import { decodeWalRecord } from '../core/stream/wal-record';
 import type { WalNames } from './wal-slot.setup';
 import { loadPgLogicalReplication, type ReplicationConnectionConfig } from './pg-logical-replication.loader';
 
+// How long no data may be handled after a keepalive before its position counts as caught up.
+const CAUGHT_UP_QUIET_MS = 200;
+
 export interface PgoutputReaderConfig extends WalNames {
   connection: ReplicationConnectionConfig;
   /** Only logical messages with this prefix are the outbox's. */
@@ -27,6 +30,11 @@ export class PgoutputReader {
   private service: { acknowledge(lsn: string, ping?: boolean): Promise<boolean>; destroy(): Promise<unknown> } | undefined;
   private current: StreamMessage[] = [];
   private ended = false;
+  private confirmed: bigint | undefined;
+  // Data messages handed to onData so far, and those being handled now (see onHeartbeat).
+  private dataSeen = 0;
+  private dataInProgress = 0;
+  private caughtUpTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly config: PgoutputReaderConfig) {}
 
@@ -35,9 +43,7 @@ export class PgoutputReader {
     const service = new LogicalReplicationService(this.config.connection, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
     this.service = service;
     service.on('data', (lsn: string, message: PgoutputMessage) => this.onData(lsn, message));
-    service.on('heartbeat', (lsn: string, _at: number, shouldRespond: boolean) => {
-      if (shouldRespond) void this.config.onCaughtUp(parseLsn(lsn)).catch((error: unknown) => this.end(error));
-    });
+    service.on('heartbeat', (lsn: string, _at: number, shouldRespond: boolean) => this.onHeartbeat(parseLsn(lsn), shouldRespond));
     service.on('error', (error: Error) => this.end(error));
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.config.publicationName], messages: true });
     // Resolves or rejects when the replication connection ends, which may be much later.
@@ -53,10 +59,31 @@ export class PgoutputReader {
     // transaction whose commit record starts before the confirmed position, so confirm exactly
     // the commit's end and never a byte past it (the next commit may start right there).
     await this.service?.acknowledge(formatLsn(lsn - 1n));
+    this.confirmed = lsn;
+  }
+
+  /**
+   * A keepalive carries the server's WAL end. The library hands it over at once, while data it read
+   * before it may still wait in its queue; confirming that position then could skip those commits
+   * after a crash. So the position is only passed on once no data was handled for a while after
+   * it (anything queued before the keepalive is handled within microseconds); otherwise the next
+   * keepalive tries again. A reply the server asks for repeats the last confirmed position.
+   */
+  private onHeartbeat(lsn: bigint, shouldRespond: boolean): void {
+    if (this.ended) return;
+    if (shouldRespond && this.confirmed !== undefined) void this.service?.acknowledge(formatLsn(this.confirmed - 1n)).catch(() => undefined);
+    if (this.dataInProgress > 0 || this.caughtUpTimer) return;
+    const seen = this.dataSeen;
+    this.caughtUpTimer = setTimeout(() => {
+      this.caughtUpTimer = undefined;
+      if (this.ended || this.dataSeen !== seen || this.dataInProgress > 0) return;
+      void this.config.onCaughtUp(lsn).catch((error: unknown) => this.end(error));
+    }, CAUGHT_UP_QUIET_MS);
   }
 
   async stop(): Promise<void> {
     this.ended = true;
+    clearTimeout(this.caughtUpTimer);
     const service = this.service;
     this.service = undefined;
     await service?.destroy();
@@ -64,6 +91,8 @@ export class PgoutputReader {
 
   private async onData(lsn: string, message: PgoutputMessage): Promise<void> {
     if (this.ended) return;
+    this.dataSeen++;
+    this.dataInProgress++;
     try {
       if (message.tag === 'begin') this.current = [];
       else if (message.tag === 'message' && message.transactional && message.prefix === this.config.prefix) this.decode(lsn, message);
@@ -76,6 +105,8 @@ export class PgoutputReader {
       }
     } catch (error) {
       this.end(error);
+    } finally {
+      this.dataInProgress--;
     }
   }
 
@@ -92,6 +123,7 @@ export class PgoutputReader {
   private end(error: unknown): void {
     if (this.ended) return;
     this.ended = true;
+    clearTimeout(this.caughtUpTimer);
     void this.service?.destroy().catch(() => undefined);
     this.service = undefined;
     this.config.onEnd(error instanceof Error ? error : new Error(String(error)));
