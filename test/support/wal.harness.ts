@@ -18,9 +18,16 @@ export interface WalSandbox {
   url: string;
   schema: string;
   slotName: string;
-  /** `username`: connect as another role; `imports`: more modules beside (a ClientsModule). */
-  start(options: OutboxModuleOptions, connection?: { username?: string; imports?: ModuleMetadata['imports'] }): Promise<WalApp>;
+  /** `username`: connect as another role; `imports`, `providers`, `entities`: more beside the outbox and the parcels. */
+  start(options: OutboxModuleOptions, connection?: WalAppExtras): Promise<WalApp>;
   drop(): Promise<void>;
+}
+
+export interface WalAppExtras {
+  username?: string;
+  imports?: ModuleMetadata['imports'];
+  providers?: ModuleMetadata['providers'];
+  entities?: Function[];
 }
 
 export interface WalApp {
@@ -47,7 +54,7 @@ export async function walSandbox(prefix: string): Promise<WalSandbox> {
             url: connection.username ? withUser(url, connection.username) : url,
             schema,
             extra: { options: `-c search_path=${schema}`, max: 20 },
-            entities: PARCEL_ENTITIES,
+            entities: [...PARCEL_ENTITIES, ...(connection.entities ?? [])],
             synchronize: true,
             migrations: [CreateOutboxTable],
             migrationsRun: true,
@@ -57,6 +64,7 @@ export async function walSandbox(prefix: string): Promise<WalSandbox> {
           ...(connection.imports ?? []),
           OutboxModule.forRoot({ delivery: 'wal', wal: { slotName: sandbox.slotName }, pollIntervalMs: 60_000, ...options }),
         ],
+        providers: connection.providers ?? [],
       }).compile();
       module.useLogger(false);
       let closed = false;
