@@ -38,6 +38,7 @@ const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   dialect: { type: 'string' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -78,7 +79,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
-  if (command === 'wal') return runWalCommand(sub, argument ?? undefined, table, values.url ?? io.env.OUTBOX_DATABASE_URL, io);
+  if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));

@@ -43,6 +43,24 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
   });
 }
 
+/**
+ * How many outbox events the slot still holds that no relay has confirmed, by peeking at it
+ * (decoding without consuming). A pgoutput message record is 'M', a flags byte, its LSN (8 bytes),
+ * the prefix and a NUL, the content's length (4 bytes), the content: here the outbox's JSON record.
+ * PostgreSQL refuses to peek at a slot an instance streams.
+ */
+export async function walSlotBacklog(query: WalQuery, names: WalNames, prefix: string): Promise<number> {
+  checkWalNames(names);
+  const [row] = await query(
+    `SELECT coalesce(sum(json_array_length(convert_from(substring(data FROM 11 + octet_length(p.prefix) + 5), 'UTF8')::json -> 'messages')), 0)::int AS events
+       FROM pg_logical_slot_peek_binary_changes($1, NULL, NULL, 'proto_version', '1', 'publication_names', $2, 'messages', 'true'),
+            (SELECT convert_to($3, 'UTF8') AS prefix) AS p
+      WHERE get_byte(data, 0) = 77 AND substring(data FROM 11 FOR octet_length(p.prefix) + 1) = p.prefix || '\\x00'::bytea`,
+    [names.slotName, names.publicationName, prefix],
+  );
+  return Number(row?.events ?? 0);
+}
+
 /** Drops the slot (and its WAL) and the publication. Refused by PostgreSQL while an instance streams it. */
 export async function dropWalSlot(query: WalQuery, names: WalNames): Promise<{ slot: boolean; publication: boolean }> {
   checkWalNames(names);
