@@ -106,7 +106,11 @@ export class StreamRelay {
 
   private kick(): void {
     if (this.running || this.buffer.length === 0) return;
-    this.running = this.drain().finally(() => (this.running = undefined));
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      // A commit accepted between the loop's last check and here found `running` still set.
+      if (!this.stopped) this.kick();
+    });
   }
 
   private async drain(): Promise<void> {
