@@ -35,6 +35,7 @@ export class PgoutputReader {
   private dataSeen = 0;
   private dataInProgress = 0;
   private caughtUpTimer: NodeJS.Timeout | undefined;
+  private keepaliveLsn: bigint | undefined;
 
   constructor(private readonly config: PgoutputReaderConfig) {}
 
@@ -72,12 +73,16 @@ export class PgoutputReader {
   private onHeartbeat(lsn: bigint, shouldRespond: boolean): void {
     if (this.ended) return;
     if (shouldRespond && this.confirmed !== undefined) void this.service?.acknowledge(formatLsn(this.confirmed - 1n)).catch(() => undefined);
+    // The newest keepalive wins: data sent before it would have been handled by the time the timer fires.
+    if (this.keepaliveLsn === undefined || lsn > this.keepaliveLsn) this.keepaliveLsn = lsn;
     if (this.dataInProgress > 0 || this.caughtUpTimer) return;
     const seen = this.dataSeen;
     this.caughtUpTimer = setTimeout(() => {
       this.caughtUpTimer = undefined;
-      if (this.ended || this.dataSeen !== seen || this.dataInProgress > 0) return;
-      void this.config.onCaughtUp(lsn).catch((error: unknown) => this.end(error));
+      const caughtUp = this.keepaliveLsn;
+      this.keepaliveLsn = undefined;
+      if (this.ended || caughtUp === undefined || this.dataSeen !== seen || this.dataInProgress > 0) return;
+      void this.config.onCaughtUp(caughtUp).catch((error: unknown) => this.end(error));
     }, CAUGHT_UP_QUIET_MS);
   }
 
