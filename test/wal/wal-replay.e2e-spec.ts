@@ -39,19 +39,24 @@ describe('WAL delivery mode: a stopped or cut stream replays from the last confi
     return ids;
   }
 
-  it('loses nothing when the relay stops with messages unacknowledged, and replays at most one batch again', async () => {
+  it('loses nothing when the relay stops with messages unacknowledged or moved to the table, and replays at most one batch again', async () => {
     const down = new BrokerThatGoesDown(30);
     const first = await sandbox.start({ transport: down, batchSize: BATCH, backoff: { initialMs: 20, maxMs: 50, jitter: 0 } });
     const ids = await writeAll(first);
     await waitFor('the broker to go down after 30 messages', () => down.published.length === 30 && down.refused >= 2 * BATCH);
+    // After wal.attemptsBeforeTable (3) failed attempts the batch moves to the table: the stop finds both.
+    await waitFor('the failing batch moved to the table', async () => Number((await first.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n) > 0);
     await first.close();
 
+    // What the first relay had moved to the table after its failed attempts (wal.attemptsBeforeTable)
+    // is the second one's table relay's to publish: it polls often here.
     const recording = new RecordingOutboxTransport();
-    await sandbox.start({ transport: recording, batchSize: BATCH });
+    const second = await sandbox.start({ transport: recording, batchSize: BATCH, pollIntervalMs: 100 });
     const missing = () => ids.filter((id) => !down.published.some((m) => m.envelope.id === id) && !recording.published.some((m) => m.envelope.id === id));
     await waitFor('every message published by one relay or the other', () => missing().length === 0);
     const duplicates = recording.published.filter((m) => down.published.some((d) => d.envelope.id === m.envelope.id));
     expect(duplicates.length).toBeLessThanOrEqual(BATCH);
+    await waitFor('no row left pending in the table', async () => Number((await second.dataSource.query(`SELECT count(*) AS n FROM outbox_messages WHERE status <> 'published'`))[0].n) === 0);
     // Per aggregate, the second relay publishes in the order the events were written.
     for (let a = 0; a < AGGREGATES; a++) {
       const order = recording.published.filter((m) => m.key === `L${a}`).map(seq);
