@@ -86,9 +86,17 @@ describe('WAL delivery mode: capture and stream on PostgreSQL with wal_level = l
       await admin.query(`CREATE TABLE ${sandbox.schema}.unrelated (n integer)`);
       for (let n = 0; n < 20; n++) await admin.query(`INSERT INTO ${sandbox.schema}.unrelated VALUES ($1)`, [n]);
       const afterWrites = (await admin.query(`SELECT pg_current_wal_lsn()::text AS lsn`)).rows[0].lsn as string;
+      let slot: Record<string, unknown> | undefined;
       await waitFor('the slot confirmed past WAL with no outbox event', async () => {
-        const { rows } = await admin.query(`SELECT confirmed_flush_lsn >= $2::pg_lsn AS past FROM pg_replication_slots WHERE slot_name = $1`, [sandbox.slotName, afterWrites]);
+        const { rows } = await admin.query(
+          `SELECT confirmed_flush_lsn >= $2::pg_lsn AS past, confirmed_flush_lsn::text AS confirmed, active, pg_current_wal_lsn()::text AS now
+             FROM pg_replication_slots WHERE slot_name = $1`,
+          [sandbox.slotName, afterWrites],
+        );
+        slot = rows[0];
         return rows[0]?.past === true;
+      }).catch((error: Error) => {
+        throw new Error(`${error.message}; written up to ${afterWrites}, slot ${JSON.stringify(slot)}`);
       });
     } finally {
       await admin.end();

@@ -14,8 +14,8 @@ export interface PgoutputReaderConfig extends WalNames {
   prefix: string;
   /** Each commit with its outbox messages, in commit order; the reader waits for the returned promise. */
   onCommit(commit: StreamCommit): Promise<void>;
-  /** The server has sent everything up to this position. */
-  onCaughtUp(lsn: bigint): Promise<void>;
+  /** The server has sent everything up to this position; resolves true once that is confirmed (false: not yet, try again). */
+  onCaughtUp(lsn: bigint): Promise<boolean>;
   /** The stream ended (connection lost, slot taken, bad record): the owner decides when to read again. */
   onEnd(error: Error): void;
 }
@@ -66,24 +66,40 @@ export class PgoutputReader {
   /**
    * A keepalive carries the server's WAL end. The library hands it over at once, while data it read
    * before it may still wait in its queue; confirming that position then could skip those commits
-   * after a crash. So the position is only passed on once no data was handled for a while after
-   * it (anything queued before the keepalive is handled within microseconds); otherwise the next
-   * keepalive tries again. A reply the server asks for repeats the last confirmed position.
+   * after a crash. So the newest keepalive's position is passed on only once no data was handled
+   * for a quiet period (anything queued before it is handled within microseconds), and the relay
+   * takes it only when all it received is acknowledged; until then it is tried again after each
+   * quiet period, since an idle server may send no other keepalive for a long time. A reply the
+   * server asks for repeats the last confirmed position.
    */
   private onHeartbeat(lsn: bigint, shouldRespond: boolean): void {
     if (this.ended) return;
     if (shouldRespond && this.confirmed !== undefined) void this.service?.acknowledge(formatLsn(this.confirmed - 1n)).catch(() => undefined);
-    // The newest keepalive wins: data sent before it would have been handled by the time the timer fires.
     if (this.keepaliveLsn === undefined || lsn > this.keepaliveLsn) this.keepaliveLsn = lsn;
-    if (this.dataInProgress > 0 || this.caughtUpTimer) return;
+    this.armCaughtUp();
+  }
+
+  private armCaughtUp(): void {
+    if (this.ended || this.caughtUpTimer || this.keepaliveLsn === undefined) return;
     const seen = this.dataSeen;
     this.caughtUpTimer = setTimeout(() => {
-      this.caughtUpTimer = undefined;
-      const caughtUp = this.keepaliveLsn;
-      this.keepaliveLsn = undefined;
-      if (this.ended || caughtUp === undefined || this.dataSeen !== seen || this.dataInProgress > 0) return;
-      void this.config.onCaughtUp(caughtUp).catch((error: unknown) => this.end(error));
+      void this.tryCaughtUp(seen).then(
+        () => {
+          this.caughtUpTimer = undefined;
+          this.armCaughtUp();
+        },
+        (error: unknown) => this.end(error),
+      );
     }, CAUGHT_UP_QUIET_MS);
+  }
+
+  private async tryCaughtUp(seen: number): Promise<void> {
+    const lsn = this.keepaliveLsn;
+    if (this.ended || lsn === undefined || this.dataSeen !== seen || this.dataInProgress > 0) return;
+    // Done when the relay took it, or a commit's confirmation has passed it meanwhile.
+    if ((await this.config.onCaughtUp(lsn)) || (this.confirmed !== undefined && this.confirmed >= lsn)) {
+      if (this.keepaliveLsn === lsn) this.keepaliveLsn = undefined;
+    }
   }
 
   async stop(): Promise<void> {

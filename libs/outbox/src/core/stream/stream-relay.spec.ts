@@ -171,11 +171,11 @@ describe('StreamRelay', () => {
     const broker = new FakeBroker();
     const confirmed: bigint[] = [];
     const relay = relayOn(broker, confirmed);
-    await relay.caughtUp(50n);
+    expect(await relay.caughtUp(50n)).toBe(true);
     expect(confirmed).toEqual([50n]);
     broker.hold();
     await relay.accept(commit(60n, 'a'));
-    await relay.caughtUp(70n);
+    expect(await relay.caughtUp(70n)).toBe(false);
     expect(confirmed).toEqual([50n]);
     broker.release();
     await settled(() => confirmed.at(-1) === 60n);

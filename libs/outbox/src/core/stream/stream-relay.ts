@@ -88,12 +88,14 @@ export class StreamRelay {
   /**
    * The server has sent everything up to `lsn`. With nothing received still unpublished, that
    * position can be confirmed, so that a slot without outbox traffic does not hold WAL forever.
+   * Resolves false when something is still unpublished (the caller tries again later).
    */
-  async caughtUp(lsn: bigint): Promise<void> {
-    if (this.stopped || this.running || this.buffer.length > 0 || !this.positions.settled) return;
-    if (this.positions.confirmed !== undefined && lsn <= this.positions.confirmed) return;
+  async caughtUp(lsn: bigint): Promise<boolean> {
+    if (this.stopped || this.running || this.buffer.length > 0 || !this.positions.settled) return false;
+    if (this.positions.confirmed !== undefined && lsn <= this.positions.confirmed) return true;
     this.positions.received({ lsn, messages: [] });
     await this.confirmAdvance();
+    return true;
   }
 
   /** Stops taking batches; waits for the one in flight (it is confirmed if it was acknowledged). */
