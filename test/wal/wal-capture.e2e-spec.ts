@@ -1,38 +1,14 @@
-import { Injectable } from '@nestjs/common';
-import { CqrsModule, EventPublisher, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
+import { CqrsModule, EventPublisher } from '@nestjs/cqrs';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { OutboxPublisher, RecordingOutboxTransport } from '@nest-outbox/outbox';
-import { EntryBooked, Journal, Ledger } from '../support/ledger.fixtures';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { BookedEntries, EntryBooked, Journal, Ledger } from '../support/ledger.fixtures';
+import { ParcelDesk } from '../support/parcel-desk.fixture';
 import { Parcel } from '../support/parcel.fixtures';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
-
-@Injectable()
-@EventsHandler(EntryBooked)
-class BookedEntries implements IEventHandler<EntryBooked> {
-  readonly seen: EntryBooked[] = [];
-  handle(event: EntryBooked): void {
-    this.seen.push(event);
-  }
-}
-
-@Injectable()
-class ParcelDesk {
-  constructor(
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
-    private readonly outbox: OutboxPublisher,
-  ) {}
-
-  @Transactional()
-  async register(parcel: Parcel, failAfterWrite = false): Promise<void> {
-    await this.txHost.tx.getRepository(Parcel).save(parcel);
-    await this.outbox.add({ type: 'parcels.desk-noted', aggregateType: 'parcel', aggregateId: parcel.id, payload: { by: 'desk' }, topic: 'parcels' });
-    if (failAfterWrite) throw new Error('desk refused after writing');
-  }
-}
 
 describe('WAL delivery mode: capture is unchanged (@nestjs/cqrs aggregates, ambient transactions)', () => {
   let sandbox: WalSandbox;
