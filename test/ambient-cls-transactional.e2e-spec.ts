@@ -1,33 +1,13 @@
-import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxPublisher, OutboxWriteError, outboxMessageEntity } from '@nest-outbox/outbox';
+import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxWriteError, outboxMessageEntity } from '@nest-outbox/outbox';
 import { isolatedDatabase } from './support/outbox-harness';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
-
-@Injectable()
-class ParcelDesk {
-  constructor(
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
-    private readonly outbox: OutboxPublisher,
-  ) {}
-
-  @Transactional()
-  async register(parcel: Parcel, failAfterWrite = false): Promise<void> {
-    await this.txHost.tx.getRepository(Parcel).save(parcel);
-    await this.outbox.add({ type: 'parcels.desk-noted', aggregateType: 'parcel', aggregateId: parcel.id, payload: { by: 'desk' }, topic: 'parcels' });
-    if (failAfterWrite) throw new Error('desk refused after writing');
-  }
-
-  /** No @Transactional(): there is no ambient transaction to add to. */
-  async noteOutsideTransaction(parcelId: string): Promise<string[]> {
-    return this.outbox.add({ type: 'parcels.desk-noted', aggregateType: 'parcel', aggregateId: parcelId, payload: {}, topic: 'parcels' });
-  }
-}
+import { ParcelDesk } from './support/parcel-desk.fixture';
 
 describe('@nestjs-cls/transactional (TypeORM adapter) on PostgreSQL', () => {
   let module: TestingModule;

@@ -1,22 +1,12 @@
-import { EventsHandler, CqrsModule, EventPublisher, type IEventHandler } from '@nestjs/cqrs';
-import { Injectable } from '@nestjs/common';
+import { CqrsModule, EventPublisher } from '@nestjs/cqrs';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, outboxMessageEntity, OutboxWriteError, type OutboxMessageRow } from '@nest-outbox/outbox';
 import { waitFor } from './support/wait-for';
 import { isolatedDatabase, type TestDatabase } from './support/outbox-harness';
-import { EntryBooked, Journal, Ledger } from './support/ledger.fixtures';
+import { BookedEntries, EntryBooked, Journal, Ledger } from './support/ledger.fixtures';
 import { PARCEL_ENTITIES } from './support/parcel.fixtures';
-
-@Injectable()
-@EventsHandler(EntryBooked)
-class BookedEntries implements IEventHandler<EntryBooked> {
-  readonly seen: EntryBooked[] = [];
-  handle(event: EntryBooked): void {
-    this.seen.push(event);
-  }
-}
 
 describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs aggregates on %s', (database) => {
   let module: TestingModule;

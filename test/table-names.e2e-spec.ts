@@ -32,6 +32,7 @@ const takesTableName: Record<string, Call> = {
   DataLayerInbox: (_, name) => new outbox.DataLayerInbox(name),
   OutboxModule: (_, name) => outbox.OutboxModule.forRoot({ relay: false, tableName: name }),
   OutboxInboxModule: (_, name) => outbox.OutboxInboxModule.forRoot({ tableName: name }),
+  walNames: (_, name) => outbox.walNames({ tableName: name }),
 };
 
 /** Exports that take a schema name too. */
@@ -45,6 +46,7 @@ const takesSchemaName: Record<string, Call> = {
   createSqlOutboxConsoleStore: (dataSource, schema) => outbox.createSqlOutboxConsoleStore(dataSource, { tableName: 'outbox_messages', schema }),
   createOutboxPauseReasonMigration: (_, schema) => outbox.createOutboxPauseReasonMigration({ tableName: 'outbox_messages', schema }),
   OutboxModule: (_, schema) => outbox.OutboxModule.forRoot({ relay: false, schema }),
+  walNames: (_, schema) => outbox.walNames({ tableName: 'outbox_messages', schema }),
 };
 
 /** Exports whose code mentions a table or schema but take no name from the caller, and why. */

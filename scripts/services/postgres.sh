@@ -41,9 +41,12 @@ start_postgres() {
   bin="$(pg_bindir)"
   check_traversable postgres postgres
   ensure_port_free "$PG_PORT" postgres
-  # durability settings are left at their defaults (fsync=on, synchronous_commit=on)
+  # durability settings are left at their defaults (fsync=on, synchronous_commit=on).
+  # wal_level=logical for every test: the WAL delivery mode streams through a replication slot, and
+  # logical is a superset of replica, so the table mode runs on it unchanged (see scripts/README.md).
+  # 40 slots and senders: parallel WAL tests each hold one of each.
   (cd / && pg_as "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t "$TIMEOUT" \
-    -o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on" \
+    -o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on -c wal_level=logical -c max_replication_slots=40 -c max_wal_senders=40" \
     start >/dev/null 9>&-) || { tail -n 20 "$PG_DIR/postgres.log" >&2; die "postgres did not start - see $PG_DIR/postgres.log"; }
   wait_until postgres "$PG_DIR/postgres.log" "$TIMEOUT" \
     "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" -d postgres -U postgres

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { AggregateRoot } from '@nestjs/cqrs';
+import { Injectable } from '@nestjs/common';
+import { AggregateRoot, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { OutboxEvent, PublishesEvents, WithOutboxEvents } from '@nest-outbox/outbox';
 
@@ -53,5 +54,15 @@ export class Journal extends WithOutboxEvents(AggregateRoot) {
 
   onEntryBooked(event: EntryBooked): void {
     this.balanceCents += event.amountCents;
+  }
+}
+
+/** Collects the EntryBooked events the EventBus hands to handlers. */
+@Injectable()
+@EventsHandler(EntryBooked)
+export class BookedEntries implements IEventHandler<EntryBooked> {
+  readonly seen: EntryBooked[] = [];
+  handle(event: EntryBooked): void {
+    this.seen.push(event);
   }
 }

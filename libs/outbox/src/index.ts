@@ -73,6 +73,12 @@ export type { DataLayerTransaction } from './adapters/data-layer-transaction';
 export type { SqlTransaction, SqlDialectName } from './sql/sql-transaction.port';
 export { DataLayerInbox } from './adapters/data-layer-inbox';
 
+// WAL delivery mode (PostgreSQL)
+export { walNames, type OutboxDelivery, type WalDeliveryOptions } from './core/stream/wal-options';
+export { dropWalSlot, walSlotState, type WalQuery, type WalNames, type WalSlotLag } from './postgres-wal/wal-slot.setup';
+export { OutboxWalHost } from './nest/outbox-wal.host';
+export { OutboxWalHealthIndicator } from './observability/wal/outbox-wal.health-indicator';
+
 // Transports
 export { ClientProxyTransport } from './transports/client-proxy.transport';
 export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';

@@ -26,6 +26,11 @@ Commands:
 \${POISON_USAGE}
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables
+  wal status [slot]           WAL delivery mode: WAL the slot retains, whether an instance streams it,
+                              and (when none does) the outbox events in it not yet published
+  wal drop-slot [slot]        drop the slot and its publication (and the WAL it holds); refused while
+                              an instance streams it, or while it holds unpublished events (--force
+                              drops them too) (default slot: outbox_<table>, outbox_<schema>_<table>)
 
 Connection (every command but sql):
   --url <url>                 postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db
@@ -66,3 +71,9 @@ export const badPosition = (value: string) => `--after must be a position printe
 export const badReason = () => '--reason must be at most 500 characters, without a NUL character.';
 
 export const notAnId = (id: string) => `"${id}" is not a message id (a UUID, the envelope's "id").`;
+
+export const walNeedsPostgresUrl = (sub: string) => `The WAL delivery mode exists on PostgreSQL only: "wal ${sub}" needs a postgres:// URL.`;
+
+export const walSlotHoldsEvents = (slot: string, events: number) =>
+  `The slot "${slot}" still holds ${events} outbox event(s) no relay has published: dropping it loses them. ` +
+  `Start an instance in the WAL mode until "wal status" shows none, or pass --force to drop them anyway.`;

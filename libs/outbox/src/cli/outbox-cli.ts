@@ -16,6 +16,7 @@ import { connect } from './cli-connection';
 import { redactText, secretsOf, urlsOf } from './cli-redaction';
 import { printStatus } from './cli-status';
 import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-poison';
+import { runWalCommand } from './cli-wal-slot';
 
 export interface CliIo {
   out(line: string): void;
@@ -42,6 +43,7 @@ const OPTIONS = {
   from: { type: 'string' },
   to: { type: 'string' },
   dialect: { type: 'string' },
+  force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   ...POISON_OPTIONS,
 } as const;
@@ -92,6 +94,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values.dialect, table, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
+  if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));

@@ -3,6 +3,7 @@ import { conflictingOptions, invalidOption } from './outbox.messages';
 import type { BackoffOptions } from './retry-policy';
 import type { MessageMetadata } from './outbox-message';
 import type { HealthThresholds, StatsOptions } from './observe/observability.options';
+import { OUTBOX_DELIVERY_DEFAULT, validateDelivery, type OutboxDelivery, type WalDeliveryOptions } from './stream/wal-options';
 
 /** What `resolveTopic` and `enrich` are told about an event being written. */
 export interface EventDraft {
@@ -115,10 +116,19 @@ export interface OutboxSettings {
    * whatever this says; an exception thrown here counts as "retry". Default: retry every error.
    */
   retryIf?: (error: unknown) => boolean;
+  /**
+   * How events reach the broker. `'table'`: rows of the outbox table, claimed and published by the
+   * relay. `'wal'` (PostgreSQL with `wal_level = logical` only): the saving transaction writes a
+   * logical decoding message and the relay streams them from a replication slot, in commit order
+   * (see the README's "WAL delivery mode"). Default `'table'`.
+   */
+  delivery?: OutboxDelivery;
+  /** Slot and publication of the WAL delivery mode. Default: named after the table. */
+  wal?: WalDeliveryOptions;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf'>> &
-  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions> };
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal'>> &
+  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions>; wal: WalDeliveryOptions };
 
 export const OUTBOX_DEFAULTS = {
   relay: true,
@@ -170,8 +180,11 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     resolveTopic: options.resolveTopic,
     enrich: options.enrich,
     retryIf: options.retryIf,
+    delivery: options.delivery ?? OUTBOX_DELIVERY_DEFAULT,
+    wal: { ...options.wal },
   };
   validate(resolved);
+  validateDelivery(resolved.delivery, options.wal);
   return resolved;
 }
 

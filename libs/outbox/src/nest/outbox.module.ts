@@ -33,6 +33,11 @@ import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
 import { outboxMessageFactory, outboxSqlWriterProvider } from './outbox-sql-writer.provider';
+import { OutboxWalHost } from './outbox-wal.host';
+import { OutboxWalHealthIndicator } from '../observability/wal/outbox-wal.health-indicator';
+import { WalMessageEmitter } from '../typeorm/wal/wal-message.emitter';
+import { walMessagePrefix } from '../core/stream/wal-record';
+import { walNames } from '../core/stream/wal-options';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -73,10 +78,12 @@ import { outboxMessageFactory, outboxSqlWriterProvider } from './outbox-sql-writ
           extras,
           settings.notifications ? notificationChannel(extras) : undefined,
           settings.preparedStatements,
+          settings.delivery === 'wal' ? new WalMessageEmitter(walMessagePrefix(walNames(extras, settings.wal).slotName), settings.preparedStatements) : undefined,
         ),
     },
     outboxSqlWriterProvider,
     OutboxRelayHost,
+    OutboxWalHost,
     InProcessHandlers,
     InProcessHandlersExplorer,
     OutboxCleanupHost,
@@ -89,9 +96,10 @@ import { outboxMessageFactory, outboxSqlWriterProvider } from './outbox-sql-writ
     OutboxMetricsHost,
     OutboxTracingHost,
     OutboxHealthIndicator,
+    OutboxWalHealthIndicator,
   ],
   // The data source and extras are exported for OutboxConsoleModule, which works on the same table.
-  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
+  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHost, OutboxWalHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
 })
 export class OutboxModule extends ConfigurableOutboxModule {
   /**

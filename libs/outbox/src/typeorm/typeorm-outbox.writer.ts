@@ -9,6 +9,7 @@ import { aggregateKey, AggregateLocks } from './aggregate-locks';
 import { tableDialectFor } from './outbox-sql.factory';
 import { canRunPrepared, runPrepared } from './prepared-statements';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
+import type { WalMessageEmitter } from './wal/wal-message.emitter';
 
 // Moved to core, where the data-layer writer takes them too; re-exported for the imports that name this file.
 export { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
@@ -32,6 +33,8 @@ export class TypeOrmOutboxWriter {
     private readonly notifyChannel?: string,
     /** PostgreSQL: the INSERT as a named prepared statement inside transactions (see the `preparedStatements` option). */
     private readonly preparedStatements = true,
+    /** WAL delivery mode: messages go to the WAL as logical messages instead of rows (delayed ones excepted). */
+    private readonly wal?: WalMessageEmitter,
   ) {}
 
   /** Explicit API: adds messages inside a transaction the caller already has. */
@@ -64,20 +67,27 @@ export class TypeOrmOutboxWriter {
   async write(manager: EntityManager, drafts: MessageDraft[]): Promise<string[]> {
     if (drafts.length === 0) return [];
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
+    const wal = this.wal;
+    // A stream cannot hold a message back: delayed ones go to the table, whose relay waits for them.
+    const rows = wal ? messages.filter((message) => message.delayMs !== undefined) : messages;
     const dialect = this.dialectFor(manager);
     const queryRunner = manager.queryRunner;
+    const writeAll = async () => {
+      if (!wal || rows.length > 0) await insertAll();
+      if (wal) await wal.emit(manager, messages.filter((message) => message.delayMs === undefined));
+    };
     const insertAll = async () => {
       // Both write paths lock the aggregate: a save's row lock alone does not make an explicit
       // `add` of the same aggregate wait, nor the reverse, and positions must follow commit order.
       // Where the dialect can, the first insert takes the locks itself (one round trip less).
       const keys = drafts.map((draft) => aggregateKey(draft.aggregateType, draft.aggregateId));
       if (!dialect.locksInInsert) await this.locks.lock(manager, dialect, keys);
-      for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
+      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
         // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE.
         const inTransaction = queryRunner?.isTransactionActive === true;
         const notify = !inTransaction || this.tracker.needsNotification(queryRunner);
         const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
-        const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys });
+        const { sql, params } = dialect.insert(rows.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys });
         if (this.preparedStatements && canRunPrepared(manager)) await runPrepared(manager, sql, params);
         else await manager.query(sql, params);
         if (notify && inTransaction) this.tracker.notified(queryRunner);
@@ -85,7 +95,7 @@ export class TypeOrmOutboxWriter {
     };
     const connection = manager.queryRunner ?? manager;
     const previous = this.pendingWrites.get(connection) ?? Promise.resolve();
-    const written = previous.catch(() => undefined).then(insertAll);
+    const written = previous.catch(() => undefined).then(writeAll);
     this.pendingWrites.set(connection, written);
     await written;
     return messages.map((message) => message.id);

@@ -1,0 +1,29 @@
+import type { ClaimedMessage } from '../outbox-message';
+
+/**
+ * A message read from the stream: what a claimed row holds, and where it sits in the stream:
+ * the commit that carried it (its end position, which confirming the slot refers to) and its
+ * index among that commit's messages.
+ */
+export interface StreamMessage extends Omit<ClaimedMessage, 'position' | 'attempt' | 'decodeError'> {
+  commit: bigint;
+  index: number;
+}
+
+/** One committed transaction's outbox messages, in the order they were written. */
+export interface StreamCommit {
+  /** End position of the commit record in the WAL (an LSN as a number). */
+  lsn: bigint;
+  messages: StreamMessage[];
+}
+
+/** `'16/B374D848'` → 0x16B374D848. */
+export function parseLsn(lsn: string): bigint {
+  const [high, low] = lsn.split('/');
+  if (high === undefined || low === undefined) throw new Error(`not an LSN: ${lsn}`);
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+export function formatLsn(lsn: bigint): string {
+  return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
+}

@@ -1,0 +1,21 @@
+import type { StreamMessage } from './stream-message';
+
+/** An aggregate as the stream keeps order for it. */
+export function aggregateOf(message: Pick<StreamMessage, 'aggregateType' | 'aggregateId'>): string {
+  return JSON.stringify([message.aggregateType, message.aggregateId]);
+}
+
+/**
+ * Where the stream puts what it cannot publish now, so that one failing aggregate never holds the
+ * others: the outbox table, whose relay retries the rows in order (retrying → dead) as for any row.
+ */
+export interface StreamOverflow {
+  /**
+   * Stores the messages durably, in this order, as rows due after `retryInMs`, with the failure
+   * that sent them (`attempts` already made, `error` the last one's text; 0 and a note for those
+   * that only follow a failed one). Resolves once committed.
+   */
+  divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void>;
+  /** Of these aggregates (`aggregateOf`), those that still have unpublished rows in the table. */
+  backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>>;
+}

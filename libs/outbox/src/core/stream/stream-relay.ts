@@ -1,0 +1,237 @@
+import { BatchPublisher } from '../batch-publisher';
+import { toOutgoingMessage } from '../envelope';
+import { errorText } from '../error-text';
+import type { RetryIf } from '../failure-classification';
+import type { ClaimedMessage, OutgoingMessage } from '../outbox-message';
+import type { OutboxTransport } from '../outbox-transport.port';
+import type { RelayObserver } from '../observe/relay-observer';
+import type { RetryPolicy } from '../retry-policy';
+import { AcknowledgedPositions } from './acknowledged-positions';
+import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
+import { heldBehindDiverted } from './stream.messages';
+import type { StreamCommit, StreamMessage } from './stream-message';
+import { formatLsn } from './stream-message';
+
+export interface StreamRelayConfig {
+  transports: ReadonlyMap<string, OutboxTransport>;
+  /** Messages handed to the transports per batch. */
+  batchSize: number;
+  /** Messages decoded and held ahead of the batch in flight; `accept` waits while this many wait. */
+  maxBuffered: number;
+  publishTimeoutMs: number;
+  /**
+   * Backoff between attempts of a batch's failed messages. The stream never gives a message up:
+   * give it a policy without an attempt limit (`new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff)`).
+   */
+  retryPolicy: RetryPolicy;
+  retryIf?: RetryIf;
+  observer: RelayObserver;
+  logger: { warn(message: string): void };
+  /**
+   * Where messages go after `divertAfterAttempts` failed attempts (or a failure that is final), with
+   * their aggregate's later ones, so that the stream moves on. Without it, the stream waits.
+   */
+  overflow?: StreamOverflow;
+  divertAfterAttempts?: number;
+  /** Tells the server that everything up to this commit is published: the slot may drop the WAL before it. */
+  confirm(lsn: bigint): Promise<void> | void;
+}
+
+/**
+ * Publishes committed messages in commit order, a batch at a time, while the reader keeps decoding
+ * the next ones (up to `maxBuffered`), and confirms the stream only up to the last commit whose
+ * messages are all acknowledged. A message that fails is tried again with backoff, and the
+ * messages behind it wait: nothing is skipped, so per-aggregate order holds and nothing is lost.
+ */
+export class StreamRelay {
+  private readonly buffer: StreamMessage[] = [];
+  private readonly positions = new AcknowledgedPositions();
+  private readonly publisher: BatchPublisher;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly waiting = new Set<() => void>();
+  private published = 0;
+  private divertedCount = 0;
+
+  constructor(private readonly config: StreamRelayConfig) {
+    this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
+  }
+
+  /** Messages acknowledged by the broker since this relay started. */
+  get publishedCount(): number {
+    return this.published;
+  }
+
+  /** Messages moved to the table since this relay started. */
+  get divertedMessages(): number {
+    return this.divertedCount;
+  }
+
+  /** The last position confirmed to the server by this relay, if any. */
+  get confirmed(): bigint | undefined {
+    return this.positions.confirmed;
+  }
+
+  /**
+   * Takes one commit, in stream order; resolves once there is room for more, which holds the
+   * reader back (and the server with it) while the broker is slower than the WAL.
+   */
+  async accept(commit: StreamCommit): Promise<void> {
+    if (this.stopped) return;
+    this.positions.received(commit);
+    this.buffer.push(...commit.messages);
+    if (commit.messages.length === 0) await this.confirmAdvance();
+    this.kick();
+    while (!this.stopped && this.buffer.length >= this.config.maxBuffered) await new Promise<void>((resume) => this.waiting.add(resume));
+  }
+
+  /**
+   * The server has sent everything up to `lsn`. With nothing received still unpublished, that
+   * position can be confirmed, so that a slot without outbox traffic does not hold WAL forever.
+   * Resolves false when something is still unpublished (the caller tries again later).
+   */
+  async caughtUp(lsn: bigint): Promise<boolean> {
+    if (this.stopped || this.running || this.buffer.length > 0 || !this.positions.settled) return false;
+    if (this.positions.confirmed !== undefined && lsn <= this.positions.confirmed) return true;
+    this.positions.received({ lsn, messages: [] });
+    await this.confirmAdvance();
+    return true;
+  }
+
+  /** Stops taking batches; waits for the one in flight (it is confirmed if it was acknowledged). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeReader();
+    this.wakeRetry?.();
+    await this.running;
+  }
+
+  private kick(): void {
+    if (this.running || this.buffer.length === 0) return;
+    this.running = this.drain().finally(() => {
+      this.running = undefined;
+      // A commit accepted between the loop's last check and here found `running` still set.
+      if (!this.stopped) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    // Starts with an await, so that `running` is set before the loop can end.
+    await Promise.resolve();
+    while (!this.stopped && this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.config.batchSize);
+      this.wakeReader();
+      const held = await this.heldBehindTable(batch);
+      if (held === undefined) return;
+      if (held.length > 0 && !(await this.divert(held.map((message) => ({ message, attempts: 0, error: heldBehindDiverted() }))))) return;
+      const direct = held.length === 0 ? batch : batch.filter((message) => !held.includes(message));
+      if (!(await this.publishUntilAcknowledged(direct))) return;
+      this.positions.acknowledged(batch);
+      await this.confirmAdvance();
+    }
+  }
+
+  private async confirmAdvance(): Promise<void> {
+    const lsn = this.positions.advance();
+    if (lsn === undefined) return;
+    try {
+      await this.config.confirm(lsn);
+    } catch (error) {
+      // A lost confirmation only means a longer replay after a restart; the next one covers it.
+      this.config.logger.warn(`Outbox WAL relay: confirming ${formatLsn(lsn)} failed: ${errorText(error)}`);
+    }
+  }
+
+  private wakeRetry: (() => void) | undefined;
+
+  /** True once every message of the batch is acknowledged; false if the relay was stopped first. */
+  private async publishUntilAcknowledged(batch: StreamMessage[]): Promise<boolean> {
+    let pending = batch;
+    for (let attempt = 1; ; attempt++) {
+      const claimed = pending.map((message) => asClaimed(message, attempt));
+      const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message)]));
+      const { results } = await this.publisher.publishAll(claimed, outgoing, []);
+      const failed = pending.filter((_, index) => results[index] !== undefined);
+      this.published += pending.length - failed.length;
+      if (failed.length === 0) return true;
+      const first = results.find((result) => typeof result === 'object');
+      const final = results.every((result) => result === undefined || typeof result !== 'object' || result.final);
+      if (this.config.overflow && (final || attempt >= (this.config.divertAfterAttempts ?? 1))) {
+        const outcome = (index: number) => results[pending.indexOf(failed[index])];
+        const diverted = failed.map((message, index) => {
+          const result = outcome(index);
+          return { message, attempts: typeof result === 'object' ? attempt : 0, error: typeof result === 'object' ? result.text : heldBehindDiverted() };
+        });
+        return this.divert(diverted);
+      }
+      const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
+      this.config.logger.warn(
+        `Outbox WAL relay: ${failed.length} of ${pending.length} messages not acknowledged (attempt ${attempt}${first ? `: ${first.text}` : ''}); ` +
+          `the stream waits and tries them again in ${delay} ms.`,
+      );
+      pending = failed;
+      if (this.stopped) return false;
+      await this.pause(delay);
+      if (this.stopped) return false;
+    }
+  }
+
+  /**
+   * The messages of aggregates that have unpublished rows in the table: they go there too, behind
+   * them. An aggregate whose rows are all published streams directly again. Asked of the table for
+   * every batch rather than remembered, so that it also holds after a restart, behind rows pending
+   * from the table mode, and behind delayed messages (rows too). `undefined`: stopped.
+   */
+  private async heldBehindTable(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
+    const overflow = this.config.overflow;
+    if (!overflow || batch.length === 0) return [];
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        const backlogged = await overflow.backlogged(batch);
+        return backlogged.size === 0 ? [] : batch.filter((message) => backlogged.has(aggregateOf(message)));
+      } catch (error) {
+        this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
+        await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
+      }
+    }
+    return undefined;
+  }
+
+  /** Moves messages to the table (tried until it works, or the relay stops); true once committed. */
+  private async divert(messages: Array<{ message: StreamMessage; attempts: number; error: string }>): Promise<boolean> {
+    const overflow = this.config.overflow!;
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);
+        this.divertedCount += messages.length;
+        return true;
+      } catch (error) {
+        this.config.logger.warn(`Outbox WAL relay: moving ${messages.length} messages to the table failed (${errorText(error)}); trying again.`);
+        await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
+      }
+    }
+    return false;
+  }
+
+  private async pause(delayMs: number): Promise<void> {
+    await new Promise<void>((resume) => {
+      const timer = setTimeout(resume, delayMs);
+      this.wakeRetry = () => {
+        clearTimeout(timer);
+        resume();
+      };
+    });
+    this.wakeRetry = undefined;
+  }
+
+  private wakeReader(): void {
+    for (const resume of this.waiting) resume();
+    this.waiting.clear();
+  }
+}
+
+/** The stream's messages have no row: the position names the commit and the index within it. */
+function asClaimed(message: StreamMessage, attempt: number): ClaimedMessage {
+  const { commit, index, ...fields } = message;
+  return { ...fields, position: `${formatLsn(commit)}#${index}`, attempt };
+}

@@ -1,0 +1,39 @@
+/** Texts of the WAL delivery mode (`delivery: 'wal'`), each naming what is wrong and what to do. */
+
+export const walNeedsPostgres = (type: string) =>
+  `OutboxModule option "delivery" is 'wal', which streams from PostgreSQL's write-ahead log, but the data source uses the TypeORM driver "${type}". ` +
+  `The WAL delivery mode exists on PostgreSQL only: leave "delivery" out (or set it to 'table') on ${type}.`;
+
+export const walLevelNotLogical = (level: string) =>
+  `OutboxModule option "delivery" is 'wal', but the PostgreSQL server runs with wal_level = ${level}: it must be "logical". ` +
+  `Set wal_level = logical in postgresql.conf (or ALTER SYSTEM SET wal_level = logical) and restart the server, or leave "delivery" at 'table'.`;
+
+export const walRoleLacksReplication = (role: string, writeOnly: boolean) =>
+  (writeOnly
+    ? `OutboxModule option "delivery" is 'wal' and the replication slot does not exist yet; the database role "${role}" cannot create it (no REPLICATION attribute), ` +
+      `and events written before the slot exists would never reach the stream. Start an instance that relays first (it creates the slot), or `
+    : `OutboxModule option "delivery" is 'wal', but the database role "${role}" has no REPLICATION attribute, which reading a replication slot needs. `) +
+  `Run ALTER ROLE "${role}" REPLICATION as a superuser (and allow it in pg_hba.conf), or leave "delivery" at 'table'.`;
+
+export const walNoFreeSlot = (slot: string, cause: string) =>
+  `OutboxModule option "wal.slotName": cannot create the replication slot "${slot}" (${cause}). ` +
+  `When all slots are taken, raise max_replication_slots (and max_wal_senders) on the server and restart it, or drop a slot nobody reads (SELECT pg_drop_replication_slot(name)).`;
+
+export const walSlotPluginMismatch = (slot: string, plugin: string) =>
+  `OutboxModule option "wal.slotName": the replication slot "${slot}" exists but decodes with "${plugin}", not "pgoutput". ` +
+  `Choose another wal.slotName, or drop that slot if nothing else reads it.`;
+
+export const walSlotInUse = (slot: string, pid: number) =>
+  `The replication slot "${slot}" is being read by another connection (server process ${pid}): another instance streams it. ` +
+  `Only one instance streams a slot; this one keeps writing and the table relay keeps running.`;
+
+export const walUndecodableMessage = (prefix: string, lsn: string, cause: string) =>
+  `The WAL message at ${lsn} with prefix "${prefix}" is not an outbox record (${cause}). ` +
+  `The stream stops before it and the slot is not confirmed past it, so nothing after it is lost: find the writer that uses this prefix, then restart the app.`;
+
+export const invalidSlotName = (option: string, got: string) =>
+  `Invalid OutboxModule option "${option}": expected an identifier PostgreSQL takes as a replication slot name (lowercase letters, digits and _, at most 63 characters), got "${got}". ` +
+  `Without wal.slotName the slot is named outbox_<schema>_<tableName>, so those must be identifiers too.`;
+
+export const heldBehindDiverted = () =>
+  'Held behind an earlier message of its aggregate that the WAL relay moved to the outbox table; published from there, in order.';

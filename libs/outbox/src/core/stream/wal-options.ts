@@ -1,0 +1,78 @@
+import { OutboxConfigurationError } from '../outbox.errors';
+import { invalidOption } from '../outbox.messages';
+import { invalidSlotName } from './stream.messages';
+
+/** How events reach the broker. */
+export type OutboxDelivery = 'table' | 'wal';
+
+/** Settings of the WAL delivery mode (`delivery: 'wal'`); ignored in the table mode. */
+export interface WalDeliveryOptions {
+  /**
+   * Logical replication slot the relay streams from, created on first start and never dropped by
+   * the app (`nest-outbox wal-drop-slot` does). Lowercase letters, digits and `_`.
+   * Default `outbox_<tableName>` (lowercased, schema-qualified tables: `outbox_<schema>_<tableName>`).
+   */
+  slotName?: string;
+  /**
+   * Publication named to pgoutput. It holds no table: the outbox writes logical decoding messages,
+   * which pgoutput streams whatever the publication lists. Default: the slot's name.
+   */
+  publicationName?: string;
+  /**
+   * Attempts the stream makes at a message before moving it, and its aggregate's later messages,
+   * to the outbox table, where the table relay retries them in order (and makes them dead after
+   * `maxAttempts`) while other aggregates stream on. A failure that is final (`retryIf`,
+   * `NonRetryableOutboxError`) moves it at once. Default `3`.
+   */
+  attemptsBeforeTable?: number;
+  /**
+   * `OutboxWalHealthIndicator` reports down when the slot retains more WAL than this, in bytes
+   * (the relay or the broker is behind or down); `null` turns the check off. Default `1073741824` (1 GiB).
+   */
+  maxRetainedBytes?: number | null;
+}
+
+export const WAL_DEFAULTS = { attemptsBeforeTable: 3, maxRetainedBytes: 1_073_741_824 } as const;
+
+export const OUTBOX_DELIVERY_DEFAULT: OutboxDelivery = 'table';
+
+const SLOT_NAME = /^[a-z0-9_]{1,63}$/;
+
+/** Refuses a delivery mode or WAL setting that cannot work, naming the option. */
+export function validateDelivery(delivery: unknown, wal: unknown): void {
+  if (delivery !== 'table' && delivery !== 'wal') throw new OutboxConfigurationError(invalidOption('delivery', `'table' or 'wal'`, delivery));
+  if (wal === undefined) return;
+  if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) {
+    throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName?, attemptsBeforeTable?, maxRetainedBytes? }', wal));
+  }
+  const attempts = (wal as WalDeliveryOptions).attemptsBeforeTable;
+  if (attempts !== undefined && (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 1_000)) {
+    throw new OutboxConfigurationError(invalidOption('wal.attemptsBeforeTable', 'an integer from 1 to 1000', attempts));
+  }
+  const retained = (wal as WalDeliveryOptions).maxRetainedBytes;
+  if (retained !== undefined && retained !== null && (!Number.isSafeInteger(retained) || retained < 1)) {
+    throw new OutboxConfigurationError(invalidOption('wal.maxRetainedBytes', 'a positive integer of bytes, or null', retained));
+  }
+  const { slotName = 'outbox', publicationName = 'outbox' } = wal as WalDeliveryOptions;
+  checkWalNames({ slotName, publicationName });
+}
+
+/**
+ * The slot and publication of an outbox table, defaults applied. The names go into SQL text, so
+ * they are checked here, defaults too: a table or schema name that is no identifier is refused.
+ */
+export function walNames(table: { tableName: string; schema?: string }, wal: WalDeliveryOptions = {}): { slotName: string; publicationName: string } {
+  const stem = `outbox_${table.schema === undefined ? '' : `${table.schema}_`}${table.tableName}`.toLowerCase().slice(0, 63);
+  const slotName = wal.slotName ?? stem;
+  const names = { slotName, publicationName: wal.publicationName ?? slotName };
+  checkWalNames(names);
+  return names;
+}
+
+/** Slot and publication names go into SQL text: only what PostgreSQL takes as a slot name passes. */
+export function checkWalNames(names: { slotName: unknown; publicationName: unknown }): void {
+  for (const key of ['slotName', 'publicationName'] as const) {
+    const value = names[key];
+    if (typeof value !== 'string' || !SLOT_NAME.test(value)) throw new OutboxConfigurationError(invalidSlotName(`wal.${key}`, String(value)));
+  }
+}

@@ -1,0 +1,184 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type * as PromClient from 'prom-client';
+import { ModuleRef } from '@nestjs/core';
+import type { DataSource } from 'typeorm';
+import { errorText } from '../core/error-text';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import type { OutboxTransport } from '../core/outbox-transport.port';
+import { RetryPolicy } from '../core/retry-policy';
+import { StreamRelay } from '../core/stream/stream-relay';
+import { walNeedsPostgres } from '../core/stream/stream.messages';
+import { walMessagePrefix } from '../core/stream/wal-record';
+import { WAL_DEFAULTS, walNames } from '../core/stream/wal-options';
+import { TableOverflow } from '../typeorm/wal/table-overflow';
+import { notificationChannel } from '../typeorm/postgres-notification.listener';
+import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
+import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
+import { prepareWalSlot, walSlotState, type WalNames, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
+import type { ResolvedObservability } from '../core/observe/observability.options';
+import { loadOptional } from '../observability/optional-dependency';
+import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
+import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
+import { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { replicationConnection } from '../typeorm/wal/replication-connection';
+import { InProcessHandlers } from './in-process/in-process-handlers';
+import { OutboxObservers } from './observe/outbox-observers.registry';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
+import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
+import type { OutboxModuleOptions } from './outbox-module.options';
+import { resolveTransports } from './outbox-transports.resolver';
+import { OutboxRelayHost } from './outbox-relay.host';
+
+// How long the stream waits before reading again after its connection ended (another instance
+// holds the slot, the server restarted): also how soon a standby takes over a dead instance's slot.
+const RECONNECT_MS = 1_000;
+// Batches decoded ahead of the one in flight.
+const BATCHES_AHEAD = 4;
+
+/**
+ * The WAL delivery mode (`delivery: 'wal'`): checks the server and creates the slot at init,
+ * streams from bootstrap, and stops before the transports are closed. Does nothing in the table
+ * mode. The table relay keeps running beside it, for delayed messages and rows written before a
+ * switch of modes.
+ */
+@Injectable()
+export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy {
+  private readonly logger = new Logger('Outbox');
+  private names: WalNames | undefined;
+  private transports = new Map<string, OutboxTransport>();
+  private relay: StreamRelay | undefined;
+  private reader: PgoutputReader | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private lastEnd: string | undefined;
+  private restarting: StreamRelay | undefined;
+  private lag: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
+  private removeMetrics: (() => void) | undefined;
+
+  // `_relayHost` is not called: depending on it makes Nest run this host's shutdown hook first
+  // (dependents before their dependencies), so the stream stops before that host closes the transports.
+  constructor(
+    @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
+    @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
+    @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
+    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly moduleRef: ModuleRef,
+    private readonly observers: OutboxObservers,
+    private readonly inProcessHandlers: InProcessHandlers,
+    @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
+    _relayHost: OutboxRelayHost,
+  ) {
+    // At construction, before any module's init hook: the table relay's startup probe, which runs
+    // first, would otherwise hide the real mistake behind a missing-table error.
+    if (settings.delivery === 'wal' && dataSource.options.type !== 'postgres') throw new OutboxConfigurationError(walNeedsPostgres(dataSource.options.type));
+  }
+
+  /** The slot and publication this app streams from, or `undefined` in the table mode. */
+  get slot(): WalNames | undefined {
+    return this.settings.delivery === 'wal' ? walNames(this.extras, this.settings.wal) : undefined;
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.settings.delivery !== 'wal') return;
+    loadPgLogicalReplication();
+    const names = walNames(this.extras, this.settings.wal);
+    await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names, { streams: this.settings.relay });
+    const metrics = resolveMetricsOptions(this.options.metrics);
+    if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, names.slotName, () => this.slotLag());
+    if (!this.settings.relay) return;
+    this.transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
+    this.names = names;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.names) return;
+    this.logger.log(`WAL relay streaming slot "${this.names.slotName}" (publication "${this.names.publicationName}") of "${OutboxTable.of(this.extras)}".`);
+    this.read();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnect);
+    await this.relay?.stop();
+    await this.reader?.stop();
+    this.relay = undefined;
+    this.reader = undefined;
+  }
+
+  onModuleDestroy(): void {
+    this.removeMetrics?.();
+    this.removeMetrics = undefined;
+  }
+
+  /**
+   * The slot's lag (WAL retained, confirmation delay, whether an instance streams it), read at most
+   * once per `stats.refreshIntervalMs` whoever asks (health, metrics); `undefined` without a slot.
+   */
+  slotLag(): Promise<WalSlotLag | undefined> {
+    const slot = this.slot;
+    if (!slot) return Promise.resolve(undefined);
+    const now = Date.now();
+    if (!this.lag || now - this.lag.at >= this.observability.stats.refreshIntervalMs) {
+      const reading = walSlotState((sql, params) => this.dataSource.query(sql, params), slot.slotName);
+      // A failed reading is not kept: the next caller tries again.
+      reading.catch(() => this.lag?.reading === reading && (this.lag = undefined));
+      this.lag = { at: now, reading };
+    }
+    return this.lag.reading;
+  }
+
+  /** Messages the stream has published since it last (re)connected. */
+  get publishedCount(): number {
+    return this.relay?.publishedCount ?? 0;
+  }
+
+  // Each connection gets a fresh relay: what the previous one had not confirmed comes again from
+  // the slot, so its buffer is dropped, never published twice from memory.
+  private read(): void {
+    if (this.stopped || !this.names) return;
+    const { batchSize, publishTimeoutMs, backoff, retryIf } = this.settings;
+    let reader: PgoutputReader | undefined = undefined;
+    const relay = new StreamRelay({
+      transports: this.transports,
+      batchSize,
+      maxBuffered: batchSize * BATCHES_AHEAD,
+      publishTimeoutMs,
+      retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff),
+      retryIf,
+      observer: this.observers.combined(),
+      logger: this.logger,
+      overflow: new TableOverflow(this.dataSource, this.extras, {
+        notifyChannel: this.settings.notifications ? notificationChannel(this.extras) : undefined,
+        deadLetterPolicy: this.settings.deadLetterPolicy,
+      }),
+      divertAfterAttempts: this.settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
+      confirm: (lsn) => reader?.confirm(lsn),
+    });
+    reader = new PgoutputReader({
+      ...this.names,
+      connection: replicationConnection(this.dataSource),
+      prefix: walMessagePrefix(this.names.slotName),
+      // Streaming again: the next end is news, even with the same text as the last.
+      onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),
+      onCaughtUp: (lsn) => ((this.lastEnd = undefined), relay.caughtUp(lsn)),
+      onEnd: (error) => void this.restart(relay, error),
+    });
+    this.relay = relay;
+    this.reader = reader;
+    reader.start().catch((error: unknown) => void this.restart(relay, error));
+  }
+
+  private async restart(relay: StreamRelay, error: unknown): Promise<void> {
+    // One reconnection per ended stream, however many ways it reported its end.
+    if (this.restarting === relay) return;
+    this.restarting = relay;
+    await relay.stop();
+    if (this.stopped || this.relay !== relay) return;
+    // A standby instance meets "slot is active" every second until it takes over: said once, not every time.
+    const text = errorText(error);
+    if (text !== this.lastEnd) this.logger.warn(`WAL relay: the stream of slot "${this.names?.slotName}" ended (${text}); reading again every ${RECONNECT_MS} ms.`);
+    this.lastEnd = text;
+    this.reconnect = setTimeout(() => this.read(), RECONNECT_MS);
+  }
+}

@@ -1,0 +1,48 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import type { ResolvedObservability } from '../../core/observe/observability.options';
+import type { ResolvedOutboxSettings } from '../../core/outbox-options';
+import { errorText } from '../../core/error-text';
+import { WAL_DEFAULTS } from '../../core/stream/wal-options';
+import { OutboxWalHost } from '../../nest/outbox-wal.host';
+import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../../nest/outbox.constants';
+import { loadOptional } from '../optional-dependency';
+import { judgeWalSlot, type WalHealthThresholds } from './wal-slot.health';
+
+/**
+ * The WAL delivery mode's `@nestjs/terminus` indicator: down when the slot is missing, when no
+ * instance streams it, when it retains more than `wal.maxRetainedBytes`, or when the stream
+ * confirms later than `health.maxLagMs`. Up, with nothing to say, in the table mode.
+ *
+ * ```ts
+ * check() { return this.health.check([() => this.outbox.isHealthy(), () => this.wal.isHealthy('outbox-wal')]); }
+ * ```
+ */
+@Injectable()
+export class OutboxWalHealthIndicator {
+  private indicators: HealthIndicatorService | undefined;
+
+  constructor(
+    private readonly wal: OutboxWalHost,
+    @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
+    @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
+  ) {}
+
+  async isHealthy<Key extends string = 'outbox-wal'>(key: Key = 'outbox-wal' as Key, thresholds: Partial<WalHealthThresholds> = {}): Promise<HealthIndicatorResult<Key>> {
+    this.indicators ??= new (loadOptional<typeof import('@nestjs/terminus')>('@nestjs/terminus', 'OutboxWalHealthIndicator').HealthIndicatorService)();
+    const indicator = this.indicators.check(key);
+    const slot = this.wal.slot;
+    if (!slot) return indicator.up({ delivery: 'table' });
+    let lag;
+    try {
+      lag = await this.wal.slotLag();
+    } catch (error) {
+      return indicator.down({ reason: `the replication slot cannot be read: ${errorText(error)}` });
+    }
+    const verdict = judgeWalSlot(slot.slotName, lag, {
+      maxRetainedBytes: thresholds.maxRetainedBytes !== undefined ? thresholds.maxRetainedBytes : (this.settings.wal.maxRetainedBytes ?? WAL_DEFAULTS.maxRetainedBytes),
+      maxLagMs: thresholds.maxLagMs !== undefined ? thresholds.maxLagMs : this.observability.health.maxLagMs,
+    });
+    return verdict.healthy ? indicator.up(verdict.details) : indicator.down({ reason: verdict.reasons.join('; '), ...verdict.details });
+  }
+}

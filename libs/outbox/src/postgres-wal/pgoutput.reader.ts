@@ -1,0 +1,159 @@
+import { errorText } from '../core/error-text';
+import { formatLsn, parseLsn, type StreamCommit, type StreamMessage } from '../core/stream/stream-message';
+import { walUndecodableMessage } from '../core/stream/stream.messages';
+import { decodeWalRecord } from '../core/stream/wal-record';
+import type { WalNames } from './wal-slot.setup';
+import { loadPgLogicalReplication, type ReplicationConnectionConfig } from './pg-logical-replication.loader';
+
+// How long no data may be handled after a keepalive before its position counts as caught up.
+const CAUGHT_UP_QUIET_MS = 200;
+
+export interface PgoutputReaderConfig extends WalNames {
+  connection: ReplicationConnectionConfig;
+  /** Only logical messages with this prefix are the outbox's. */
+  prefix: string;
+  /** Each commit with its outbox messages, in commit order; the reader waits for the returned promise. */
+  onCommit(commit: StreamCommit): Promise<void>;
+  /** The server has sent everything up to this position; resolves true once that is confirmed (false: not yet, try again). */
+  onCaughtUp(lsn: bigint): Promise<boolean>;
+  /** The stream ended (connection lost, slot taken, bad record): the owner decides when to read again. */
+  onEnd(error: Error): void;
+}
+
+/**
+ * Reads the slot with pgoutput (`messages: true`) through `pg-logical-replication`, one
+ * replication connection, and turns its begin/message/commit sequence into commits. Confirms only
+ * when told to: acknowledging is manual and the library's own periodic acknowledgement is off,
+ * since it would confirm what the broker has not acknowledged.
+ */
+export class PgoutputReader {
+  private service: { acknowledge(lsn: string, ping?: boolean): Promise<boolean>; destroy(): Promise<unknown> } | undefined;
+  private current: StreamMessage[] = [];
+  private ended = false;
+  private confirmed: bigint | undefined;
+  // Data messages handed to onData so far, and those being handled now (see onHeartbeat).
+  private dataSeen = 0;
+  private dataInProgress = 0;
+  private caughtUpTimer: NodeJS.Timeout | undefined;
+  private keepaliveLsn: bigint | undefined;
+
+  constructor(private readonly config: PgoutputReaderConfig) {}
+
+  async start(): Promise<void> {
+    const { LogicalReplicationService, PgoutputPlugin } = loadPgLogicalReplication();
+    const service = new LogicalReplicationService(this.config.connection, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
+    this.service = service;
+    service.on('data', (lsn: string, message: PgoutputMessage) => this.onData(lsn, message));
+    service.on('heartbeat', (lsn: string, _at: number, shouldRespond: boolean) => this.onHeartbeat(parseLsn(lsn), shouldRespond));
+    service.on('error', (error: Error) => this.end(error));
+    const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.config.publicationName], messages: true });
+    // Resolves or rejects when the replication connection ends, which may be much later.
+    service.subscribe(plugin, this.config.slotName).then(
+      () => this.end(new Error('the replication connection closed')),
+      (error: unknown) => this.end(error),
+    );
+  }
+
+  /** Tells the server everything up to this commit end is done. */
+  async confirm(lsn: bigint): Promise<void> {
+    // The library sends the position it is given plus one; the server skips, on a restart, every
+    // transaction whose commit record starts before the confirmed position, so confirm exactly
+    // the commit's end and never a byte past it (the next commit may start right there).
+    await this.service?.acknowledge(formatLsn(lsn - 1n));
+    this.confirmed = lsn;
+  }
+
+  /**
+   * A keepalive carries the server's WAL end. The library hands it over at once, while data it read
+   * before it may still wait in its queue; confirming that position then could skip those commits
+   * after a crash. So the newest keepalive's position is passed on only once no data was handled
+   * for a quiet period (anything queued before it is handled within microseconds), and the relay
+   * takes it only when all it received is acknowledged; until then it is tried again after each
+   * quiet period, since an idle server may send no other keepalive for a long time. A reply the
+   * server asks for repeats the last confirmed position.
+   */
+  private onHeartbeat(lsn: bigint, shouldRespond: boolean): void {
+    if (this.ended) return;
+    if (shouldRespond && this.confirmed !== undefined) void this.service?.acknowledge(formatLsn(this.confirmed - 1n)).catch(() => undefined);
+    if (this.keepaliveLsn === undefined || lsn > this.keepaliveLsn) this.keepaliveLsn = lsn;
+    this.armCaughtUp();
+  }
+
+  private armCaughtUp(): void {
+    if (this.ended || this.caughtUpTimer || this.keepaliveLsn === undefined) return;
+    const seen = this.dataSeen;
+    this.caughtUpTimer = setTimeout(() => {
+      void this.tryCaughtUp(seen).then(
+        () => {
+          this.caughtUpTimer = undefined;
+          this.armCaughtUp();
+        },
+        (error: unknown) => this.end(error),
+      );
+    }, CAUGHT_UP_QUIET_MS);
+  }
+
+  private async tryCaughtUp(seen: number): Promise<void> {
+    const lsn = this.keepaliveLsn;
+    if (this.ended || lsn === undefined || this.dataSeen !== seen || this.dataInProgress > 0) return;
+    // Done when the relay took it, or a commit's confirmation has passed it meanwhile.
+    if ((await this.config.onCaughtUp(lsn)) || (this.confirmed !== undefined && this.confirmed >= lsn)) {
+      if (this.keepaliveLsn === lsn) this.keepaliveLsn = undefined;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.ended = true;
+    clearTimeout(this.caughtUpTimer);
+    const service = this.service;
+    this.service = undefined;
+    await service?.destroy();
+  }
+
+  private async onData(lsn: string, message: PgoutputMessage): Promise<void> {
+    if (this.ended) return;
+    this.dataSeen++;
+    this.dataInProgress++;
+    try {
+      if (message.tag === 'begin') this.current = [];
+      else if (message.tag === 'message' && message.transactional && message.prefix === this.config.prefix) this.decode(lsn, message);
+      else if (message.tag === 'commit') {
+        const messages = this.current;
+        this.current = [];
+        const commit = parseLsn(message.commitEndLsn ?? lsn);
+        messages.forEach((m) => (m.commit = commit));
+        await this.config.onCommit({ lsn: commit, messages });
+      }
+    } catch (error) {
+      this.end(error);
+    } finally {
+      this.dataInProgress--;
+    }
+  }
+
+  private decode(lsn: string, message: { prefix: string; content: Uint8Array }): void {
+    try {
+      const offset = this.current.length;
+      const decoded = decodeWalRecord(Buffer.from(message.content).toString('utf8'));
+      decoded.forEach((fields, index) => this.current.push({ ...fields, commit: 0n, index: offset + index }));
+    } catch (error) {
+      throw new Error(walUndecodableMessage(message.prefix, lsn, errorText(error)));
+    }
+  }
+
+  private end(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    clearTimeout(this.caughtUpTimer);
+    void this.service?.destroy().catch(() => undefined);
+    this.service = undefined;
+    this.config.onEnd(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+type PgoutputMessage =
+  | { tag: 'begin' }
+  | { tag: 'message'; transactional: boolean; prefix: string; content: Uint8Array }
+  | { tag: 'commit'; commitEndLsn: string | null }
+  // relation, insert, … : other tables' changes, which the empty publication does not send anyway
+  | { tag: 'other' };

@@ -1,0 +1,53 @@
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { prepareWalSlot, type WalQuery } from './wal-slot.setup';
+
+// A scripted server: the refusals are checked here; the real server's answers are in test/wal/.
+function server(answers: { level?: string; allowed?: boolean; slotPlugin?: string; createError?: string }): { query: WalQuery; statements: string[] } {
+  const statements: string[] = [];
+  const query: WalQuery = async (sql) => {
+    statements.push(sql);
+    if (sql.includes('wal_level')) return [{ level: answers.level ?? 'logical' }];
+    if (sql.includes('rolreplication')) return [{ name: 'app', allowed: answers.allowed ?? true }];
+    if (sql.includes('FROM pg_replication_slots')) return answers.slotPlugin ? [{ plugin: answers.slotPlugin }] : [];
+    if (sql.includes('pg_create_logical_replication_slot') && answers.createError) throw new Error(answers.createError);
+    return [];
+  };
+  return { query, statements };
+}
+
+const names = { slotName: 'outbox_s', publicationName: 'outbox_s' };
+
+describe('prepareWalSlot', () => {
+  it('refuses wal_level replica, naming the setting and the restart it needs', async () => {
+    const error = await prepareWalSlot(server({ level: 'replica' }).query, names).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OutboxConfigurationError);
+    expect(String(error)).toContain('wal_level = replica');
+    expect(String(error)).toContain('restart the server');
+  });
+
+  it('refuses a role without REPLICATION, naming the ALTER ROLE to run', async () => {
+    await expect(prepareWalSlot(server({ allowed: false }).query, names)).rejects.toThrow('ALTER ROLE "app" REPLICATION');
+  });
+
+  it('lets a write-only instance without REPLICATION start once the slot exists, and refuses it before', async () => {
+    await expect(prepareWalSlot(server({ allowed: false, slotPlugin: 'pgoutput' }).query, names, { streams: false })).resolves.toBeUndefined();
+    await expect(prepareWalSlot(server({ allowed: false }).query, names, { streams: false })).rejects.toThrow('Start an instance that relays first');
+  });
+
+  it('refuses when no slot is free, naming max_replication_slots', async () => {
+    await expect(prepareWalSlot(server({ createError: 'all replication slots are in use' }).query, names)).rejects.toThrow('max_replication_slots');
+  });
+
+  it('refuses an existing slot of another plugin', async () => {
+    await expect(prepareWalSlot(server({ slotPlugin: 'test_decoding' }).query, names)).rejects.toThrow('decodes with "test_decoding"');
+  });
+
+  it('creates the publication and the slot the first time, and keeps an existing slot', async () => {
+    const first = server({});
+    await prepareWalSlot(first.query, names);
+    expect(first.statements.filter((s) => /CREATE PUBLICATION|pg_create_logical_replication_slot/.test(s))).toHaveLength(2);
+    const again = server({ slotPlugin: 'pgoutput' });
+    await prepareWalSlot(again.query, names);
+    expect(again.statements.some((s) => s.includes('pg_create_logical_replication_slot'))).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { checkWalNames } from '../core/stream/wal-options';
+import { walLevelNotLogical, walNoFreeSlot, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
+
+/** Runs one statement and returns its rows: the app's data source, a `pg` client, or the CLI's connection. */
+export type WalQuery = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+export interface WalNames {
+  slotName: string;
+  publicationName: string;
+}
+
+/**
+ * Checks that the server and role allow streaming, and creates the publication and the slot the
+ * first time; an existing slot is kept as it is, with the position it was confirmed to. Nothing
+ * here ever drops a slot: that is `dropWalSlot`, called explicitly.
+ *
+ * `streams: false` (a write-only instance, `relay: false`) needs no REPLICATION when the slot
+ * exists already; without one it must create it, because WAL written before a slot exists is
+ * never decoded: writing first would lose those events.
+ */
+export async function prepareWalSlot(query: WalQuery, names: WalNames, options: { streams: boolean } = { streams: true }): Promise<void> {
+  checkWalNames(names);
+  const [level] = await query(`SELECT current_setting('wal_level') AS level`);
+  if (level.level !== 'logical') throw new OutboxConfigurationError(walLevelNotLogical(String(level.level)));
+  const [slot] = await query(`SELECT plugin FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName]);
+  if (slot && slot.plugin !== 'pgoutput') throw new OutboxConfigurationError(walSlotPluginMismatch(names.slotName, String(slot.plugin)));
+  if (slot && !options.streams) return;
+  const [role] = await query(`SELECT current_user AS name, rolreplication OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
+  if (role?.allowed !== true) throw new OutboxConfigurationError(walRoleLacksReplication(String(role?.name), !options.streams));
+  // The names passed checkWalNames (lowercase letters, digits, _), so quoting them is enough.
+  const publications = await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
+  if (publications.length === 0) {
+    await query(`CREATE PUBLICATION "${names.publicationName}"`).catch((error: unknown) => {
+      if (!/already exists/.test(String(error))) throw error;
+    });
+  }
+  if (slot) return;
+  await query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
+    // Another instance starting at the same moment created it: the same slot, fine.
+    if (/already exists/.test(String(error))) return;
+    throw new OutboxConfigurationError(walNoFreeSlot(names.slotName, error instanceof Error ? error.message : String(error)));
+  });
+}
+
+/**
+ * How many outbox events the slot still holds that no relay has confirmed, by peeking at it
+ * (decoding without consuming). A pgoutput message record is 'M', a flags byte, its LSN (8 bytes),
+ * the prefix and a NUL, the content's length (4 bytes), the content: here the outbox's JSON record.
+ * PostgreSQL refuses to peek at a slot an instance streams.
+ */
+export async function walSlotBacklog(query: WalQuery, names: WalNames, prefix: string): Promise<number> {
+  checkWalNames(names);
+  const [row] = await query(
+    `SELECT coalesce(sum(json_array_length(convert_from(substring(data FROM 11 + octet_length(p.prefix) + 5), 'UTF8')::json -> 'messages')), 0)::int AS events
+       FROM pg_logical_slot_peek_binary_changes($1, NULL, NULL, 'proto_version', '1', 'publication_names', $2, 'messages', 'true'),
+            (SELECT convert_to($3, 'UTF8') AS prefix) AS p
+      WHERE get_byte(data, 0) = 77 AND substring(data FROM 11 FOR octet_length(p.prefix) + 1) = p.prefix || '\\x00'::bytea`,
+    [names.slotName, names.publicationName, prefix],
+  );
+  return Number(row?.events ?? 0);
+}
+
+/** Drops the slot (and its WAL) and the publication. Refused by PostgreSQL while an instance streams it. */
+export async function dropWalSlot(query: WalQuery, names: WalNames): Promise<{ slot: boolean; publication: boolean }> {
+  checkWalNames(names);
+  const slot = (await query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName])).length > 0;
+  const publication = (await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName])).length > 0;
+  if (publication) await query(`DROP PUBLICATION IF EXISTS "${names.publicationName}"`);
+  return { slot, publication };
+}
+
+/** How far a slot is behind: what the server keeps for it, and how long its reader takes to confirm. */
+export interface WalSlotLag {
+  /** Bytes of WAL from the slot's confirmed position to the server's current one: what it retains. */
+  retainedBytes: number;
+  /** Seconds between the server flushing WAL and the reader confirming it (`flush_lag`); `null` when caught up or not streamed. */
+  lagSeconds: number | null;
+  /** Whether an instance streams the slot now. */
+  active: boolean;
+}
+
+/** The slot's lag, or `undefined` when there is no such slot. */
+export async function walSlotState(query: WalQuery, slotName: string): Promise<WalSlotLag | undefined> {
+  const [row] = await query(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::float8 AS retained, s.active,
+            EXTRACT(epoch FROM r.flush_lag)::float8 AS lag
+       FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
+      WHERE s.slot_name = $1`,
+    [slotName],
+  );
+  if (!row) return undefined;
+  return { retainedBytes: Math.max(0, Number(row.retained ?? 0)), lagSeconds: row.lag === null || row.lag === undefined ? null : Number(row.lag), active: row.active === true };
+}

@@ -1,0 +1,66 @@
+import type { DataSource } from 'typeorm';
+import { clipErrorText } from '../../core/message-limits';
+import type { NewOutboxMessage } from '../../core/outbox-message';
+import { aggregateOf, type StreamOverflow } from '../../core/stream/stream-overflow.port';
+import type { StreamMessage } from '../../core/stream/stream-message';
+import { aggregateKey } from '../aggregate-locks';
+import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
+import { tableDialectFor } from '../outbox-sql.factory';
+
+/**
+ * The WAL mode's overflow: messages the stream cannot publish become rows of the outbox table, due
+ * after the backoff and charged with the attempts the stream made, so that the table relay retries
+ * them in order and, past `maxAttempts`, makes them dead, as any row. Rows already in the table
+ * (the same commit replayed after a crash) are not written twice.
+ */
+export class TableOverflow implements StreamOverflow {
+  private readonly table: OutboxTable;
+  private readonly backlogSql: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    location: string | OutboxTableLocation,
+    private readonly options: { notifyChannel?: string; deadLetterPolicy: 'hold' | 'skip' },
+  ) {
+    this.table = OutboxTable.on('postgres', location);
+    // A dead row holds its aggregate's later rows under 'hold', so it holds the stream's too.
+    const holding = options.deadLetterPolicy === 'hold' ? `('pending', 'dead')` : `('pending')`;
+    this.backlogSql = `SELECT DISTINCT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId" FROM ${this.table.quoted()}
+      WHERE status IN ${holding} AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($1::text[], $2::text[]) AS a(t, i))`;
+  }
+
+  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>> {
+    const distinct = [...new Map(aggregates.map((a) => [aggregateOf(a), a])).values()];
+    const rows: Array<{ aggregateType: string; aggregateId: string }> = await this.dataSource.query(this.backlogSql, [
+      distinct.map((a) => a.aggregateType),
+      distinct.map((a) => a.aggregateId),
+    ]);
+    return new Set(rows.map(aggregateOf));
+  }
+
+  async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
+    const t = this.table.quoted();
+    const dialect = tableDialectFor('postgres', this.table, { notifyChannel: this.options.notifyChannel });
+    await this.dataSource.transaction(async (manager) => {
+      const ids = messages.map(({ message }) => message.id);
+      const present = new Set((await manager.query(`SELECT id::text AS id FROM ${t} WHERE id = ANY($1::uuid[])`, [ids])).map((row: { id: string }) => row.id));
+      const missing = messages.filter(({ message }) => !present.has(message.id));
+      if (missing.length === 0) return;
+      const rows: NewOutboxMessage[] = missing.map(({ message }) => ({ ...rowOf(message), delayMs: retryInMs > 0 ? retryInMs : undefined }));
+      const keys = missing.map(({ message }) => aggregateKey(message.aggregateType, message.aggregateId));
+      const { sql, params } = dialect.insert(rows, { lockKeys: keys });
+      await manager.query(sql, params);
+      await manager.query(
+        `UPDATE ${t} AS m SET attempts = f.attempts, last_error = f.error,
+           error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END
+         FROM unnest($1::uuid[], $2::int[], $3::text[]) AS f(id, attempts, error) WHERE m.id = f.id`,
+        [missing.map(({ message }) => message.id), missing.map(({ attempts }) => attempts), missing.map(({ error }) => clipErrorText(error))],
+      );
+    });
+  }
+}
+
+function rowOf(message: StreamMessage): NewOutboxMessage {
+  const { commit: _commit, index: _index, occurredAt, ...fields } = message;
+  return { ...fields, occurredAt: new Date(occurredAt) };
+}

@@ -1,0 +1,27 @@
+import type { EntityManager } from 'typeorm';
+import type { NewOutboxMessage } from '../../core/outbox-message';
+import { encodeWalRecord } from '../../core/stream/wal-record';
+import { canRunPrepared, runPrepared } from '../prepared-statements';
+
+// Transactional: PostgreSQL decodes the message at its transaction's commit, in commit order, and
+// never if the transaction rolls back; no table, index or row lock is touched.
+const EMIT = 'SELECT pg_logical_emit_message(true, $1, $2)';
+
+/**
+ * The WAL delivery mode's write: the messages of one write as one logical decoding message in the
+ * caller's transaction. Chosen over an outbox row inserted and deleted again by a measurement
+ * (README, "WAL delivery mode"): it costs a save about half what the row does.
+ */
+export class WalMessageEmitter {
+  constructor(
+    readonly prefix: string,
+    private readonly preparedStatements: boolean,
+  ) {}
+
+  async emit(manager: EntityManager, messages: readonly NewOutboxMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const params = [this.prefix, encodeWalRecord(messages)];
+    if (this.preparedStatements && canRunPrepared(manager)) await runPrepared(manager, EMIT, params);
+    else await manager.query(EMIT, params);
+  }
+}

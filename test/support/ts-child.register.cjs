@@ -1,0 +1,22 @@
+// Lets a forked child process run the repo's TypeScript as jest does (@swc/core, CommonJS, legacy
+// decorators with metadata) and resolve `@nest-outbox/outbox` to the library's source, so that a
+// test can SIGKILL a real application instance. Used as: fork(file, { execArgv: ['-r', this] }).
+const fs = require('node:fs');
+const path = require('node:path');
+const Module = require('node:module');
+const { transformSync } = require('@swc/core');
+
+const LIBRARY = path.join(__dirname, '..', '..', 'libs', 'outbox', 'src', 'index.ts');
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  return resolve.call(this, request === '@nest-outbox/outbox' ? LIBRARY : request, ...rest);
+};
+
+require.extensions['.ts'] = (module, filename) => {
+  const { code } = transformSync(fs.readFileSync(filename, 'utf8'), {
+    filename,
+    jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' },
+    module: { type: 'commonjs' },
+  });
+  module._compile(code, filename);
+};

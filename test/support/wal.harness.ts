@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto';
+import type { ModuleMetadata } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { CreateOutboxTable, dropWalSlot, OutboxModule, OutboxPublisher, type OutboxModuleOptions } from '@nest-outbox/outbox';
+import { PARCEL_ENTITIES } from './parcel.fixtures';
+import { postgresAdmin } from './databases';
+import { requireService } from './services';
+import { waitFor } from './wait-for';
+
+/**
+ * A private schema and replication slot on the test PostgreSQL (which runs with wal_level =
+ * logical), and apps in the WAL delivery mode on them. Slots are cluster-wide and hold WAL until
+ * dropped, so `drop` removes the slot as well as the schema.
+ */
+export interface WalSandbox {
+  url: string;
+  schema: string;
+  slotName: string;
+  /** `username`: connect as another role; `imports`, `providers`, `entities`: more beside the outbox and the parcels. */
+  start(options: OutboxModuleOptions, connection?: WalAppExtras): Promise<WalApp>;
+  drop(): Promise<void>;
+}
+
+export interface WalAppExtras {
+  username?: string;
+  imports?: ModuleMetadata['imports'];
+  providers?: ModuleMetadata['providers'];
+  entities?: Function[];
+}
+
+export interface WalApp {
+  module: TestingModule;
+  dataSource: DataSource;
+  publisher: OutboxPublisher;
+  close(): Promise<void>;
+}
+
+export async function walSandbox(prefix: string): Promise<WalSandbox> {
+  const url = requireService('postgres');
+  const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
+  await postgresAdmin(url, `CREATE SCHEMA ${schema}`);
+  const apps = new Set<WalApp>();
+  const sandbox: WalSandbox = {
+    url,
+    schema,
+    slotName: `${schema}_slot`,
+    async start(options, connection = {}) {
+      const module = await Test.createTestingModule({
+        imports: [
+          TypeOrmModule.forRoot({
+            type: 'postgres',
+            url: connection.username ? withUser(url, connection.username) : url,
+            schema,
+            extra: { options: `-c search_path=${schema}`, max: 20 },
+            entities: [...PARCEL_ENTITIES, ...(connection.entities ?? [])],
+            synchronize: true,
+            migrations: [CreateOutboxTable],
+            migrationsRun: true,
+            retryAttempts: 0,
+            logging: false,
+          }),
+          ...(connection.imports ?? []),
+          OutboxModule.forRoot({ delivery: 'wal', wal: { slotName: sandbox.slotName }, pollIntervalMs: 60_000, ...options }),
+        ],
+        providers: connection.providers ?? [],
+      }).compile();
+      module.useLogger(false);
+      let closed = false;
+      const app: WalApp = {
+        module,
+        dataSource: module.get(DataSource),
+        publisher: module.get(OutboxPublisher),
+        close: async () => {
+          if (closed) return;
+          closed = true;
+          apps.delete(app);
+          await module.close();
+        },
+      };
+      apps.add(app);
+      await module.init().catch(async (error: unknown) => {
+        await app.close();
+        throw error;
+      });
+      return app;
+    },
+    async drop() {
+      for (const app of [...apps]) await app.close();
+      const { Client } = await import('pg');
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        // The server frees a slot a moment after its reader disconnects.
+        await waitFor('the slot to be released', async () => (await client.query(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND active`, [sandbox.slotName])).rowCount === 0);
+        await dropWalSlot(async (sql, params) => (await client.query(sql, params)).rows, { slotName: sandbox.slotName, publicationName: sandbox.slotName });
+      } finally {
+        await client.end();
+      }
+      await postgresAdmin(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    },
+  };
+  return sandbox;
+}
+
+function withUser(url: string, username: string): string {
+  const parsed = new URL(url);
+  parsed.username = username;
+  return parsed.toString();
+}
