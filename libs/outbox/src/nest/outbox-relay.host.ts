@@ -24,6 +24,8 @@ import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
+import { walNames } from '../core/stream/wal-options';
+import { refuseStrandedWalEvents } from '../postgres-wal/wal-mode-switch.check';
 
 export function defaultRelayId(): string {
   return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -84,6 +86,9 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.checkAcknowledgements(transports);
     this.checkListenerPool();
     gate.check();
+    if (this.dataSource.options.type === 'postgres' && this.settings.delivery !== 'wal') {
+      await refuseStrandedWalEvents((sql, params) => this.dataSource.query(sql, params), walNames(this.extras, this.settings.wal));
+    }
     this.transports = transports;
     this.store = store;
     this.gate = gate;

@@ -3,6 +3,8 @@ import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import { walNames } from '../core/stream/wal-options';
+import { walMessagePrefix } from '../core/stream/wal-record';
 import { notificationChannel } from '../typeorm/postgres-notification.listener';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxRelayHost } from './outbox-relay.host';
@@ -21,5 +23,6 @@ export const outboxSqlWriterProvider: Provider = {
   useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
     new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, relayHost), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
+      walPrefix: settings.delivery === 'wal' ? walMessagePrefix(walNames(extras, settings.wal).slotName) : undefined,
     }),
 };

@@ -8,6 +8,8 @@ import { OutboxTable, type OutboxTableLocation } from '../typeorm/dialects/outbo
 import { PostgresOutboxDialect } from '../typeorm/dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from '../typeorm/dialects/sqlite-outbox.dialect';
 import { aggregateKey } from '../typeorm/aggregate-locks';
+import { WAL_EMIT_STATEMENT } from '../typeorm/wal/wal-message.emitter';
+import { encodeWalRecord } from '../core/stream/wal-record';
 import { mariaDbNotOffered } from './sql-outbox.messages';
 import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
 
@@ -17,6 +19,12 @@ const ROWS_PER_INSERT = 500;
 export interface SqlOutboxWriterOptions {
   /** PostgreSQL channel notified by the writing transaction at commit, or undefined for none. */
   notifyChannel?: string;
+  /**
+   * The WAL delivery mode's message prefix: on PostgreSQL, messages go to the WAL as one logical
+   * decoding message (delayed ones excepted), as the TypeORM writer does in that mode, so both
+   * writers' messages of one aggregate reach the stream in commit order.
+   */
+  walPrefix?: string;
 }
 
 /**
@@ -49,10 +57,20 @@ export class SqlOutboxWriter {
     const keys = drafts.map((draft) => aggregateKey(draft.aggregateType, draft.aggregateId));
     const owner = transaction.owner ?? transaction;
     const previous = this.pendingWrites.get(owner) ?? Promise.resolve();
-    const written = previous.catch(() => undefined).then(() => this.insert(transaction, dialect, messages, keys));
+    const written = previous.catch(() => undefined).then(() => this.write(transaction, dialect, messages, keys));
     this.pendingWrites.set(owner, written);
     await written;
     return messages.map((message) => message.id);
+  }
+
+  private async write(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
+    const prefix = transaction.dialect === 'postgres' ? this.options.walPrefix : undefined;
+    if (prefix === undefined) return this.insert(transaction, dialect, messages, keys);
+    // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
+    const delayed = messages.filter((message) => message.delayMs !== undefined);
+    const streamed = messages.filter((message) => message.delayMs === undefined);
+    if (delayed.length > 0) await this.insert(transaction, dialect, delayed, keys);
+    if (streamed.length > 0) await transaction.execute(WAL_EMIT_STATEMENT, [prefix, encodeWalRecord(streamed)]);
   }
 
   private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {

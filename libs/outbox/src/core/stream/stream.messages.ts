@@ -37,3 +37,13 @@ export const invalidSlotName = (option: string, got: string) =>
 
 export const heldBehindDiverted = () =>
   'Held behind an earlier message of its aggregate that the WAL relay moved to the outbox table; published from there, in order.';
+
+export const walEventsStrandedInSlot = (slot: string, events: number) =>
+  `The replication slot "${slot}" holds ${events} outbox event(s) written in the WAL delivery mode that no relay has ` +
+  `published, and this instance runs the table mode, whose relay never reads the slot. Start an instance with ` +
+  `delivery: 'wal' until "nest-outbox wal status" shows none, then switch; or drop them with "nest-outbox wal drop-slot --force".`;
+
+export const walSlotUncheckable = (slot: string, cause: string) =>
+  `The replication slot "${slot}" of the WAL delivery mode exists, and this instance (table mode) cannot tell whether it still ` +
+  `holds unpublished outbox events (${cause}). Run "nest-outbox wal status" as a role with REPLICATION: start an instance ` +
+  `with delivery: 'wal' until it shows none, then drop the slot with "nest-outbox wal drop-slot".`;

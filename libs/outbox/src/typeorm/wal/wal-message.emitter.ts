@@ -5,7 +5,7 @@ import { canRunPrepared, runPrepared } from '../prepared-statements';
 
 // Transactional: PostgreSQL decodes the message at its transaction's commit, in commit order, and
 // never if the transaction rolls back; no table, index or row lock is touched.
-const EMIT = 'SELECT pg_logical_emit_message(true, $1, $2)';
+export const WAL_EMIT_STATEMENT = 'SELECT pg_logical_emit_message(true, $1, $2)';
 
 /**
  * The WAL delivery mode's write: the messages of one write as one logical decoding message in the
@@ -21,7 +21,7 @@ export class WalMessageEmitter {
   async emit(manager: EntityManager, messages: readonly NewOutboxMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const params = [this.prefix, encodeWalRecord(messages)];
-    if (this.preparedStatements && canRunPrepared(manager)) await runPrepared(manager, EMIT, params);
-    else await manager.query(EMIT, params);
+    if (this.preparedStatements && canRunPrepared(manager)) await runPrepared(manager, WAL_EMIT_STATEMENT, params);
+    else await manager.query(WAL_EMIT_STATEMENT, params);
   }
 }

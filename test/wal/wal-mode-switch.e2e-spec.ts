@@ -1,0 +1,47 @@
+import { OutboxConfigurationError, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { waitFor } from '../support/wait-for';
+import { walSandbox, type WalSandbox } from '../support/wal.harness';
+
+const note = (aggregateId: string, label: string) => ({ type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' });
+
+/**
+ * Switching an app from the WAL mode back to the table mode loses nothing: a table-mode relay
+ * never reads the slot, so it refuses to start while the slot holds events no relay published.
+ */
+describe('WAL delivery mode: switching back to the table mode', () => {
+  let sandbox: WalSandbox;
+
+  beforeAll(async () => {
+    sandbox = await walSandbox('wal_switch');
+  });
+  afterAll(() => sandbox?.drop());
+
+  it('refuses a table-mode relay while the slot holds unpublished events, and starts once a WAL relay drained them', async () => {
+    // A write-only WAL instance creates the slot and writes three events nobody streams yet.
+    const writer = await sandbox.start({ relay: false });
+    for (const label of ['a', 'b', 'c']) await writer.dataSource.transaction((manager) => writer.publisher.add(manager, note('switch-1', label)));
+
+    const refusal = await sandbox.start({ delivery: 'table', transport: new RecordingOutboxTransport() }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(OutboxConfigurationError);
+    expect((refusal as Error).message).toContain(`The replication slot "${sandbox.slotName}" holds 3 outbox event(s) written in the WAL delivery mode`);
+    expect((refusal as Error).message).toContain("delivery: 'wal'");
+
+    const streamed = new RecordingOutboxTransport();
+    const walRelay = await sandbox.start({ transport: streamed });
+    await waitFor('the three events streamed', () => streamed.published.filter((m) => m.key === 'switch-1').length === 3);
+    await walRelay.close();
+    // The stream confirms what the broker acknowledged; the slot is free once its reader is gone.
+    await waitFor('the slot confirmed and free', async () => {
+      const [slot] = await writer.dataSource.query(`SELECT active FROM pg_replication_slots WHERE slot_name = $1`, [sandbox.slotName]);
+      if (!slot || slot.active) return false;
+      return sandbox.start({ delivery: 'table', transport: new RecordingOutboxTransport() }).then(
+        (app) => app.close().then(() => true),
+        () => false,
+      );
+    });
+    await writer.close();
+  });
+});
