@@ -8,7 +8,7 @@ import { OutboxTable, type OutboxTableLocation } from '../typeorm/dialects/outbo
 import { PostgresOutboxDialect } from '../typeorm/dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from '../typeorm/dialects/sqlite-outbox.dialect';
 import { aggregateKey } from '../typeorm/aggregate-locks';
-import { WAL_EMIT_STATEMENT } from '../typeorm/wal/wal-message.emitter';
+import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
 import { mariaDbNotOffered } from './sql-outbox.messages';
 import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';

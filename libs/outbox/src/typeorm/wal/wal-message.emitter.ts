@@ -1,11 +1,8 @@
 import type { EntityManager } from 'typeorm';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import { encodeWalRecord } from '../../core/stream/wal-record';
+import { WAL_EMIT_STATEMENT } from '../../sql/wal-emit.statement';
 import { canRunPrepared, runPrepared } from '../prepared-statements';
-
-// Transactional: PostgreSQL decodes the message at its transaction's commit, in commit order, and
-// never if the transaction rolls back; no table, index or row lock is touched.
-export const WAL_EMIT_STATEMENT = 'SELECT pg_logical_emit_message(true, $1, $2)';
 
 /**
  * The WAL delivery mode's write: the messages of one write as one logical decoding message in the
