@@ -287,6 +287,8 @@ export function describeInboxContract(database: TestDatabase): void {
       await expect(store.get('shipping.ship-order', message.id)).resolves.toBeUndefined();
       const counts = await app.inbox.poison!.counts();
       expect(counts.find((c) => c.consumer === 'shipping.ship-order' && c.state === 'set-aside')!.count).toBeGreaterThanOrEqual(3);
+      // Every database gives the oldest first failure in the same ISO-8601 UTC form (status and health read its age).
+      for (const c of counts) expect(c.oldestFailedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       await app.inbox.poison!.remove('shipping.ship-order', undecodable.key);
       await expect(app.inbox.poison!.remove('shipping.ship-order', undecodable.key)).rejects.toThrow(/No poison record/);
     });

@@ -24,6 +24,7 @@ export {
   type OutboxLeaseLostEvent,
 } from './core/observe/outbox.channels';
 export { OutboxHealthIndicator } from './observability/health/outbox.health-indicator';
+export { InboxPoisonHealthIndicator } from './observability/health/inbox-poison.health-indicator';
 export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './observability/metrics/metrics.options';
 export { OutboxMetrics, type OutboxMetricsSources } from './observability/metrics/outbox-metrics';
 export { RelayActivityTracker } from './core/observe/relay-activity';
@@ -95,7 +96,8 @@ export { TypeOrmInboxStore } from './typeorm/inbox/typeorm-inbox.store';
 export { CreateInboxTable, createInboxTableMigration } from './typeorm/inbox/create-inbox-table.migration';
 export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';
 // Consumer side: poison messages
-export type { PoisonRecord, PoisonSettings, PoisonState, PoisonStore, PoisonListFilter } from './core/poison/poison.port';
+export type { PoisonCount, PoisonRecord, PoisonSettings, PoisonState, PoisonStore, PoisonListFilter } from './core/poison/poison.port';
+export type { PoisonSummary, PoisonConsumerSummary } from './core/poison/poison-summary';
 export { POISON_DEFAULTS } from './core/poison/poison.port';
 export { PoisonPolicy } from './core/poison/poison-policy';
 export { isOutboxEnvelope } from './core/poison/poison-decoding';

@@ -1,5 +1,4 @@
 import type { DataSource } from 'typeorm';
-import { isIdentifier } from '../core/outbox-options';
 import { POISON_STATES, type PoisonRecord, type PoisonState } from '../core/poison/poison.port';
 import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';
@@ -9,7 +8,6 @@ import {
   badPoisonLimit,
   badPoisonName,
   badPoisonState,
-  badPoisonTable,
   cannotRequestReplay,
   noRecord,
   poisonNeedsRecord,
@@ -18,6 +16,7 @@ import {
   replayRequested,
 } from './cli-poison.messages';
 import type { CliIo } from './outbox-cli';
+import { checkPoisonTables } from './cli-status-poison';
 
 /** Options of the `poison` commands, merged into the CLI's option table. */
 export const POISON_OPTIONS = {
@@ -60,10 +59,7 @@ export function checkPoisonCommand(args: string[], values: PoisonValues): void {
     throw new CliError(badPoisonState(POISON_STATES, values.state));
   }
   if (values.limit !== undefined && !/^\d{1,4}$/.test(values.limit)) throw new CliError(badPoisonLimit(values.limit));
-  for (const option of ['poison-table', 'inbox-table'] as const) {
-    const value = values[option];
-    if (value !== undefined && !isIdentifier(value)) throw new CliError(badPoisonTable(option, value));
-  }
+  checkPoisonTables(values);
 }
 
 export async function runPoisonCommand(dataSource: DataSource, args: string[], values: PoisonValues, io: CliIo): Promise<number> {

@@ -3,20 +3,26 @@ import { summarize } from '../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../typeorm/outbox-sql.factory';
 import type { CliIo } from './outbox-cli';
 import type { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
 
 const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 
-/** `status`: the same figures as `OutboxStats`; exit 1 when lag or dead rows pass the thresholds (for cron and probes). */
+/**
+ * `status`: the same figures as `OutboxStats`, and the inbox's poison records when the database has
+ * their table; exit 1 when lag or dead rows pass the thresholds (for cron and probes).
+ */
 export async function printStatus(
   dataSource: DataSource,
   table: OutboxTable,
   thresholds: { maxLagMs?: number; maxDead?: number },
   json: boolean,
   io: CliIo,
+  poisonTables: PoisonTables = {},
 ): Promise<number> {
   const source = createSqlOutboxStatsSource(dataSource, table);
-  const [counts, paused] = await Promise.all([source.readCounts(), source.readPaused?.() ?? []]);
-  const stats = summarize(counts, Date.now(), { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null }, paused);
+  const now = Date.now();
+  const [counts, paused, poison] = await Promise.all([source.readCounts(), source.readPaused?.() ?? [], readPoisonSummary(dataSource, poisonTables, now)]);
+  const stats = summarize(counts, now, { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null }, paused);
   const failures: string[] = [];
   if (thresholds.maxLagMs !== undefined && (stats.oldestPendingAgeMs ?? 0) > thresholds.maxLagMs) {
     failures.push(`lag ${seconds(stats.oldestPendingAgeMs)} is over --max-lag ${seconds(thresholds.maxLagMs)}`);
@@ -24,7 +30,7 @@ export async function printStatus(
   if (thresholds.maxDead !== undefined && stats.dead > thresholds.maxDead) failures.push(`${stats.dead} dead message(s), over --max-dead ${thresholds.maxDead}`);
   if (json) {
     const { relay: _relay, ...rest } = stats;
-    io.out(JSON.stringify({ ...rest, ok: failures.length === 0, failures }, null, 2));
+    io.out(JSON.stringify({ ...rest, ...(poison && { poison }), ok: failures.length === 0, failures }, null, 2));
   } else {
     io.out(`pending ${stats.pending}  in flight ${stats.inFlight}  retrying ${stats.retrying}  dead ${stats.dead}  published (last hour) ${stats.publishedLastHour}`);
     io.out(`lag (oldest pending) ${seconds(stats.oldestPendingAgeMs)}`);
@@ -32,6 +38,7 @@ export async function printStatus(
       io.out(`  ${d.transport}/${d.destination}: pending ${d.pending}, dead ${d.dead}, published (last hour) ${d.publishedLastHour}, lag ${seconds(d.oldestPendingAgeMs)}`);
     }
     for (const p of stats.paused) io.out(`PAUSED ${p.destination} since ${p.pausedAt}${p.reason ? `: ${p.reason}` : ''}`);
+    if (poison) for (const line of poisonStatusLines(poison, seconds)) io.out(line);
     for (const failure of failures) io.out(`FAIL ${failure}`);
     if (failures.length === 0) io.out('OK');
   }

@@ -5,8 +5,9 @@ import { POISON_USAGE } from './cli-poison';
 export const USAGE = `Usage: nest-outbox <command> [options]
 
 Commands:
-  status                      counts, lag, dead rows and paused destinations; exit 1 when a
-                              threshold is passed
+  status                      counts, lag, dead rows and paused destinations, and the inbox's
+                              poison records per consumer when the database has their table
+                              (--poison-table, --inbox-table); exit 1 when a threshold is passed
       --max-lag <seconds>     oldest pending row older than this fails the check
       --max-dead <count>      more dead rows than this fails the check
       --json                  print the snapshot as JSON

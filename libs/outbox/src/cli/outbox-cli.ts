@@ -16,6 +16,7 @@ import { connect } from './cli-connection';
 import { redactText, secretsOf, urlsOf } from './cli-redaction';
 import { printStatus } from './cli-status';
 import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-poison';
+import { checkPoisonTables } from './cli-status-poison';
 import { runWalCommand } from './cli-wal-slot';
 
 export interface CliIo {
@@ -107,6 +108,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   count(values, 'limit');
   if (command === 'dead' && sub !== 'list' && argument !== undefined && !UUID.test(argument)) throw new CliError(notAnId(argument));
   if (command === 'retry-now' && sub !== undefined && !UUID.test(sub)) throw new CliError(notAnId(sub));
+  if (command === 'status') checkPoisonTables(values);
   if (values.reason !== undefined && (values.reason.length > 500 || values.reason.includes('\u0000'))) throw new CliError(badReason());
   const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
   if (!url) throw new CliError(missingUrl());
@@ -125,7 +127,7 @@ async function runOn(
   { values, thresholds, filter }: { values: Parsed; thresholds: { maxLagMs?: number; maxDead?: number }; filter: MessageFilter },
   io: CliIo,
 ): Promise<number> {
-  if (command === 'status') return printStatus(dataSource, table, thresholds, values.json === true, io);
+  if (command === 'status') return printStatus(dataSource, table, thresholds, values.json === true, io, values);
   const maintenance = createSqlOutboxMaintenanceStore(dataSource, table);
   const operator = new OutboxConsole(createSqlOutboxConsoleStore(dataSource, table), maintenance);
   switch (command) {

@@ -44,6 +44,15 @@ export interface PoisonListFilter {
   limit: number;
 }
 
+/** The records of one consumer in one state. */
+export interface PoisonCount {
+  consumer: string;
+  state: PoisonState;
+  count: number;
+  /** The first failure of the oldest of them, ISO-8601 UTC. */
+  oldestFailedAt: string;
+}
+
 /** Where poison records live; `T` is the handler's transaction. */
 export interface PoisonStore<T> {
   /**
@@ -70,8 +79,8 @@ export interface PoisonStore<T> {
   remove(consumer: string, key: string): Promise<boolean>;
   /** Asks for a replay by the app that runs the handler; resolves false when there is no replayable record. */
   requestReplay(consumer: string, key: string): Promise<boolean>;
-  /** Records per consumer and state, for metrics and status. */
-  counts(): Promise<Array<{ consumer: string; state: PoisonState; count: number }>>;
+  /** Records per consumer and state, for metrics, status and health. */
+  counts(): Promise<PoisonCount[]>;
 }
 
 /** Settings of the poison policy (`OutboxInboxModule` option `poison`). */

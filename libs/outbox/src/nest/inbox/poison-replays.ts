@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { errorText } from '../../core/error-text';
 import { OutboxAdminError } from '../../core/outbox.errors';
 import { noPoisonRecord, noReplayHandler, notReplayable, replayFailed } from '../../core/poison/poison.messages';
-import type { PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
+import type { PoisonCount, PoisonListFilter, PoisonRecord, PoisonStore } from '../../core/poison/poison.port';
 import type { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 
 /** Runs a recorded message the way the consumer's handler would: it receives the stored message. */
@@ -42,7 +42,7 @@ export class PoisonReplays {
     return record;
   }
 
-  counts(): Promise<Array<{ consumer: string; state: PoisonState; count: number }>> {
+  counts(): Promise<PoisonCount[]> {
     return this.store.counts();
   }
 

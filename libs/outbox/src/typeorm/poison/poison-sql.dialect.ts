@@ -45,7 +45,15 @@ const INSERT_COLUMNS = '(consumer, message_key, message_id, raw, truncated, reas
  * handler's transaction does not delete it (that DELETE cost a third of the inbox's throughput).
  * Reads leave such records out, so they are never shown or counted.
  */
-function recordStatements(t: string, inbox: string, cols: string, p: (n: number) => string, { cast = '', notTruncated = 'truncated = 0', updateReturning = '', countCast = '' } = {}) {
+function recordStatements(
+  t: string,
+  inbox: string,
+  time: (column: string) => string,
+  q: string,
+  p: (n: number) => string,
+  { cast = '', notTruncated = 'truncated = 0', updateReturning = '', countCast = '' } = {},
+) {
+  const cols = COLUMNS(time, q);
   const byKey = `consumer = ${p(1)} AND message_key = ${p(2)}`;
   const handled = `EXISTS (SELECT 1 FROM ${inbox} i WHERE i.consumer = ${t}.consumer AND i.message_id = ${t}.message_key)`;
   const visible = `(state <> 'failing' OR NOT ${handled})`;
@@ -55,7 +63,8 @@ function recordStatements(t: string, inbox: string, cols: string, p: (n: number)
       sql: `SELECT ${cols} FROM ${t} WHERE (${p(1)}${cast} IS NULL OR consumer = ${p(2)}) AND (${p(3)}${cast} IS NULL OR state = ${p(4)}) AND ${visible} ORDER BY last_failed_at DESC LIMIT ${p(5)}`,
       params: [consumer, consumer, state, state, limit],
     }),
-    counts: `SELECT consumer, state, COUNT(*)${countCast} AS count FROM ${t} WHERE ${visible} GROUP BY consumer, state`,
+    // The oldest first failure of each group gives status and health the age of what waits.
+    counts: `SELECT consumer, state, COUNT(*)${countCast} AS count, ${time('MIN(first_failed_at)')} AS ${q}oldestFailedAt${q} FROM ${t} WHERE ${visible} GROUP BY consumer, state`,
     sweep: `DELETE FROM ${t} WHERE state = 'failing' AND ${handled} RETURNING 1 AS swept`,
     unmark: `DELETE FROM ${inbox} WHERE consumer = ${p(1)} AND message_id = ${p(2)}`,
     remove: (consumer: string, key: string) => ({ sql: `DELETE FROM ${t} WHERE ${byKey} RETURNING 1 AS removed`, params: [consumer, key] }),
@@ -73,7 +82,8 @@ export function poisonDialectFor(driverType: string, table: string, inboxTable: 
   switch (driverType) {
     case 'postgres': {
       const t = `"${table}"`;
-      const cols = COLUMNS((c) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
+      const time = (c: string) => `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+      const cols = COLUMNS(time);
       return {
         countFailure: (f, limit) => ({
           sql: `INSERT INTO ${t} AS p ${INSERT_COLUMNS}
@@ -85,7 +95,7 @@ export function poisonDialectFor(driverType: string, table: string, inboxTable: 
           params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated, f.reason, limit],
         }),
         readAfterCount: false,
-        ...recordStatements(t, `"${inboxTable}"`, cols, (n) => `$${n}`, { cast: '::text', notTruncated: 'NOT truncated', countCast: '::int' }),
+        ...recordStatements(t, `"${inboxTable}"`, time, '"', (n) => `$${n}`, { cast: '::text', notTruncated: 'NOT truncated', countCast: '::int' }),
         createTable: () => [
           `CREATE TABLE ${t} (
             consumer varchar(255) NOT NULL,
@@ -119,7 +129,7 @@ export function poisonDialectFor(driverType: string, table: string, inboxTable: 
           params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated ? 1 : 0, f.reason, limit, limit],
         }),
         readAfterCount: false,
-        ...recordStatements(t, `"${inboxTable}"`, cols, () => '?', { updateReturning: ' RETURNING 1 AS requested' }),
+        ...recordStatements(t, `"${inboxTable}"`, (c) => c, '"', () => '?', { updateReturning: ' RETURNING 1 AS requested' }),
         createTable: () => [
           `CREATE TABLE ${t} (
             consumer varchar(255) NOT NULL,
@@ -141,7 +151,8 @@ export function poisonDialectFor(driverType: string, table: string, inboxTable: 
     case 'mariadb':
     case 'mysql': {
       const t = `\`${table}\``;
-      const cols = COLUMNS((c) => `CONCAT(DATE_FORMAT(${c}, '%Y-%m-%dT%H:%i:%s.'), LEFT(DATE_FORMAT(${c}, '%f'), 3), 'Z')`, '`');
+      const time = (c: string) => `CONCAT(DATE_FORMAT(${c}, '%Y-%m-%dT%H:%i:%s.'), LEFT(DATE_FORMAT(${c}, '%f'), 3), 'Z')`;
+      const cols = COLUMNS(time, '`');
       return {
         // `state` is assigned before `attempts`: MariaDB applies the assignments left to right.
         countFailure: (f, limit) => ({
@@ -153,7 +164,7 @@ export function poisonDialectFor(driverType: string, table: string, inboxTable: 
           params: [f.consumer, f.key, f.messageId ?? null, f.raw, f.truncated ? 1 : 0, f.reason, limit, limit],
         }),
         readAfterCount: true,
-        ...recordStatements(t, `\`${inboxTable}\``, cols, () => '?'),
+        ...recordStatements(t, `\`${inboxTable}\``, time, '`', () => '?'),
         createTable: () => [
           `CREATE TABLE ${t} (
             consumer varchar(255) NOT NULL,

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { validateTableName } from '../../core/outbox-options';
-import type { PoisonFailure, PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
+import type { PoisonCount, PoisonFailure, PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
 import { inboxDialectFor } from '../inbox/inbox-sql.dialect';
 import { recordVanished } from '../../core/poison/poison.messages';
 import { runnerFor, type SqlRunner } from '../sql-runners';
@@ -71,9 +71,9 @@ export class TypeOrmPoisonStore implements PoisonStore<EntityManager> {
     return (await this.get(consumer, key))?.state === 'replay-requested';
   }
 
-  async counts(): Promise<Array<{ consumer: string; state: PoisonState; count: number }>> {
+  async counts(): Promise<PoisonCount[]> {
     const rows = await this.runner.rows({ sql: this.dialect.counts, params: [] });
-    return rows.map((row) => ({ consumer: String(row.consumer), state: row.state as PoisonState, count: Number(row.count) }));
+    return rows.map((row) => ({ consumer: String(row.consumer), state: row.state as PoisonState, count: Number(row.count), oldestFailedAt: String(row.oldestFailedAt) }));
   }
 
   /** Fails when the table is missing. */

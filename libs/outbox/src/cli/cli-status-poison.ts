@@ -1,0 +1,48 @@
+import type { DataSource } from 'typeorm';
+import { isIdentifier } from '../core/outbox-options';
+import { summarizePoison, type PoisonSummary } from '../core/poison/poison-summary';
+import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';
+import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
+import { CliError } from './cli.error';
+import { badPoisonTable } from './cli-poison.messages';
+
+export interface PoisonTables {
+  'poison-table'?: string;
+  'inbox-table'?: string;
+}
+
+/** Checks `--poison-table` and `--inbox-table` before anything connects. */
+export function checkPoisonTables(values: PoisonTables): void {
+  for (const option of ['poison-table', 'inbox-table'] as const) {
+    const value = values[option];
+    if (value !== undefined && !isIdentifier(value)) throw new CliError(badPoisonTable(option, value));
+  }
+}
+
+/**
+ * The inbox's poison records for `status`, or `undefined` when the database has no poison table
+ * (an app without `OutboxInboxModule`): status then says nothing of them. The table is looked up as
+ * the `poison` commands use it, unqualified (on PostgreSQL, on the connection's search_path).
+ */
+export async function readPoisonSummary(dataSource: DataSource, values: PoisonTables, now: number): Promise<PoisonSummary | undefined> {
+  const table = values['poison-table'] ?? DEFAULT_POISON_TABLE;
+  const runner = dataSource.createQueryRunner();
+  try {
+    if (!(await runner.hasTable(table))) return undefined;
+  } finally {
+    await runner.release();
+  }
+  const store = new TypeOrmPoisonStore(dataSource, table, values['inbox-table'] ?? DEFAULT_INBOX_TABLE);
+  return summarizePoison(await store.counts(), now);
+}
+
+/** The text lines of `status` for the poison records. */
+export function poisonStatusLines(summary: PoisonSummary, seconds: (ms: number | null) => string): string[] {
+  return [
+    `poison set aside ${summary.waiting}  oldest ${seconds(summary.oldestWaitingAgeMs)}`,
+    ...summary.consumers.map(
+      (c) => `  poison ${c.consumer}: set aside ${c.waiting} (replay requested ${c.replayRequested}), failing ${c.failing}, oldest ${seconds(c.oldestWaitingAgeMs)}`,
+    ),
+  ];
+}
