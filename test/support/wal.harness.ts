@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ModuleMetadata } from '@nestjs/common';
+import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -28,12 +28,15 @@ export interface WalAppExtras {
   imports?: ModuleMetadata['imports'];
   providers?: ModuleMetadata['providers'];
   entities?: Function[];
+  /** Serve HTTP (for the console): the app listens on a free port of 127.0.0.1, as `WalApp.http`. */
+  http?: boolean;
 }
 
 export interface WalApp {
   module: TestingModule;
   dataSource: DataSource;
   publisher: OutboxPublisher;
+  http?: INestApplication;
   close(): Promise<void>;
 }
 
@@ -67,20 +70,22 @@ export async function walSandbox(prefix: string): Promise<WalSandbox> {
         providers: connection.providers ?? [],
       }).compile();
       module.useLogger(false);
+      const http = connection.http ? module.createNestApplication({ logger: false }) : undefined;
       let closed = false;
       const app: WalApp = {
         module,
         dataSource: module.get(DataSource),
         publisher: module.get(OutboxPublisher),
+        http,
         close: async () => {
           if (closed) return;
           closed = true;
           apps.delete(app);
-          await module.close();
+          await (http ?? module).close();
         },
       };
       apps.add(app);
-      await module.init().catch(async (error: unknown) => {
+      await (http ? http.listen(0, '127.0.0.1') : module.init()).catch(async (error: unknown) => {
         await app.close();
         throw error;
       });

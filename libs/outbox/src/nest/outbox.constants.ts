@@ -6,3 +6,5 @@ export const OUTBOX_WRITER = Symbol('outbox:writer');
 export const OUTBOX_TRACKER = Symbol('outbox:tracker');
 export const OUTBOX_OBSERVABILITY = Symbol('outbox:observability');
 export const OUTBOX_SQL_WRITER = Symbol('outbox:sql-writer');
+/** `OutboxWalHost` under a token of its own, for `OutboxStats` to look up without importing it (they would import each other). */
+export const OUTBOX_WAL_SLOT = Symbol('outbox:wal-slot');

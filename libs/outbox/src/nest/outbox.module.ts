@@ -5,7 +5,7 @@ import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
 import { notificationChannel } from '../typeorm/postgres-notification.listener';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT, OUTBOX_WRITER } from './outbox.constants';
 import {
   ConfigurableOutboxModule,
   OUTBOX_ASYNC_OPTIONS_TYPE,
@@ -84,6 +84,7 @@ import { walNames } from '../core/stream/wal-options';
     outboxSqlWriterProvider,
     OutboxRelayHost,
     OutboxWalHost,
+    { provide: OUTBOX_WAL_SLOT, useExisting: OutboxWalHost },
     InProcessHandlers,
     InProcessHandlersExplorer,
     OutboxCleanupHost,

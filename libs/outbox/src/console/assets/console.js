@@ -53,6 +53,19 @@
 
   const time = (iso) => (iso ? new Date(iso).toLocaleString() : '–');
 
+  const bytes = (n) => (n < 1024 ? `${n} B` : n < 1_048_576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1_048_576).toFixed(1)} MiB`);
+
+  // The WAL mode's slot in the header (absent in the table mode): what it retains, how late the stream confirms.
+  function showWal(wal) {
+    const line = $('#wal');
+    line.hidden = !wal;
+    if (!wal) return;
+    const lag = wal.lagSeconds === null ? '–' : duration(wal.lagSeconds * 1000);
+    line.textContent = wal.retainedBytes === null ? `WAL slot ${wal.slot}: missing` : `WAL slot ${wal.slot}: ${bytes(wal.retainedBytes)} retained, lag ${lag}, ${wal.active ? 'streamed' : 'not streamed'}`;
+    line.classList.toggle('error', wal.retainedBytes === null || !wal.active);
+    line.classList.toggle('muted', wal.retainedBytes !== null && wal.active);
+  }
+
   function cell(row, text, className) {
     const td = row.insertCell();
     td.textContent = text;
@@ -99,6 +112,7 @@
       const key = element.dataset.count;
       element.textContent = key === 'lag' ? duration(stats.oldestPendingAgeMs) : String(stats[key]);
     }
+    showWal(stats.wal);
     const body = $('#destinations tbody');
     body.replaceChildren();
     for (const d of stats.destinations) {

@@ -36,6 +36,17 @@ export interface RelayActivity {
   lastSuccessfulRoundAt: Date | null;
 }
 
+/** The WAL delivery mode's replication slot, as the stats snapshot carries it. */
+export interface OutboxWalStats {
+  slot: string;
+  /** Bytes of WAL the slot retains (from its confirmed position to the server's); `null` when the slot does not exist. */
+  retainedBytes: number | null;
+  /** Seconds the stream confirms behind the server (`flush_lag`); `null` when caught up, not streamed, or no slot. */
+  lagSeconds: number | null;
+  /** Whether an instance streams the slot now. */
+  active: boolean;
+}
+
 /** A snapshot of the whole outbox table: totals over every destination, each destination, and this instance's relay. */
 export interface OutboxStatsSnapshot extends Omit<OutboxDestinationStats, 'transport' | 'destination'> {
   /** When the counts were read from the database. */
@@ -44,4 +55,6 @@ export interface OutboxStatsSnapshot extends Omit<OutboxDestinationStats, 'trans
   relay: RelayActivity;
   /** Destinations an operator paused: no relay publishes to them, and their rows wait. */
   paused: PausedDestination[];
+  /** The WAL mode's slot (`delivery: 'wal'`), read at most once per `stats.refreshIntervalMs`; `undefined` in the table mode. */
+  wal?: OutboxWalStats;
 }

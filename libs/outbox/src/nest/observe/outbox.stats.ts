@@ -1,27 +1,32 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import type { ResolvedObservability } from '../../core/observe/observability.options';
 import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
 import { OutboxStatsReader } from '../../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../../typeorm/outbox-sql.factory';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY } from '../outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_WAL_SLOT } from '../outbox.constants';
 import type { ResolvedOutboxExtras } from '../outbox.module-definition';
 import { OutboxObservers } from './outbox-observers.registry';
+import { walStatsOf, type WalSlotSource } from './wal-stats';
 
 /**
  * How the outbox is doing: pending, in-flight, retrying and dead rows, published in the last
  * minute and hour, the oldest pending row's age, overall and per destination, and when this
- * instance's relay last finished a round. One query per `stats.refreshIntervalMs`, whoever asks.
+ * instance's relay last finished a round, and in the WAL mode the slot's lag. One query per
+ * `stats.refreshIntervalMs`, whoever asks.
  */
 @Injectable()
 export class OutboxStats {
   private readonly reader: OutboxStatsReader;
+  private last: OutboxStatsSnapshot | undefined;
 
   constructor(
     @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
     @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_OBSERVABILITY) observability: ResolvedObservability,
     observers: OutboxObservers,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.reader = new OutboxStatsReader({
       source: createSqlOutboxStatsSource(dataSource, extras),
@@ -31,12 +36,15 @@ export class OutboxStats {
   }
 
   /** The latest snapshot; queries the table when the cached one is older than `stats.refreshIntervalMs` (or `fresh` is set). */
-  snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {
-    return this.reader.snapshot(options);
+  async snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {
+    // The WAL host is looked up, not injected: it depends on the relay host, which depends on these stats.
+    const [snapshot, wal] = await Promise.all([this.reader.snapshot(options), walStatsOf(this.moduleRef.get<WalSlotSource>(OUTBOX_WAL_SLOT))]);
+    this.last = wal ? { ...snapshot, wal } : snapshot;
+    return this.last;
   }
 
   /** The last snapshot read, without querying; `undefined` before the first. */
   peek(): OutboxStatsSnapshot | undefined {
-    return this.reader.peek();
+    return this.last;
   }
 }
