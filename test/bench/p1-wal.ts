@@ -12,16 +12,18 @@ const PER_TRANSACTION = 100;
  * P1's WAL rows: the WAL delivery mode draining the same backlog as the other contenders (same
  * aggregates, interleaving and payloads as `seedOutboxTable`), written beforehand through
  * `OutboxPublisher.add` of a write-only instance, then streamed by a relaying Nest app from its
- * start until the slot is confirmed past the last commit. Returns msg/s per round.
+ * start until the slot is confirmed past the last commit. Returns msg/s per round, and per round
+ * the CPU each party used during the drain.
  */
-export async function walDrainRuns(context: BenchContext, backlog: Backlog, key: string, batchSize?: number, rounds = context.sizes.rounds): Promise<number[]> {
+export async function walDrainRuns(context: BenchContext, backlog: Backlog, key: string, batchSize?: number, rounds = context.sizes.rounds): Promise<{ runs: number[]; cpu: string[] }> {
   const { services } = context;
   const aggregates = aggregatesOf(backlog);
   const runs: number[] = [];
+  const cpu: string[] = [];
   for (let round = 1; round <= rounds; round++) {
     const { schema, drop } = await privateSchema(services.postgresUrl, `bench_p1_${key}`);
     try {
-      const { seconds, startSeconds } = await drainThroughNestApp({
+      const { seconds, startSeconds, cpu: used } = await drainThroughNestApp({
         services,
         schema,
         migrate: true,
@@ -38,12 +40,13 @@ export async function walDrainRuns(context: BenchContext, backlog: Backlog, key:
         },
       });
       runs.push(backlog.count / seconds);
+      cpu.push(`${key} round ${round}: relay process ${fmt(used.relay, 0)} %, PostgreSQL ${fmt(used.postgres, 0)} %, Kafka test broker ${fmt(used.broker, 0)} %`);
       context.log(`P1 ${key} round ${round}: ${fmt(runs.at(-1))} msg/s (${fmt(seconds, 2)} s, of which the app start ${fmt(startSeconds, 2)} s)`);
     } finally {
       await drop();
     }
   }
-  return runs;
+  return { runs, cpu };
 }
 
 /** Event g of the backlog, as `seedOutboxTable`'s SQL builds it. */

@@ -6,8 +6,8 @@ import { fmt } from './support/stats';
 
 /**
  * A first side-by-side of the two delivery modes draining the same backlog to the Kafka test
- * broker (acks -1, batches of 500), in one run: raw kafkajs sending the same records from memory
- * (the ceiling), the table relay, and the WAL relay streaming a slot. The backlog is written first
+ * broker (acks -1), in one run: raw kafkajs sending the same records from memory
+ * (the ceiling), the table relay, and the WAL relay streaming a slot (WAL_DRAIN_BATCH: batch size, default 500). The backlog is written first
  * by a write-only instance of each mode (WAL_DRAIN_MODES=wal for one); the clock runs from the relaying instance's start until
  * the table has no pending row, or the slot is confirmed past the last commit.
  *
@@ -15,7 +15,7 @@ import { fmt } from './support/stats';
  */
 const EVENTS = Number(process.env.WAL_DRAIN_EVENTS ?? 20_000);
 const PER_TRANSACTION = 100;
-const BATCH = 500;
+const BATCH = Number(process.env.WAL_DRAIN_BATCH ?? 500);
 
 async function main(): Promise<void> {
   const services = benchServices();
@@ -24,10 +24,10 @@ async function main(): Promise<void> {
   const topicOf = (mode: string) => `bench-wal-drain-${mode}-${suffix()}`;
   try {
     const raw = await rawKafka(services.kafkaBrokers, topicOf('raw'), payload);
-    const results: Array<[string, number, number, number]> = [];
+    const results: Array<[string, number, number, number, string]> = [];
     const modes = (process.env.WAL_DRAIN_MODES ?? 'table,wal').split(',') as DeliveryMode[];
     for (const mode of modes) {
-      const { seconds, startSeconds } = await drainThroughNestApp({
+      const { seconds, startSeconds, cpu } = await drainThroughNestApp({
         services,
         schema,
         migrate: mode === modes[0],
@@ -42,14 +42,14 @@ async function main(): Promise<void> {
           }
         },
       });
-      results.push([mode, EVENTS / seconds, seconds, startSeconds]);
+      results.push([mode, EVENTS / seconds, seconds, startSeconds, `${fmt(cpu.relay, 0)} / ${fmt(cpu.postgres, 0)} / ${fmt(cpu.broker, 0)}`]);
     }
     console.log(`${EVENTS} events of ~500 B, batches of ${BATCH}, acks -1, Kafka test broker; PostgreSQL wal_level=logical, fsync on`);
-    console.log('| contender | msg/s from the start | × raw kafkajs | seconds | of which the app start |');
-    console.log('|---|---|---|---|---|');
-    console.log(`| raw kafkajs (the same records, from memory) | ${fmt(raw, 0)} | 1.00 | ${fmt(EVENTS / raw, 2)} | |`);
-    for (const [mode, perSecond, seconds, start] of results) {
-      console.log(`| ${mode} relay (Nest app) | ${fmt(perSecond, 0)} | ${fmt(perSecond / raw, 2)} | ${fmt(seconds, 2)} | ${fmt(start, 2)} |`);
+    console.log('| contender | msg/s from the start | × raw kafkajs | seconds | of which the app start | CPU % of a core: relay process / PostgreSQL / broker |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(`| raw kafkajs (the same records, from memory) | ${fmt(raw, 0)} | 1.00 | ${fmt(EVENTS / raw, 2)} | | |`);
+    for (const [mode, perSecond, seconds, start, used] of results) {
+      console.log(`| ${mode} relay (Nest app) | ${fmt(perSecond, 0)} | ${fmt(perSecond / raw, 2)} | ${fmt(seconds, 2)} | ${fmt(start, 2)} | ${used} |`);
     }
   } finally {
     await drop();

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { dropWalSlot, OutboxPublisher } from './outbox';
+import { pidCpuMs, processCpuMs, ServerCpu } from './cpu';
 import { type BenchServices, connectedProducer, waitUntil, warmTopic } from './env';
 import { startBenchApp } from './nest-apps';
 
@@ -26,6 +27,11 @@ export interface NestDrainResult {
   seconds: number;
   /** Of which the Nest app's start (init and bootstrap). */
   startSeconds: number;
+  /**
+   * CPU used during the drain, % of one core: this process (the relaying app, and the drain
+   * probe's queries), PostgreSQL's processes, the Kafka test broker (NaN where unreadable).
+   */
+  cpu: { relay: number; postgres: number; broker: number };
 }
 
 /**
@@ -53,6 +59,9 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     await warmTopic(producer, topic);
     await producer.disconnect();
 
+    const server = await ServerCpu.of(admin);
+    const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
+    const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
     const started = performance.now();
     const relay = await startBenchApp({
       postgresUrl: services.postgresUrl,
@@ -62,19 +71,28 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       outbox: { ...outbox, transport: 'KAFKA', pollIntervalMs: 50 },
     });
     const ready = performance.now();
+    let seconds: number;
+    let cpu: NestDrainResult['cpu'];
     try {
       const drained = mode === 'table' ? () => tableDrained(admin, schema) : () => slotConfirmed(admin, slotName, end);
       await waitUntil(`${mode}: the backlog drained`, drained, 600_000, 10);
+      // Taken before the app closes: its shutdown is not part of the drain.
+      seconds = (performance.now() - started) / 1000;
+      const share = (ms: number) => ms / (seconds * 10);
+      cpu = {
+        relay: share(processCpuMs() - cpuBefore.relay),
+        postgres: server && cpuBefore.postgres ? share(server.millisecondsSince(cpuBefore.postgres)) : Number.NaN,
+        broker: share(brokerPid ? pidCpuMs(brokerPid) - cpuBefore.broker : Number.NaN),
+      };
     } finally {
       await relay.app.close();
     }
-    const seconds = (performance.now() - started) / 1000;
     if (mode === 'wal') {
       // A message the stream gave up on becomes a row (published by the table relay): not a clean stream drain.
       const rows = (await rowCount(admin, schema)) - rowsBefore;
       if (rows > 0) throw new Error(`the WAL relay moved ${rows} messages to the outbox table during the drain`);
     }
-    return { seconds, startSeconds: (ready - started) / 1000 };
+    return { seconds, startSeconds: (ready - started) / 1000, cpu };
   } finally {
     if (mode === 'wal') await dropWalSlot(async (sql, params) => (await admin.query(sql, params)).rows, { slotName, publicationName: slotName }).catch(() => undefined);
     await admin.end();
