@@ -10,6 +10,8 @@ import {
 } from 'pg-transactional-outbox';
 import { connectedProducer, privateSchema, sleep, suffix, warmTopic } from './support/env';
 import { createOurRelay } from './support/our-relay';
+import { pidCpuMs, processCpuMs } from './support/cpu';
+import { walDrainRuns } from './p1-wal';
 import { claimOrderIndex, explainClaim } from './support/explain';
 import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
@@ -17,6 +19,7 @@ import { type Backlog, recordOfRow, seedOutboxTable, seedPgTransactionalOutbox }
 import { fmt, fmtRatio, median, ratio } from './support/stats';
 
 const EVENTS_PER_AGGREGATE = 4;
+const WAL_LABEL = '**ours (WAL)**: `delivery: \'wal\'` stream relay (`OutboxModule.forRoot` in a Nest app, `ClientKafka`), defaults (batchSize 100)';
 
 interface Contender {
   name: string;
@@ -44,6 +47,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const contenders: Contender[] = [];
   const diagnostics: string[] = [];
   const phaseLines: string[] = [];
+  const walCpu: string[] = [];
   let tableNo = 0;
   const freshTable = async (): Promise<string> => {
     const name = `outbox_${++tableNo}`;
@@ -63,11 +67,15 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       const producer = await connectedProducer(services.kafkaBrokers, `bench-p1-raw-${run}`);
       try {
         await warmTopic(producer, topic);
+        const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
+        const cpuBefore = { sender: processCpuMs(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
         const started = performance.now();
         for (let from = 0; from < records.length; from += OUTBOX_DEFAULTS.batchSize) {
           await producer.send({ topic, acks: -1, messages: records.slice(from, from + OUTBOX_DEFAULTS.batchSize) });
         }
-        rawRuns.push(records.length / ((performance.now() - started) / 1000));
+        const ms = performance.now() - started;
+        rawRuns.push(records.length / (ms / 1000));
+        walCpu.push(`raw kafkajs round ${round}: sender ${fmt(((processCpuMs() - cpuBefore.sender) / ms) * 100, 0)} %, Kafka test broker ${fmt(((pidCpuMs(brokerPid) - cpuBefore.broker) / ms) * 100, 0)} %`);
       } finally {
         await producer.disconnect();
         await admin.query(`DROP TABLE "${rawTable}"`);
@@ -157,6 +165,15 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       contenders.push(fastContender(variant.label, runs, backlog.count));
     }
 
+    // The WAL delivery mode through a Nest app (its stream relay needs the module's slot and reader), module defaults, then batches of 500.
+    // One unreported drain of 2,000 events first: the stream's code paths (reader, decoding, relay) run for the first time in this process.
+    await walDrainRuns(context, { count: 2_000, eventsPerAggregate: EVENTS_PER_AGGREGATE }, 'walwarm', undefined, 1);
+    for (const [label, key, batchSize] of [[WAL_LABEL, 'wal', undefined], ['ours (WAL) with `batchSize: 500` (an option; reference)', 'wal500', 500]] as const) {
+      const { runs, cpu } = await walDrainRuns(context, backlog, key, batchSize);
+      contenders.push(fastContender(label, runs, backlog.count));
+      walCpu.push(...cpu);
+    }
+
     contenders.push(await naiveRelay(context, admin, schema, await freshTable(), `bench-p1-naive-${run}`, backlog));
     // As its README's producer example configures it, then with a larger batch for reference.
     contenders.push(await pgTransactionalOutbox(context, admin, schema, `bench-p1-pgto-${run}`, backlog, { batchSize: 5, pollMs: 250, table: 'pgto_outbox_5' }));
@@ -169,6 +186,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const ours = contenders.find((c) => c.name.startsWith('**ours**'))!;
   const raw = contenders[0];
   const naive = contenders.find((c) => c.name.startsWith('naive'))!;
+  const wal = contenders.find((c) => c.name === WAL_LABEL)!;
   const withMetrics = contenders.find((c) => c.name.includes('Prometheus metrics'))!;
   const serial = contenders.find((c) => c.name.includes('maxBatchesInFlight: 1'))!;
   const unnamed = contenders.find((c) => c.name.includes('preparedStatements: false'))!;
@@ -183,6 +201,9 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const summary: SummaryRow[] = [
     { bench: 'P1', figure: 'ours, drain msg/s', value: fmt(ours.perSecond) },
     { bench: 'P1', figure: 'ours / raw kafkajs', value: fmtRatio(ratio(ours.perSecond, raw.perSecond)), aim: '≥ 0.7×', met: ours.perSecond >= raw.perSecond * 0.7 },
+    { bench: 'P1', figure: 'ours (WAL), drain msg/s', value: fmt(wal.perSecond) },
+    { bench: 'P1', figure: 'ours (WAL) / raw kafkajs', value: fmtRatio(ratio(wal.perSecond, raw.perSecond)), aim: '≥ 0.8×', met: wal.perSecond >= raw.perSecond * 0.8 },
+    { bench: 'P1', figure: 'ours (WAL) / ours (table)', value: fmtRatio(ratio(wal.perSecond, ours.perSecond)) },
     {
       bench: 'P1',
       figure: 'ours with metrics / without',
@@ -210,7 +231,10 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       `Every contender drains its own copy of the same backlog into a topic of its own with \`acks: -1\`; "msg/s" counts rows the broker acknowledged and the contender recorded as sent. ` +
         `Fast contenders ran ${sizes.rounds} times (median shown); capped ones ran once for at most ${fmt(sizes.slowContenderCapMs / 1000)} s.`,
       '',
-      'pg-transactional-outbox runs its polling listener: its replication listener needs `wal_level=logical`, a replication role and a slot, and this server runs the default `wal_level=replica` (see BENCHMARKS.md).',
+      'The WAL rows write the same backlog (same aggregates, order and payloads) beforehand through `OutboxPublisher.add` of a write-only instance (`delivery: \'wal\'`, `relay: false`; 100 events per transaction, one logical message each), then time a relaying Nest app (`ClientsModule` Kafka client, `acks: -1`) from its start (init included) until the slot is confirmed past the last commit, which it is only after the broker acknowledged everything before it; a drain that moved any message to the outbox table fails. One unreported WAL drain of 2,000 events runs first (the table relay\'s code is warm from the variants before it). ' +
+        `CPU during raw kafkajs' sends and each WAL drain, % of one core of the 2 (\`process.cpuUsage\` of this process, which runs the sender or the relaying app; /proc of PostgreSQL's processes and of the broker): ${walCpu.join('; ')}.`,
+      '',
+      'pg-transactional-outbox runs its polling listener; its replication listener is not among the contenders yet.',
       ...pgtoVariants.map((variant) => `- ${variant.note}`),
       '',
       'Where our relay’s time goes (measured around the store’s `claim`/`markPublished` and the transport’s `publishBatch`; median / mean ms per batch; the last column is the share of the drain’s wall time they cover, above 100 % when batches in flight overlap):',

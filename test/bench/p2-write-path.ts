@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { BenchParcel } from './support/entities';
 import { ServerCpu, processCpuMs, WaitSampler } from './support/cpu';
 import { privateSchema, suffix, withClient } from './support/env';
+import { dropWalSlot } from './support/outbox';
 import { startBenchApp } from './support/nest-apps';
 import { type BenchContext, type Section, table } from './support/report';
 import { distribution, fmt, fmtRatio } from './support/stats';
@@ -13,6 +14,8 @@ interface Variant {
   name: string;
   dataSource: DataSource;
   latencies: number[];
+  /** Save latencies during the concurrent phase. */
+  concurrentLatencies: number[];
   saves: number;
   seconds: number;
   /** CPU milliseconds used during the concurrent phase by this (writer) process and by PostgreSQL. */
@@ -25,7 +28,8 @@ interface Variant {
  * saved with `dataSource.transaction((m) => m.save(parcel))` on Nest contexts with OutboxModule
  * (write-only instance: `relay: false`, other options default), with it and `notifications: false`
  * (to show what the commit-time NOTIFY costs), with it and `preparedStatements: false` (to show what the
- * named INSERT saves), and without it, each on a schema of its own.
+ * named INSERT saves), with it in the WAL mode (`delivery: 'wal'`: the event written as a logical
+ * decoding message, no row), and without it, each on a schema of its own.
  * Variants alternate in blocks so that load from elsewhere on the machine hits all alike.
  */
 export async function p2WritePath(context: BenchContext): Promise<Section> {
@@ -34,6 +38,7 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
   const withSchema = await privateSchema(services.postgresUrl, 'bench_p2_outbox');
   const quietSchema = await privateSchema(services.postgresUrl, 'bench_p2_nonotify');
   const unnamedSchema = await privateSchema(services.postgresUrl, 'bench_p2_unnamed');
+  const walSchema = await privateSchema(services.postgresUrl, 'bench_p2_wal');
   const withoutSchema = await privateSchema(services.postgresUrl, 'bench_p2_plain');
   const withApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withSchema.schema, migrate: true, outbox: { relay: false, resolveTopic: () => topic } });
   const quietApp = await startBenchApp({
@@ -48,14 +53,25 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     migrate: true,
     outbox: { relay: false, resolveTopic: () => topic, preparedStatements: false },
   });
+  // Write-only like the others: the slot is created at init and holds what is written until it is dropped below.
+  const slotName = `${walSchema.schema}_slot`;
+  const walApp = await startBenchApp({
+    postgresUrl: services.postgresUrl,
+    schema: walSchema.schema,
+    migrate: true,
+    outbox: { relay: false, resolveTopic: () => topic, delivery: 'wal', wal: { slotName } },
+  });
   const withoutApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withoutSchema.schema, migrate: true, withoutOutbox: true });
-  const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const unnamed: Variant = { name: 'with it, INSERT unnamed', dataSource: unnamedApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const variants = [outbox, quiet, unnamed, plain];
+  const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const unnamed: Variant = { name: 'with it, INSERT unnamed', dataSource: unnamedApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const wal: Variant = { name: 'with it, WAL mode', dataSource: walApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const variants = [outbox, quiet, unnamed, wal, plain];
   let rowsWritten = 0;
   let savesWithOutbox = 0;
+  let walRows = 0;
+  let walSaves = 0;
   let waits!: WaitSampler;
   try {
     // Warm-up: connections, prepared metadata, JIT.
@@ -84,7 +100,11 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
         const counts = await Promise.all(
           Array.from({ length: WRITERS }, async (_, writer) => {
             let count = 0;
-            while (performance.now() < until) await save(variant.dataSource, writer * 1_000_000 + count++);
+            while (performance.now() < until) {
+              const saveStarted = performance.now();
+              await save(variant.dataSource, writer * 1_000_000 + count++);
+              variant.concurrentLatencies.push(performance.now() - saveStarted);
+            }
             return count;
           }),
         );
@@ -98,17 +118,27 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     context.log(`P2 concurrent: ${fmt(outbox.saves / outbox.seconds)} vs ${fmt(plain.saves / plain.seconds)} saves/s`);
     rowsWritten = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n);
     savesWithOutbox = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
+    walRows = Number((await wal.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n);
+    walSaves = Number((await wal.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
   } finally {
     await waits?.close();
-    for (const app of [withApp, quietApp, unnamedApp, withoutApp]) await app.app.close();
-    for (const schema of [withSchema, quietSchema, unnamedSchema, withoutSchema]) await schema.drop();
+    for (const app of [withApp, quietApp, unnamedApp, walApp, withoutApp]) await app.app.close();
+    await withClient(services.postgresUrl, (client) => dropWalSlot(async (sql, params) => (await client.query(sql, params)).rows, { slotName, publicationName: slotName }));
+    for (const schema of [withSchema, quietSchema, unnamedSchema, walSchema, withoutSchema]) await schema.drop();
   }
   if (rowsWritten !== savesWithOutbox) throw new Error(`the outbox holds ${rowsWritten} rows for ${savesWithOutbox} saved parcels`);
+  // In the WAL mode an undelayed event is a logical message, never a row.
+  if (walRows !== 0) throw new Error(`the WAL mode wrote ${walRows} outbox rows for ${walSaves} saved parcels`);
 
   const a = distribution(outbox.latencies);
   const b = distribution(plain.latencies);
   const c = distribution(quiet.latencies);
   const d = distribution(unnamed.latencies);
+  const w = distribution(wal.latencies);
+  const throughputWal = wal.saves / wal.seconds;
+  const concurrentP50 = (variant: Variant) => distribution(variant.concurrentLatencies).p50;
+  const walConcurrentRatio = concurrentP50(wal) / concurrentP50(plain);
+  const walThroughputCost = plain.saves / plain.seconds / throughputWal;
   const throughputUnnamed = unnamed.saves / unnamed.seconds;
   const throughputQuiet = quiet.saves / quiet.seconds;
   const latencyRatio = a.p50 / b.p50;
@@ -120,21 +150,24 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     title: 'P2 — write-path overhead: `transaction(m => m.save(parcel))` with one recorded event',
     body: [
       ...table(
-        ['variant', 'sequential p50 ms', 'p99 ms', 'max ms', `${WRITERS} writers: saves/s`, 'CPU µs per save: writer / PostgreSQL', 'CPU busy (of 2 cores)'],
+        ['variant', 'sequential p50 ms', 'p99 ms', 'max ms', `${WRITERS} writers: saves/s`, `${WRITERS} writers: p50 ms`, 'CPU µs per save: writer / PostgreSQL', 'CPU busy (of 2 cores)'],
         [
-          ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith), ...cpu(outbox)],
-          ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet), ...cpu(quiet)],
-          ['with OutboxModule, `preparedStatements: false` (for reference)', fmt(d.p50, 2), fmt(d.p99, 2), fmt(d.max, 2), fmt(throughputUnnamed), ...cpu(unnamed)],
-          ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout), ...cpu(plain)],
-          ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`, '', ''],
-          ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`, '', ''],
-          ['ratio with (`preparedStatements: false`) / without', fmtRatio(d.p50 / b.p50), fmtRatio(d.p99 / b.p99), '', `${fmtRatio(throughputUnnamed / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputUnnamed)})`, '', ''],
+          ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith), fmt(concurrentP50(outbox), 2), ...cpu(outbox)],
+          ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet), fmt(concurrentP50(quiet), 2), ...cpu(quiet)],
+          ['with OutboxModule, `preparedStatements: false` (for reference)', fmt(d.p50, 2), fmt(d.p99, 2), fmt(d.max, 2), fmt(throughputUnnamed), fmt(concurrentP50(unnamed), 2), ...cpu(unnamed)],
+          ["with OutboxModule, `delivery: 'wal'` (a logical message, no row)", fmt(w.p50, 2), fmt(w.p99, 2), fmt(w.max, 2), fmt(throughputWal), fmt(concurrentP50(wal), 2), ...cpu(wal)],
+          ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout), fmt(concurrentP50(plain), 2), ...cpu(plain)],
+          ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`, fmtRatio(concurrentP50(outbox) / concurrentP50(plain)), '', ''],
+          ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`, fmtRatio(concurrentP50(quiet) / concurrentP50(plain)), '', ''],
+          ['ratio with (`preparedStatements: false`) / without', fmtRatio(d.p50 / b.p50), fmtRatio(d.p99 / b.p99), '', `${fmtRatio(throughputUnnamed / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputUnnamed)})`, fmtRatio(concurrentP50(unnamed) / concurrentP50(plain)), '', ''],
+          ["ratio WAL mode / without", fmtRatio(w.p50 / b.p50), fmtRatio(w.p99 / b.p99), '', `${fmtRatio(throughputWal / throughputWithout)} (cost ${fmtRatio(walThroughputCost)})`, fmtRatio(walConcurrentRatio), '', ''],
         ],
       ),
       '',
       `${a.count} sequential saves per variant in alternating blocks of ${BLOCK} (after ${BLOCK} warm-up saves each), then ${WRITERS} concurrent writers ` +
         `for 2 × ${fmt(sizes.concurrentSeconds / 2)} s per variant, alternating. All contexts use a pool of 10 connections and their own schema. ` +
         `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`, and with \`preparedStatements\` on (the default) it is a named statement, parsed and planned once per connection. ` +
+        `In the WAL mode the save instead calls \`pg_logical_emit_message(true, …)\` in the same transaction (its slot created at init, nothing streaming it; it wrote ${walRows} outbox rows for ${fmt(walSaves, 0)} saves). ` +
         `What the busy backends were doing during the 8-writer phase (pg_stat_activity sampled every ${WaitSampler.EVERY_MS} ms, share of samples): ` +
         variants.map((variant) => `${variant.name}: ${waits.describe(variant.name)}`).join('; ') +
         '. ' +
@@ -148,6 +181,27 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
         value: `${fmt(throughputWithout)} / ${fmt(throughputWith)} saves/s = ${fmtRatio(throughputRatio)}`,
         aim: '≤ 1.3×',
         met: throughputRatio <= 1.3,
+      },
+      {
+        bench: 'P2',
+        figure: 'WAL mode: median save latency, with / without outbox',
+        value: `${fmt(w.p50, 2)} / ${fmt(b.p50, 2)} ms = ${fmtRatio(w.p50 / b.p50)}`,
+        aim: '≤ 1.25×',
+        met: w.p50 / b.p50 <= 1.25,
+      },
+      {
+        bench: 'P2',
+        figure: `WAL mode: median save latency, ${WRITERS} writers, with / without outbox`,
+        value: `${fmt(concurrentP50(wal), 2)} / ${fmt(concurrentP50(plain), 2)} ms = ${fmtRatio(walConcurrentRatio)}`,
+        aim: '≤ 1.25×',
+        met: walConcurrentRatio <= 1.25,
+      },
+      {
+        bench: 'P2',
+        figure: `WAL mode: throughput, ${WRITERS} writers, without / with outbox`,
+        value: `${fmt(throughputWithout)} / ${fmt(throughputWal)} saves/s = ${fmtRatio(walThroughputCost)}`,
+        aim: '≤ 1.25×',
+        met: walThroughputCost <= 1.25,
       },
       {
         bench: 'P2',

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { privateSchema } from './support/env';
+import { drainThroughNestApp } from './support/nest-drain';
+import type { BenchContext } from './support/report';
+import { aggregatesOf, type Backlog } from './support/seed';
+import { fmt } from './support/stats';
+
+// Events per saving transaction while the backlog is written (not timed): one logical message each.
+const PER_TRANSACTION = 100;
+
+/**
+ * P1's WAL rows: the WAL delivery mode draining the same backlog as the other contenders (same
+ * aggregates, interleaving and payloads as `seedOutboxTable`), written beforehand through
+ * `OutboxPublisher.add` of a write-only instance, then streamed by a relaying Nest app from its
+ * start until the slot is confirmed past the last commit. Returns msg/s per round, and per round
+ * the CPU each party used during the drain.
+ */
+export async function walDrainRuns(context: BenchContext, backlog: Backlog, key: string, batchSize?: number, rounds = context.sizes.rounds): Promise<{ runs: number[]; cpu: string[] }> {
+  const { services } = context;
+  const aggregates = aggregatesOf(backlog);
+  const runs: number[] = [];
+  const cpu: string[] = [];
+  for (let round = 1; round <= rounds; round++) {
+    const { schema, drop } = await privateSchema(services.postgresUrl, `bench_p1_${key}`);
+    try {
+      const { seconds, startSeconds, cpu: used } = await drainThroughNestApp({
+        services,
+        schema,
+        migrate: true,
+        mode: 'wal',
+        topic: `bench-p1-${key}-${schema}`,
+        slotName: `${schema}_slot`,
+        batchSize,
+        write: async (publisher, dataSource) => {
+          for (let from = 1; from <= backlog.count; from += PER_TRANSACTION) {
+            const events: Array<ReturnType<typeof eventOf>> = [];
+            for (let g = from; g < Math.min(backlog.count + 1, from + PER_TRANSACTION); g++) events.push(eventOf(g, aggregates));
+            await dataSource.transaction((manager) => publisher.add(manager, events));
+          }
+        },
+      });
+      runs.push(backlog.count / seconds);
+      cpu.push(`${key} round ${round}: relay process ${fmt(used.relay, 0)} %, PostgreSQL ${fmt(used.postgres, 0)} %, Kafka test broker ${fmt(used.broker, 0)} %`);
+      context.log(`P1 ${key} round ${round}: ${fmt(runs.at(-1))} msg/s (${fmt(seconds, 2)} s, of which the app start ${fmt(startSeconds, 2)} s)`);
+    } finally {
+      await drop();
+    }
+  }
+  return { runs, cpu };
+}
+
+/** Event g of the backlog, as `seedOutboxTable`'s SQL builds it. */
+function eventOf(g: number, aggregates: number) {
+  const hex = createHash('md5').update(String((g - 1) % aggregates)).digest('hex');
+  const parcelId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return {
+    type: 'bench.parcel-registered',
+    aggregateType: 'parcel',
+    aggregateId: parcelId,
+    payload: {
+      parcelId,
+      seq: Math.floor((g - 1) / aggregates),
+      label: `parcel-${String(g).padStart(8, '0')}`,
+      weightGrams: 100 + (g % 5000),
+      note: 'benchmark event for the outbox relay drain',
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import { dropWalSlot, OutboxPublisher } from './outbox';
+import { pidCpuMs, processCpuMs, ServerCpu } from './cpu';
+import { type BenchServices, connectedProducer, waitUntil, warmTopic } from './env';
+import { startBenchApp } from './nest-apps';
+
+export type DeliveryMode = 'table' | 'wal';
+
+export interface NestDrainOptions {
+  services: BenchServices;
+  /** The schema of the outbox table (`outbox_messages`); created by the writer when `migrate`. */
+  schema: string;
+  migrate: boolean;
+  mode: DeliveryMode;
+  topic: string;
+  /** The WAL mode's slot (and publication); ignored in the table mode. */
+  slotName: string;
+  /** Module option; the module's default when left out. */
+  batchSize?: number;
+  /** Writes the backlog through the write-only instance's publisher (not timed). */
+  write(publisher: OutboxPublisher, dataSource: DataSource): Promise<void>;
+}
+
+export interface NestDrainResult {
+  /** Seconds from the relaying instance's start until the backlog was drained. */
+  seconds: number;
+  /** Of which the Nest app's start (init and bootstrap). */
+  startSeconds: number;
+  /**
+   * CPU used during the drain, % of one core: this process (the relaying app, and the drain
+   * probe's queries), PostgreSQL's processes, the Kafka test broker (NaN where unreadable).
+   */
+  cpu: { relay: number; postgres: number; broker: number };
+}
+
+/**
+ * One delivery mode draining a backlog through a Nest app as the README wires it (Kafka client
+ * with `acks: -1`): a write-only instance (`relay: false`) writes the backlog, then a relaying
+ * instance starts with the clock. Drained means: no pending row (table), or the slot confirmed
+ * past the last commit (WAL; confirmed only after the broker acknowledged everything before it),
+ * with no message moved to the table. Used by P1's WAL row and by wal-drain.ts.
+ */
+export async function drainThroughNestApp(options: NestDrainOptions): Promise<NestDrainResult> {
+  const { services, schema, mode, topic, slotName } = options;
+  const admin = new Client({ connectionString: services.postgresUrl });
+  await admin.connect();
+  const outbox = { delivery: mode, wal: { slotName }, resolveTopic: () => topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}) };
+  try {
+    const writer = await startBenchApp({ postgresUrl: services.postgresUrl, schema, migrate: options.migrate, outbox: { ...outbox, relay: false } });
+    try {
+      await options.write(writer.app.get(OutboxPublisher), writer.dataSource);
+    } finally {
+      await writer.app.close();
+    }
+    const end = (await admin.query(`SELECT pg_current_wal_lsn()::text AS lsn`)).rows[0].lsn as string;
+    const rowsBefore = await rowCount(admin, schema);
+    const producer = await connectedProducer(services.kafkaBrokers, `warm-${mode}`);
+    await warmTopic(producer, topic);
+    await producer.disconnect();
+
+    const server = await ServerCpu.of(admin);
+    const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
+    const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
+    const started = performance.now();
+    const relay = await startBenchApp({
+      postgresUrl: services.postgresUrl,
+      schema,
+      migrate: false,
+      kafka: { brokers: services.kafkaBrokers, clientId: `drain-${mode}` },
+      outbox: { ...outbox, transport: 'KAFKA', pollIntervalMs: 50 },
+    });
+    const ready = performance.now();
+    let seconds: number;
+    let cpu: NestDrainResult['cpu'];
+    try {
+      const drained = mode === 'table' ? () => tableDrained(admin, schema) : () => slotConfirmed(admin, slotName, end);
+      await waitUntil(`${mode}: the backlog drained`, drained, 600_000, 10);
+      // Taken before the app closes: its shutdown is not part of the drain.
+      seconds = (performance.now() - started) / 1000;
+      const share = (ms: number) => ms / (seconds * 10);
+      cpu = {
+        relay: share(processCpuMs() - cpuBefore.relay),
+        postgres: server && cpuBefore.postgres ? share(server.millisecondsSince(cpuBefore.postgres)) : Number.NaN,
+        broker: share(brokerPid ? pidCpuMs(brokerPid) - cpuBefore.broker : Number.NaN),
+      };
+    } finally {
+      await relay.app.close();
+    }
+    if (mode === 'wal') {
+      // A message the stream gave up on becomes a row (published by the table relay): not a clean stream drain.
+      const rows = (await rowCount(admin, schema)) - rowsBefore;
+      if (rows > 0) throw new Error(`the WAL relay moved ${rows} messages to the outbox table during the drain`);
+    }
+    return { seconds, startSeconds: (ready - started) / 1000, cpu };
+  } finally {
+    if (mode === 'wal') await dropWalSlot(async (sql, params) => (await admin.query(sql, params)).rows, { slotName, publicationName: slotName }).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+async function rowCount(admin: Client, schema: string): Promise<number> {
+  return Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.outbox_messages`)).rows[0].n);
+}
+
+async function tableDrained(admin: Client, schema: string): Promise<boolean> {
+  return Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.outbox_messages WHERE status = 'pending'`)).rows[0].n) === 0;
+}
+
+async function slotConfirmed(admin: Client, slotName: string, end: string): Promise<boolean> {
+  return (await admin.query(`SELECT confirmed_flush_lsn >= $2::pg_lsn AS done FROM pg_replication_slots WHERE slot_name = $1`, [slotName, end])).rows[0]?.done === true;
+}
