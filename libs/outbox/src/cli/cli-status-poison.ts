@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { isIdentifier } from '../core/outbox-options';
+import { isIdentifier } from '../core/names';
 import { summarizePoison, type PoisonSummary } from '../core/poison/poison-summary';
 import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';

@@ -4,7 +4,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { checkMessageLimits } from './message-limits';
 import { OutboxWriteError } from './outbox.errors';
 import { conflictingDelay, invalidDelay, invalidDestination, invalidHeader, noDestination, payloadTooLarge, unserializablePayload } from './outbox.messages';
-import { DEFAULT_TRANSPORT, isDestinationName, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
+import { isDestinationName } from './names';
+import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
 import type { NewOutboxMessage, RecordEventOptions } from './outbox-message';
 
 /** Everything needed to write one message; what the subscriber and the explicit API both produce. */

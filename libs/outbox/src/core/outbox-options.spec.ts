@@ -1,5 +1,6 @@
 import { OutboxConfigurationError } from './outbox.errors';
-import { OUTBOX_DEFAULTS, resolveOutboxSettings, validateTableName } from './outbox-options';
+import { OUTBOX_DEFAULTS, resolveOutboxSettings } from './outbox-options';
+import { validateTableName } from './names';
 
 const relayId = () => 'relay-under-test';
 

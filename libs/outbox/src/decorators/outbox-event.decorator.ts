@@ -1,6 +1,6 @@
 import { invalidDecoratorOption, invalidUpcaster } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { isDestinationName } from '../core/outbox-options';
+import { isDestinationName } from '../core/names';
 
 export const OUTBOX_EVENT_METADATA = 'outbox:event_metadata';
 

@@ -1,7 +1,7 @@
 import { canHandOverEvents } from '../core/aggregate-events';
 import { cannotHandOverEvents, invalidDecoratorOption } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { isDestinationName } from '../core/outbox-options';
+import { isDestinationName } from '../core/names';
 
 export const PUBLISHES_EVENTS_METADATA = 'outbox:publishes_events';
 

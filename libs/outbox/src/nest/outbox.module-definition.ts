@@ -3,7 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidOption } from '../core/outbox.messages';
-import { validateSchemaName, validateTableName } from '../core/outbox-options';
+import { validateSchemaName, validateTableName } from '../core/names';
 import { DEFAULT_OUTBOX_TABLE, outboxMessageEntity } from '../typeorm/outbox-message.entity';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
 import type { OutboxModuleExtras, OutboxModuleOptions } from './outbox-module.options';

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { validateTableName } from '../core/outbox-options';
+import { validateTableName } from '../core/names';
 
 export type MigrationClass = new () => MigrationInterface;
 

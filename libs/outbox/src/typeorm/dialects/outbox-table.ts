@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { schemaNeedsPostgres } from '../../core/outbox.messages';
-import { validateSchemaName, validateTableName } from '../../core/outbox-options';
+import { validateSchemaName, validateTableName } from '../../core/names';
 
 /** Where an outbox table lives: its name and, on PostgreSQL, the schema that holds it. */
 export interface OutboxTableLocation {

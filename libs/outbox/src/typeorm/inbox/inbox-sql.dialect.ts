@@ -1,7 +1,7 @@
 import type { QueryResult } from 'typeorm';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { invalidIdentifier, unsupportedDatabase } from '../../core/outbox.messages';
-import { isIdentifier } from '../../core/outbox-options';
+import { isIdentifier } from '../../core/names';
 
 export const DEFAULT_INBOX_TABLE = 'outbox_inbox';
 

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { validateTableName } from '../../core/outbox-options';
+import { validateTableName } from '../../core/names';
 import type { PoisonCount, PoisonFailure, PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
 import { inboxDialectFor } from '../inbox/inbox-sql.dialect';
 import { recordVanished } from '../../core/poison/poison.messages';
