@@ -79,8 +79,10 @@ function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuff
   });
 }
 
-const settled = async (condition: () => boolean) => {
-  for (let i = 0; i < 1_000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
+/** Waits for a condition with a deadline: retries run on timers, which a loaded machine delays. */
+const settled = async (condition: () => boolean, deadlineMs = 5_000) => {
+  const deadline = Date.now() + deadlineMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
   expect(condition()).toBe(true);
 };
 
@@ -144,7 +146,8 @@ describe('StreamRelay', () => {
     await relay.accept(commit(2n, 'c', 'd'));
     let third = false;
     const accepting = relay.accept(commit(3n, 'e', 'f', 'g')).then(() => (third = true));
-    await settled(() => true);
+    // Give the relay every chance to take the third commit in: it must still be held.
+    for (let i = 0; i < 100; i++) await new Promise((resolve) => setImmediate(resolve));
     // Batch 1 in flight, 5 waiting: the reader is held until the buffer drains below 4.
     expect(third).toBe(false);
     expect(confirmed).toEqual([]);
