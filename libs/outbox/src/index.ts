@@ -94,7 +94,7 @@ export { INBOX_LIMITS } from './core/inbox/inbox-settings';
 export { TypeOrmInbox } from './typeorm/inbox/typeorm-inbox';
 export { TypeOrmInboxStore } from './typeorm/inbox/typeorm-inbox.store';
 export { CreateInboxTable, createInboxTableMigration } from './typeorm/inbox/create-inbox-table.migration';
-export { DEFAULT_INBOX_TABLE } from './typeorm/inbox/inbox-sql.dialect';
+export { DEFAULT_INBOX_TABLE } from './sql/inbox/inbox-sql.dialect';
 // Consumer side: poison messages
 export type { PoisonCount, PoisonRecord, PoisonSettings, PoisonState, PoisonStore, PoisonListFilter } from './core/poison/poison.port';
 export type { PoisonSummary, PoisonConsumerSummary } from './core/poison/poison-summary';
@@ -104,7 +104,7 @@ export { isOutboxEnvelope } from './core/poison/poison-decoding';
 export { PoisonReplays, type ReplayHandler } from './nest/inbox/poison-replays';
 export { TypeOrmPoisonStore } from './typeorm/poison/typeorm-poison.store';
 export { CreateInboxPoisonTable, createInboxPoisonTableMigration } from './typeorm/poison/create-poison-table.migration';
-export { DEFAULT_POISON_TABLE } from './typeorm/poison/poison-sql.dialect';
+export { DEFAULT_POISON_TABLE } from './sql/poison/poison-sql.dialect';
 
 // In-process handlers
 export { OnOutboxEvent, type OnOutboxEventOptions } from './nest/in-process/on-outbox-event.decorator';

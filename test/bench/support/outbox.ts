@@ -2,8 +2,8 @@
 // `@nest-outbox/outbox` alias) so that plain tsc output runs under node without a path resolver;
 // it is the same source tree the alias points at.
 export * from '../../../libs/outbox/src/index';
-export { PostgresOutboxDialect } from '../../../libs/outbox/src/typeorm/dialects/postgres-outbox.dialect';
+export { PostgresOutboxDialect } from '../../../libs/outbox/src/sql/dialects/postgres-outbox.dialect';
 export { toOutgoingMessage } from '../../../libs/outbox/src/core/envelope';
 export { OUTBOX_SETTINGS } from '../../../libs/outbox/src/nest/outbox.constants';
-export type { SqlStatement } from '../../../libs/outbox/src/typeorm/dialects/outbox-sql.dialect';
+export type { SqlStatement } from '../../../libs/outbox/src/sql/dialects/outbox-sql.dialect';
 export { waitUntil as pollUntil } from '../../../libs/outbox/src/testing/contracts/contract-runner';

@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { POISON_STATES, type PoisonRecord, type PoisonState } from '../core/poison/poison.port';
-import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
-import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';
+import { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';
 import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
 import { CliError } from './cli.error';
 import {

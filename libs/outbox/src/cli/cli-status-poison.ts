@@ -1,8 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { isIdentifier } from '../core/names';
 import { summarizePoison, type PoisonSummary } from '../core/poison/poison-summary';
-import { DEFAULT_INBOX_TABLE } from '../typeorm/inbox/inbox-sql.dialect';
-import { DEFAULT_POISON_TABLE } from '../typeorm/poison/poison-sql.dialect';
+import { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';
 import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
 import { CliError } from './cli.error';
 import { badPoisonTable } from './cli-poison.messages';

@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { summarize } from '../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../typeorm/outbox-sql.factory';
 import type { CliIo } from './outbox-cli';
-import type { OutboxTable } from '../typeorm/dialects/outbox-table';
+import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
 
 const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);

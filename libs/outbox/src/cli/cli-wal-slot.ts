@@ -1,4 +1,4 @@
-import type { OutboxTable } from '../typeorm/dialects/outbox-table';
+import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { validateDelivery, walNames } from '../core/stream/wal-options';
 import { dropWalSlot, walSlotBacklog, walSlotState, type WalQuery } from '../postgres-wal/wal-slot.setup';
 import { walMessagePrefix } from '../core/stream/wal-record';

@@ -7,7 +7,7 @@ import type { MessageFilter } from '../core/console/outbox-console.port';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidIdentifier } from '../core/outbox.messages';
 import { isIdentifier } from '../core/names';
-import { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { OutboxTable } from '../sql/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../typeorm/outbox-sql.factory';
 import { CliError } from './cli.error';

@@ -11,7 +11,7 @@ import type { OutboxTransport } from '../core/outbox-transport.port';
 import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
-import { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel, PostgresNotificationListener, postgresPoolSize } from '../typeorm/postgres-notification.listener';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';

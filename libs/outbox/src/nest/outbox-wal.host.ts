@@ -20,7 +20,7 @@ import type { ResolvedObservability } from '../core/observe/observability.option
 import { loadOptional } from '../observability/optional-dependency';
 import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
 import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
-import { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { OutboxTable } from '../sql/dialects/outbox-table';
 import { replicationConnection } from '../typeorm/wal/replication-connection';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';

@@ -3,7 +3,7 @@ import type { DataSource } from 'typeorm';
 import { OutboxAdminError } from '../core/outbox.errors';
 import { invalidListOption, noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
-import { OutboxTable } from '../typeorm/dialects/outbox-table';
+import { OutboxTable } from '../sql/dialects/outbox-table';
 import { createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';

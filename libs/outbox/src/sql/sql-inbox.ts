@@ -3,7 +3,7 @@ import type { InboxOutcome } from '../core/inbox/inbox.port';
 import { checkConsumerName, looksLikeEnvelope } from '../core/inbox/inbox-settings';
 import { invalidMessageId } from '../core/inbox/inbox.messages';
 // The inbox SQL is a plain text builder; it moves to this folder with the stores.
-import { DEFAULT_INBOX_TABLE, inboxDialectFor } from '../typeorm/inbox/inbox-sql.dialect';
+import { DEFAULT_INBOX_TABLE, inboxDialectFor } from './inbox/inbox-sql.dialect';
 import { inboxNotOffered } from './sql-outbox.messages';
 import type { SqlTransaction } from './sql-transaction.port';
 

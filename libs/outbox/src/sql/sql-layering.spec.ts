@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 
 const SRC = resolve(__dirname, '..');
 
@@ -21,6 +21,49 @@ function runtimePackages(entry: string, seen = new Set<string>(), found = new Se
   for (const [, name] of source.matchAll(/loadDataLayer<[^>]*>\('([^']+)'/g)) found.add(`lazy:${name}`);
   return found;
 }
+
+/** Every import of every source file under `folder` (type imports too), as packages or paths relative to src/. */
+function importsUnder(folder: string): { file: string; target: string }[] {
+  const found: { file: string; target: string }[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
+        const file = relative(SRC, path);
+        for (const [, specifier] of readFileSync(path, 'utf8').matchAll(/^(?:import|export)\s(?:[^'";]*?\sfrom\s)?'([^']+)'/gm)) {
+          found.push({ file, target: specifier.startsWith('.') ? relative(SRC, resolve(dirname(path), specifier)) : specifier });
+        }
+      }
+    }
+  };
+  walk(join(SRC, folder));
+  return found;
+}
+
+const ORMS = /^(typeorm|@nestjs\/typeorm|kysely|drizzle-orm|@prisma\/|@mikro-orm\/|pg$|mysql2|better-sqlite3)/;
+
+describe('the folders read core ← sql ← adapters ← nest', () => {
+  it('(the scan sees imports: typeorm/ imports typeorm, nest/ imports Nest)', () => {
+    expect(importsUnder('typeorm').some(({ target }) => target === 'typeorm')).toBe(true);
+    expect(importsUnder('nest').some(({ target }) => target === '@nestjs/common')).toBe(true);
+  });
+
+  it('sql/ imports, even as types, nothing but core/, sql/ and Node: no ORM, no driver, no Nest', () => {
+    const outside = importsUnder('sql').filter(({ target }) => !target.startsWith('core/') && !target.startsWith('sql/') && !target.startsWith('node:'));
+    expect(outside).toEqual([]);
+  });
+
+  it('core/ imports neither sql/, adapters/, typeorm/ nor nest/', () => {
+    const upward = importsUnder('core').filter(({ target }) => /^(sql|adapters|typeorm|nest)\//.test(target) || ORMS.test(target) || target.startsWith('@nestjs/'));
+    expect(upward).toEqual([]);
+  });
+
+  it('adapters/ and typeorm/ import nothing of nest/ and no Nest package', () => {
+    const nest = [...importsUnder('adapters'), ...importsUnder('typeorm')].filter(({ target }) => target.startsWith('nest/') || target.startsWith('@nestjs/'));
+    expect(nest).toEqual([]);
+  });
+});
 
 describe('the data-layer write path loads no ORM up front', () => {
   it('(the scan sees what a file loads: the module loads Nest, and TypeORM through its writer)', () => {

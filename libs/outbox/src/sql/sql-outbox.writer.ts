@@ -3,11 +3,11 @@ import type { OutboxMessageFactory } from '../core/outbox-message.factory';
 import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import type { NewOutboxMessage } from '../core/outbox-message';
 // The table dialects are plain SQL text builders; they move to this folder with the stores.
-import type { OutboxTableDialect } from '../typeorm/dialects/outbox-sql.dialect';
-import { OutboxTable, type OutboxTableLocation } from '../typeorm/dialects/outbox-table';
-import { PostgresOutboxDialect } from '../typeorm/dialects/postgres-outbox.dialect';
-import { SqliteOutboxDialect } from '../typeorm/dialects/sqlite-outbox.dialect';
-import { aggregateKey } from '../typeorm/aggregate-locks';
+import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
+import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
+import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
+import { aggregateKey } from './aggregate-key';
 import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
 import { mariaDbNotOffered } from './sql-outbox.messages';

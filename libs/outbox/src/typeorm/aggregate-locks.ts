@@ -1,7 +1,7 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { aggregateLockTimeout } from '../core/outbox.messages';
-import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
+import type { OutboxTableDialect } from '../sql/dialects/outbox-sql.dialect';
 
 /**
  * Serializes the writers of one aggregate, whichever path writes (explicit `add` or a save), so
@@ -54,6 +54,5 @@ export class AggregateLocks {
   }
 }
 
-export function aggregateKey(aggregateType: string, aggregateId: string): string {
-  return `${aggregateType}\u001f${aggregateId}`;
-}
+// Kept here too: the writers import it from this file.
+export { aggregateKey } from '../sql/aggregate-key';

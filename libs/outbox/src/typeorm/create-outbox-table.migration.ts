@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import { tableDialectFor } from './outbox-sql.factory';
 import { DEFAULT_OUTBOX_TABLE } from './outbox-message.entity';
 

@@ -1,5 +1,5 @@
 import { EntitySchema } from 'typeorm';
-import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import type { OutboxMessageStatus } from '../core/outbox-message';
 
 export const DEFAULT_OUTBOX_TABLE = 'outbox_messages';

@@ -1,96 +1,31 @@
 import type { DataSource } from 'typeorm';
-import { OutboxConfigurationError } from '../core/outbox.errors';
-import { unsupportedDatabase } from '../core/outbox.messages';
-import type { DialectOptions, OutboxSqlDialect, OutboxTableDialect } from './dialects/outbox-sql.dialect';
-import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
-import { MariaDbOutboxStore } from './mariadb-outbox.store';
 import type { OutboxStore } from '../core/outbox-store.port';
 import type { OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
-import { PostgresMaintenanceSql, SqliteMaintenanceSql } from './dialects/outbox-maintenance.sql';
-import { SqlOutboxMaintenanceStore } from './sql-outbox-maintenance.store';
-import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
-import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
-import { runnerFor } from './sql-runners';
-import { SqlOutboxStore } from './sql-outbox.store';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
-import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
 import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
-import { consoleUnsupportedDatabase } from '../core/console/console.messages';
-import { ConsoleSql } from './console/console.sql';
-import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
-import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
-import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import * as sql from '../sql/outbox-sql.factory';
+import type { SqlConnection } from '../sql/sql-connection.port';
+import { sqlConnectionOf } from './typeorm-sql.connection';
 
-/**
- * Every entry point below takes the table as a name (`'outbox_messages'`) or a location
- * (`{ tableName, schema }`). Both go into SQL text, so they are validated here, and a schema is
- * refused where the database has none to offer, before any statement is built.
- */
-export type OutboxTableArgument = string | OutboxTableLocation | OutboxTable;
+// The stores live in sql/ and take any SqlConnection; these take a TypeORM data source too.
+export { dialectFor, tableDialectFor, type OutboxTableArgument, type SqlOutboxStoreOptions } from '../sql/outbox-sql.factory';
 
-/** What writers and migrations use: inserts, locks and DDL of the database family. */
-export function tableDialectFor(driverType: string, table: OutboxTableArgument, options: DialectOptions = {}): OutboxTableDialect {
-  const located = OutboxTable.on(driverType, table);
-  if (isMariaDb(driverType)) return new MariaDbOutboxDialect(located, options);
-  return dialectFor(driverType, located, options);
+/** The store for a data source (or any `SqlConnection`): its dialect, and a way to run statements outside application transactions. */
+export function createSqlOutboxStore(source: DataSource | SqlConnection, table: sql.OutboxTableArgument, options: sql.SqlOutboxStoreOptions = {}): OutboxStore & { probe(): Promise<void> } {
+  return sql.createSqlOutboxStore(sqlConnectionOf(source), table, options);
 }
 
-export function dialectFor(driverType: string, table: OutboxTableArgument, options: DialectOptions = {}): OutboxSqlDialect {
-  const located = OutboxTable.on(driverType, table);
-  switch (driverType) {
-    case 'postgres':
-      return new PostgresOutboxDialect(located, options);
-    case 'better-sqlite3':
-      return new SqliteOutboxDialect(located, options);
-    default:
-      throw new OutboxConfigurationError(unsupportedDatabase(driverType));
-  }
+/** Operator and cleanup access to the outbox table of a data source (or any `SqlConnection`). */
+export function createSqlOutboxMaintenanceStore(source: DataSource | SqlConnection, table: sql.OutboxTableArgument): OutboxMaintenanceStore {
+  return sql.createSqlOutboxMaintenanceStore(sqlConnectionOf(source), table);
 }
 
-export interface SqlOutboxStoreOptions extends DialectOptions {
-  /**
-   * PostgreSQL: run the claim and the settles as named prepared statements, parsed and planned once
-   * per connection. Default `true`; `false` behind a pooler that cannot keep prepared statements.
-   */
-  preparedStatements?: boolean;
-}
-
-/** The store for a data source: its dialect, and a way to run statements outside application transactions. */
-export function createSqlOutboxStore(dataSource: DataSource, table: OutboxTableArgument, options: SqlOutboxStoreOptions = {}): OutboxStore & { probe(): Promise<void> } {
-  const type = dataSource.options.type;
-  const located = OutboxTable.on(type, table);
-  const { preparedStatements = true, ...dialectOptions } = options;
-  if (isMariaDb(type)) return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(located, dialectOptions));
-  return new SqlOutboxStore(dialectFor(type, located, dialectOptions), runnerFor(dataSource, { prepared: preparedStatements }));
-}
-
-/** Operator and cleanup access to the outbox table of a data source. */
-export function createSqlOutboxMaintenanceStore(dataSource: DataSource, table: OutboxTableArgument): OutboxMaintenanceStore {
-  const type = dataSource.options.type;
-  const located = OutboxTable.on(type, table);
-  if (isMariaDb(type)) return new MariaDbOutboxStore(dataSource, new MariaDbOutboxDialect(located));
-  const sql = type === 'postgres' ? new PostgresMaintenanceSql(located) : new SqliteMaintenanceSql(located);
-  return new SqlOutboxMaintenanceStore(sql, runnerFor(dataSource));
-}
-
-/** One-statement stats of the outbox table of a data source. */
-export function createSqlOutboxStatsSource(dataSource: DataSource, table: OutboxTableArgument): OutboxStatsSource {
-  const type = dataSource.options.type;
-  const located = OutboxTable.on(type, table);
-  const dialect = isMariaDb(type) ? 'mariadb' : type === 'postgres' ? 'postgres' : type === 'better-sqlite3' ? 'sqlite' : undefined;
-  if (!dialect) throw new OutboxConfigurationError(unsupportedDatabase(type));
-  return new SqlOutboxStatsSource(dialect, located, runnerFor(dataSource));
+/** One-statement stats of the outbox table of a data source (or any `SqlConnection`). */
+export function createSqlOutboxStatsSource(source: DataSource | SqlConnection, table: sql.OutboxTableArgument): OutboxStatsSource {
+  return sql.createSqlOutboxStatsSource(sqlConnectionOf(source), table);
 }
 
 /** The operator console's store (PostgreSQL, SQLite, MariaDB/MySQL). */
-export function createSqlOutboxConsoleStore(dataSource: DataSource, table: OutboxTableArgument): OutboxConsoleStore {
-  const type = dataSource.options.type;
-  const located = OutboxTable.on(type, table);
-  if (isMariaDb(type)) return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', located), dataSource);
-  if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
-  return new SqlOutboxConsoleStore(new ConsoleSql(type === 'postgres' ? 'postgres' : 'sqlite', located), runnerFor(dataSource));
-}
-
-function isMariaDb(driverType: string): boolean {
-  return driverType === 'mariadb' || driverType === 'mysql';
+export function createSqlOutboxConsoleStore(source: DataSource | SqlConnection, table: sql.OutboxTableArgument): OutboxConsoleStore {
+  return sql.createSqlOutboxConsoleStore(sqlConnectionOf(source), table);
 }

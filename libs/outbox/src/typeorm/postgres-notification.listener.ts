@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { RelayLogger } from '../core/outbox-relay';
-import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 
 interface PgClient {
   query(sql: string): Promise<unknown>;

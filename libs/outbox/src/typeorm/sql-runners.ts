@@ -1,13 +1,11 @@
 import type { DataSource } from 'typeorm';
-import type { SqlStatement } from './dialects/outbox-sql.dialect';
+import type { SqlStatement } from '../sql/dialects/outbox-sql.dialect';
+import type { SqlRunner } from '../sql/sql-connection.port';
 import { runNamed } from './prepared-statements';
 import type { ConnectionTurns } from './sqlite/connection-turns';
 import { connectionTurnsOf } from './sqlite/serialized-transactions';
 
-/** Runs one statement outside any application transaction and returns its rows. */
-export interface SqlRunner {
-  rows(statement: SqlStatement): Promise<Record<string, unknown>[]>;
-}
+export type { SqlRunner } from '../sql/sql-connection.port';
 
 /**
  * PostgreSQL and MariaDB: each statement on a pooled connection of its own, in autocommit. With

@@ -2,8 +2,8 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { validateTableName } from '../../core/names';
-import { DEFAULT_INBOX_TABLE } from '../../typeorm/inbox/inbox-sql.dialect';
-import { DEFAULT_POISON_TABLE } from '../../typeorm/poison/poison-sql.dialect';
+import { DEFAULT_INBOX_TABLE } from '../../sql/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../../sql/poison/poison-sql.dialect';
 import type { OutboxInboxModuleExtras, OutboxInboxModuleOptions } from './outbox-inbox.options';
 
 export const INBOX_EXTRAS = Symbol('outbox:inbox-extras');

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DEFAULT_OUTBOX_TABLE } from '../outbox-message.entity';
-import { addPauseReason, createPausedTable, dropPausedTable, type PauseDialect } from '../dialects/paused-destinations.sql';
-import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
+import { addPauseReason, createPausedTable, dropPausedTable, type PauseDialect } from '../../sql/dialects/paused-destinations.sql';
+import { OutboxTable, type OutboxTableLocation } from '../../sql/dialects/outbox-table';
 import { migrationNameStem } from '../create-outbox-table.migration';
 
 const MIGRATION_TIMESTAMP = 1767312000000;

@@ -1,5 +1,5 @@
 import { tableMigration, type MigrationClass } from '../table-migration';
-import { DEFAULT_INBOX_TABLE, inboxDialectFor } from './inbox-sql.dialect';
+import { DEFAULT_INBOX_TABLE, inboxDialectFor } from '../../sql/inbox/inbox-sql.dialect';
 
 const MIGRATION_TIMESTAMP = 1767312000000;
 

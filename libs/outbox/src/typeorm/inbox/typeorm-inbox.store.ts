@@ -1,7 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { InboxStore } from '../../core/inbox/inbox.port';
 import { runnerFor } from '../sql-runners';
-import { inboxDialectFor, type InboxSqlDialect } from './inbox-sql.dialect';
+import { inboxDialectFor, type InboxSqlDialect } from '../../sql/inbox/inbox-sql.dialect';
 
 /** The inbox table of one data source, written through the handler's own EntityManager. */
 export class TypeOrmInboxStore implements InboxStore<EntityManager> {

@@ -1,5 +1,5 @@
 import { tableMigration, type MigrationClass } from '../table-migration';
-import { DEFAULT_POISON_TABLE, poisonDialectFor } from './poison-sql.dialect';
+import { DEFAULT_POISON_TABLE, poisonDialectFor } from '../../sql/poison/poison-sql.dialect';
 
 const MIGRATION_TIMESTAMP = 1767398400000;
 

@@ -1,10 +1,10 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { validateTableName } from '../../core/names';
 import type { PoisonCount, PoisonFailure, PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
-import { inboxDialectFor } from '../inbox/inbox-sql.dialect';
+import { inboxDialectFor } from '../../sql/inbox/inbox-sql.dialect';
 import { recordVanished } from '../../core/poison/poison.messages';
 import { runnerFor, type SqlRunner } from '../sql-runners';
-import { poisonDialectFor, type PoisonSqlDialect } from './poison-sql.dialect';
+import { poisonDialectFor, type PoisonSqlDialect } from '../../sql/poison/poison-sql.dialect';
 
 /**
  * The poison table of one data source. Failures are counted outside the handler's transaction

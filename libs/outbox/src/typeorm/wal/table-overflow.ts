@@ -4,7 +4,7 @@ import type { NewOutboxMessage } from '../../core/outbox-message';
 import { aggregateOf, type StreamOverflow } from '../../core/stream/stream-overflow.port';
 import type { StreamMessage } from '../../core/stream/stream-message';
 import { aggregateKey } from '../aggregate-locks';
-import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
+import { OutboxTable, type OutboxTableLocation } from '../../sql/dialects/outbox-table';
 import { tableDialectFor } from '../outbox-sql.factory';
 
 /**

@@ -1,4 +1,3 @@
-import type { DataSource, QueryRunner } from 'typeorm';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import type { ClaimedMessage, OutboxMessageStatus } from '../core/outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
@@ -6,16 +5,12 @@ import type { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
 import type { OutboxRowRecord, SqlStatement } from './dialects/outbox-sql.dialect';
 import { toClaimedMessage } from './sql-outbox.store';
 import { toDeadMessage } from './sql-outbox-maintenance.store';
-
-interface Result {
-  records: Record<string, unknown>[];
-  affected: number;
-}
+import type { SqlConnection, SqlResult, SqlSession } from './sql-connection.port';
 
 /** The outbox store on MariaDB / MySQL, where changes report affected rows instead of returning them. */
 export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connection: SqlConnection,
     private readonly dialect: MariaDbOutboxDialect,
   ) {}
 
@@ -85,31 +80,12 @@ export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {
     return row ? (row.status as Exclude<OutboxMessageStatus, 'dead'>) : 'missing';
   }
 
-  private execute(statement: SqlStatement): Promise<Result> {
-    return this.withQueryRunner((queryRunner) => query(queryRunner, statement));
+  private execute(statement: SqlStatement): Promise<SqlResult> {
+    return this.connection.run(statement);
   }
 
-  private inTransaction<T>(work: (run: (statement: SqlStatement) => Promise<Result>) => Promise<T>): Promise<T> {
-    return this.withQueryRunner(async (queryRunner) => {
-      await queryRunner.startTransaction('READ COMMITTED');
-      try {
-        const result = await work((statement) => query(queryRunner, statement));
-        await queryRunner.commitTransaction();
-        return result;
-      } catch (error) {
-        await queryRunner.rollbackTransaction().catch(() => undefined);
-        throw error;
-      }
-    });
-  }
-
-  private async withQueryRunner<T>(work: (queryRunner: QueryRunner) => Promise<T>): Promise<T> {
-    const queryRunner = this.dataSource.createQueryRunner();
-    try {
-      return await work(queryRunner);
-    } finally {
-      await queryRunner.release();
-    }
+  private inTransaction<T>(work: (run: SqlSession) => Promise<T>): Promise<T> {
+    return this.connection.transaction(work);
   }
 }
 
@@ -128,9 +104,4 @@ function unbrokenRuns(candidates: Record<string, unknown>[], locked: ReadonlySet
     else broken.add(key);
   }
   return free;
-}
-
-async function query(queryRunner: QueryRunner, { sql, params }: SqlStatement): Promise<Result> {
-  const result = await queryRunner.query(sql, params, true);
-  return { records: result.records ?? [], affected: result.affected ?? 0 };
 }

@@ -7,7 +7,7 @@ import type {
   PausedDestination,
   ThroughputPoint,
 } from '../../core/console/outbox-console.port';
-import type { SqlRunner } from '../sql-runners';
+import type { SqlRunner } from '../sql-connection.port';
 import type { ConsoleSql } from './console.sql';
 
 /** The console's store (PostgreSQL, SQLite; MariaDB extends it), each statement outside application transactions. */

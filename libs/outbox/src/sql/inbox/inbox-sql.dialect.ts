@@ -1,9 +1,15 @@
-import type { QueryResult } from 'typeorm';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { invalidIdentifier, unsupportedDatabase } from '../../core/outbox.messages';
 import { isIdentifier } from '../../core/names';
 
 export const DEFAULT_INBOX_TABLE = 'outbox_inbox';
+
+/** A statement's result as TypeORM's `query(…, true)` and the library's own connections give it. */
+export interface QueryResult {
+  records?: unknown[];
+  affected?: number;
+  raw?: unknown;
+}
 
 /** The inbox's SQL for one database family. */
 export interface InboxSqlDialect {

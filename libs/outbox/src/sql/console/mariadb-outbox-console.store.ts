@@ -1,7 +1,6 @@
-import type { DataSource } from 'typeorm';
 import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { SqlStatement } from '../dialects/outbox-sql.dialect';
-import { runnerFor } from '../sql-runners';
+import type { SqlConnection } from '../sql-connection.port';
 import type { ConsoleChange, ConsoleSql } from './console.sql';
 import { SqlOutboxConsoleStore } from './sql-outbox-console.store';
 
@@ -12,9 +11,9 @@ import { SqlOutboxConsoleStore } from './sql-outbox-console.store';
 export class MariaDbOutboxConsoleStore extends SqlOutboxConsoleStore {
   constructor(
     private readonly consoleSql: ConsoleSql,
-    private readonly dataSource: DataSource,
+    private readonly connection: SqlConnection,
   ) {
-    super(consoleSql, runnerFor(dataSource));
+    super(consoleSql, connection.runner());
   }
 
   override requeueBatch(filter: MessageFilter, after: string, limit: number): Promise<string[]> {
@@ -37,35 +36,16 @@ export class MariaDbOutboxConsoleStore extends SqlOutboxConsoleStore {
     return (await this.affected(this.consoleSql.resumeCounting(destination))) > 0;
   }
 
-  private async changeBatch(kind: ConsoleChange, filter: MessageFilter, after: string, limit: number): Promise<string[]> {
-    const queryRunner = this.dataSource.createQueryRunner();
-    try {
-      await queryRunner.startTransaction('READ COMMITTED');
-      try {
-        const { sql, params } = this.consoleSql.lockBatch(filter, after, limit);
-        const positions = ((await queryRunner.query(sql, params)) as Array<{ position: unknown }>).map((row) => String(row.position));
-        if (positions.length > 0) {
-          const change = this.consoleSql.changePositions(kind, positions);
-          await queryRunner.query(change.sql, change.params);
-        }
-        await queryRunner.commitTransaction();
-        // Locked and matching the filter (dead, or in backoff): every one of them was changed.
-        return positions;
-      } catch (error) {
-        await queryRunner.rollbackTransaction().catch(() => undefined);
-        throw error;
-      }
-    } finally {
-      await queryRunner.release();
-    }
+  private changeBatch(kind: ConsoleChange, filter: MessageFilter, after: string, limit: number): Promise<string[]> {
+    return this.connection.transaction(async (run) => {
+      const positions = (await run(this.consoleSql.lockBatch(filter, after, limit))).records.map((row) => String(row.position));
+      if (positions.length > 0) await run(this.consoleSql.changePositions(kind, positions));
+      // Locked and matching the filter (dead, or in backoff): every one of them was changed.
+      return positions;
+    });
   }
 
-  private async affected({ sql, params }: SqlStatement): Promise<number> {
-    const queryRunner = this.dataSource.createQueryRunner();
-    try {
-      return (await queryRunner.query(sql, params, true)).affected ?? 0;
-    } finally {
-      await queryRunner.release();
-    }
+  private async affected(statement: SqlStatement): Promise<number> {
+    return (await this.connection.run(statement)).affected;
   }
 }
