@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 import { OutboxConsole, type BulkOutcome, type MessagePage, type PauseRequest } from '../core/console/outbox-console';
 import type { MessageDetail, MessageFilter, PausedDestination, ThroughputPoint } from '../core/console/outbox-console.port';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxStats } from '../nest/observe/outbox.stats';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from '../nest/outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from '../nest/outbox.constants';
 import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
-import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
+import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
+import type { SqlConnection } from '../sql/sql-connection.port';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import { errorText } from '../core/error-text';
 import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed } from './outbox-console.messages';
@@ -30,15 +30,15 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
   private readonly console: OutboxConsole;
 
   constructor(
-    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
+    @Inject(OUTBOX_CONNECTION) connection: SqlConnection,
     @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
     private readonly stats: OutboxStats,
     private readonly relayHost: OutboxRelayHost,
   ) {
     this.console = new OutboxConsole(
-      createSqlOutboxConsoleStore(dataSource, extras),
-      createSqlOutboxMaintenanceStore(dataSource, extras),
+      createSqlOutboxConsoleStore(connection, extras),
+      createSqlOutboxMaintenanceStore(connection, extras),
     );
   }
 

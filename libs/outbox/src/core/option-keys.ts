@@ -15,7 +15,7 @@ export const OUTBOX_OPTION_KEYS = {
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
-    'transport', 'transports', 'relayStart', 'tableName', 'schema', 'dataSource', 'isGlobal',
+    'transport', 'transports', 'relayStart', 'tableName', 'schema', 'dataSource', 'connection', 'isGlobal',
   ],
   backoff: ['initialMs', 'maxMs', 'jitter'],
   cleanup: ['publishedRetentionMs', 'deleteOnPublish', 'deadRetentionMs', 'intervalMs', 'batchSize'],

@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 import { OutboxCleaner, type CleanupOutcome } from '../core/outbox-cleaner';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
-import { createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
+import type { SqlConnection } from '../sql/sql-connection.port';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Deletes settled rows on a schedule, on instances that relay. */
@@ -15,7 +15,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
-    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(OUTBOX_CONNECTION) private readonly connection: SqlConnection,
   ) {}
 
   // Timers of its own rather than the app's SchedulerRegistry: a second ScheduleModule.forRoot()
@@ -26,7 +26,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
     if (!this.settings.relay) return;
     const { cleanup } = this.settings;
     this.cleaner = new OutboxCleaner(
-      createSqlOutboxMaintenanceStore(this.dataSource, this.extras),
+      createSqlOutboxMaintenanceStore(this.connection, this.extras),
       {
         // With deleteOnPublish nothing published stays; the statement then finds nothing, cheaply.
         publishedRetentionMs: cleanup.publishedRetentionMs,

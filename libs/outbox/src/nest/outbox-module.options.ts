@@ -6,6 +6,7 @@ import type { OUTBOX_OPTION_KEYS } from '../core/option-keys';
 import type { OutboxMetricsOptions } from '../observability/metrics/metrics.options';
 import type { OutboxTracingOptions } from '../observability/tracing/tracing.options';
 import type { OutboxRelayStart } from './outbox-relay.start';
+import type { OutboxConnectionOptions } from '../adapters/connection/outbox-connection.options';
 
 export type OutboxTransportOption = string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
 
@@ -54,6 +55,14 @@ export interface OutboxModuleExtras {
   schema?: string;
   /** Name of the TypeORM data source that holds the outbox table. Default: the default data source. */
   dataSource?: string;
+  /**
+   * Without TypeORM: the database the relay, cleanup, stats, console and WAL stream run on, as
+   * `{ url }` (the module opens a pool, closes it at shutdown) or `{ pool }` (a pg Pool or mysql2
+   * pool of yours). Events are then added with `OutboxPublisher.add(tx, …)` in your data layer's
+   * transaction; `@PublishesEvents` aggregates are not captured. Excludes `dataSource`.
+   * Default: none, the module works on the TypeORM data source.
+   */
+  connection?: OutboxConnectionOptions;
   /** Register the module globally, so `OutboxPublisher` can be injected anywhere. Default `true`. */
   isGlobal?: boolean;
 }

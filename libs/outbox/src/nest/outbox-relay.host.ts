@@ -2,7 +2,6 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
-import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { listenerWouldHoldThePool, outboxTableUnreadable, unacknowledgedTransport } from '../core/outbox.messages';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
@@ -10,10 +9,11 @@ import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
-import { createSqlOutboxStore } from '../typeorm/outbox-sql.factory';
+import { createSqlOutboxStore } from '../sql/outbox-sql.factory';
+import type { SqlConnection } from '../sql/sql-connection.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
-import { notificationChannel, PostgresNotificationListener, postgresPoolSize } from '../typeorm/postgres-notification.listener';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import { notificationChannel, PostgresNotificationListener } from '../sql/postgres-notification.listener';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
@@ -50,7 +50,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
     @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
-    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(OUTBOX_CONNECTION) private readonly connection: SqlConnection,
     private readonly moduleRef: ModuleRef,
     private readonly observers: OutboxObservers,
     private readonly outboxStats: OutboxStats,
@@ -66,7 +66,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   // must fail the start and leave nothing behind that keeps the process alive (NestJS 11.0's close()
   // after a failed init runs no shutdown hook at all).
   async onModuleInit(): Promise<void> {
-    const store = createSqlOutboxStore(this.dataSource, this.extras, {
+    const store = createSqlOutboxStore(this.connection, this.extras, {
       deadLetterPolicy: this.settings.deadLetterPolicy,
       deleteOnPublish: this.settings.cleanup.deleteOnPublish,
       preparedStatements: this.settings.preparedStatements,
@@ -86,8 +86,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.checkAcknowledgements(transports);
     this.checkListenerPool();
     gate.check();
-    if (this.dataSource.options.type === 'postgres' && this.settings.delivery !== 'wal') {
-      await refuseStrandedWalEvents((sql, params) => this.dataSource.query(sql, params), walNames(this.extras, this.settings.wal));
+    if (this.connection.dialect === 'postgres' && this.settings.delivery !== 'wal') {
+      await refuseStrandedWalEvents(async (sql, params) => (await this.connection.run({ sql, params: params ?? [] })).records, walNames(this.extras, this.settings.wal));
     }
     this.transports = transports;
     this.store = store;
@@ -179,20 +179,20 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   /** Cross-instance wake-up where the database offers it; says what wakes the relay, for the startup log. */
   private async listenForCommits(): Promise<string> {
     const local = 'after each commit in this process';
-    if (this.dataSource.options.type !== 'postgres') {
-      return `${local}; no cross-instance notifications on ${this.dataSource.options.type}, other instances' rows are found by polling`;
+    if (this.connection.dialect !== 'postgres') {
+      return `${local}; no cross-instance notifications on ${this.connection.dialect}, other instances' rows are found by polling`;
     }
     if (!this.settings.notifications) return `${local}; notifications off (notifications: false), other instances' rows are found by polling`;
     const channel = notificationChannel(this.extras);
-    this.listener = new PostgresNotificationListener(this.dataSource, channel, () => void this.relay?.trigger(), this.logger);
+    this.listener = new PostgresNotificationListener(this.connection, channel, () => void this.relay?.trigger(), this.logger);
     await this.listener.start();
     return `${local} and by LISTEN "${channel}" for commits anywhere`;
   }
 
   /** The LISTEN connection is taken from the app's pool and never given back while the relay runs. */
   private checkListenerPool(): void {
-    if (this.dataSource.options.type !== 'postgres' || !this.settings.notifications) return;
-    const poolSize = postgresPoolSize(this.dataSource);
+    if (this.connection.dialect !== 'postgres' || !this.settings.notifications) return;
+    const poolSize = this.connection.poolSize;
     if (poolSize !== undefined && poolSize < 2) throw new OutboxConfigurationError(listenerWouldHoldThePool(poolSize));
   }
 

@@ -5,7 +5,7 @@ import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host'
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import { walNames } from '../core/stream/wal-options';
 import { walMessagePrefix } from '../core/stream/wal-record';
-import { notificationChannel } from '../typeorm/postgres-notification.listener';
+import { notificationChannel } from '../sql/postgres-notification.listener';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxRelayHost } from './outbox-relay.host';
 import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_SQL_WRITER } from './outbox.constants';

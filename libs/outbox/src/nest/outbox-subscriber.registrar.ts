@@ -18,13 +18,15 @@ export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy,
   private unserialize: (() => void) | undefined;
 
   constructor(
-    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource | null,
     @Inject(OUTBOX_WRITER) private readonly writer: TypeOrmOutboxWriter,
     @Inject(OUTBOX_TRACKER) private readonly tracker: OutboxTransactionTracker,
     private readonly relayHost: OutboxRelayHost,
   ) {}
 
   onModuleInit(): void {
+    // With `connection` there is no TypeORM data source: events come only through OutboxPublisher.add(tx, …).
+    if (!this.dataSource) return;
     const subscriber = new OutboxEntitySubscriber(this.writer, this.tracker, () => void this.relayHost.drain());
     this.unserialize = serializeSqliteTransactions(this.dataSource);
     this.dataSource.subscribers.push(subscriber);

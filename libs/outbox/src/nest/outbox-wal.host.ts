@@ -1,7 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type * as PromClient from 'prom-client';
 import { ModuleRef } from '@nestjs/core';
-import type { DataSource } from 'typeorm';
 import { errorText } from '../core/error-text';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
@@ -11,8 +10,8 @@ import { StreamRelay } from '../core/stream/stream-relay';
 import { walNeedsPostgres } from '../core/stream/stream.messages';
 import { walMessagePrefix } from '../core/stream/wal-record';
 import { WAL_DEFAULTS, walNames } from '../core/stream/wal-options';
-import { TableOverflow } from '../typeorm/wal/table-overflow';
-import { notificationChannel } from '../typeorm/postgres-notification.listener';
+import { TableOverflow } from '../sql/wal/table-overflow';
+import { notificationChannel } from '../sql/postgres-notification.listener';
 import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
 import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
 import { prepareWalSlot, walSlotState, type WalNames, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
@@ -21,10 +20,13 @@ import { loadOptional } from '../observability/optional-dependency';
 import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
 import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
 import { OutboxTable } from '../sql/dialects/outbox-table';
-import { replicationConnection } from '../typeorm/wal/replication-connection';
+import { replicationConnection } from '../postgres-wal/replication-connection';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
+import type { DataSource } from 'typeorm';
+import { connectionWalNeedsPg } from '../adapters/connection/connection.messages';
+import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
+import type { SqlConnection } from '../sql/sql-connection.port';
 import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { resolveTransports } from './outbox-transports.resolver';
@@ -62,7 +64,8 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
     @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
-    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(OUTBOX_CONNECTION) private readonly connection: SqlConnection,
+    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource | null,
     private readonly moduleRef: ModuleRef,
     private readonly observers: OutboxObservers,
     private readonly inProcessHandlers: InProcessHandlers,
@@ -71,8 +74,12 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   ) {
     // At construction, before any module's init hook: the table relay's startup probe, which runs
     // first, would otherwise hide the real mistake behind a missing-table error.
-    if (settings.delivery === 'wal' && dataSource.options.type !== 'postgres') throw new OutboxConfigurationError(walNeedsPostgres(dataSource.options.type));
+    if (settings.delivery === 'wal' && connection.dialect !== 'postgres') {
+      throw new OutboxConfigurationError(dataSource ? walNeedsPostgres(dataSource.options.type) : connectionWalNeedsPg(connection.layer));
+    }
   }
+
+  private readonly query = async (sql: string, params?: unknown[]) => (await this.connection.run({ sql, params: params ?? [] })).records;
 
   /** The slot and publication this app streams from, or `undefined` in the table mode. */
   get slot(): WalNames | undefined {
@@ -83,7 +90,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     if (this.settings.delivery !== 'wal') return;
     loadPgLogicalReplication();
     const names = walNames(this.extras, this.settings.wal);
-    await prepareWalSlot((sql, params) => this.dataSource.query(sql, params), names, { streams: this.settings.relay });
+    await prepareWalSlot(this.query, names, { streams: this.settings.relay });
     const metrics = resolveMetricsOptions(this.options.metrics);
     if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, names.slotName, () => this.slotLag());
     if (!this.settings.relay) return;
@@ -120,7 +127,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     if (!slot) return Promise.resolve(undefined);
     const now = Date.now();
     if (!this.lag || now - this.lag.at >= this.observability.stats.refreshIntervalMs) {
-      const reading = walSlotState((sql, params) => this.dataSource.query(sql, params), slot.slotName);
+      const reading = walSlotState(this.query, slot.slotName);
       // A failed reading is not kept: the next caller tries again.
       reading.catch(() => this.lag?.reading === reading && (this.lag = undefined));
       this.lag = { at: now, reading };
@@ -148,7 +155,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
       retryIf,
       observer: this.observers.combined(),
       logger: this.logger,
-      overflow: new TableOverflow(this.dataSource, this.extras, {
+      overflow: new TableOverflow(this.connection, this.extras, {
         notifyChannel: this.settings.notifications ? notificationChannel(this.extras) : undefined,
         deadLetterPolicy: this.settings.deadLetterPolicy,
       }),
@@ -157,7 +164,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     });
     reader = new PgoutputReader({
       ...this.names,
-      connection: replicationConnection(this.dataSource),
+      connection: replicationConnection(this.connection),
       prefix: walMessagePrefix(this.names.slotName),
       // Streaming again: the next end is news, even with the same text as the last.
       onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
 import { OutboxAdminError } from '../core/outbox.errors';
 import { invalidListOption, noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
-import { createSqlOutboxMaintenanceStore } from '../typeorm/outbox-sql.factory';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS } from './outbox.constants';
+import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
+import type { SqlConnection } from '../sql/sql-connection.port';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OutboxRelayHost } from './outbox-relay.host';
 
@@ -17,11 +17,11 @@ export class OutboxAdmin {
   private readonly store: OutboxMaintenanceStore;
 
   constructor(
-    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
+    @Inject(OUTBOX_CONNECTION) connection: SqlConnection,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
     private readonly relayHost: OutboxRelayHost,
   ) {
-    this.store = createSqlOutboxMaintenanceStore(dataSource, extras);
+    this.store = createSqlOutboxMaintenanceStore(connection, extras);
   }
 
   /** Dead messages, oldest first, with every failed attempt; page with the last `position` seen. */

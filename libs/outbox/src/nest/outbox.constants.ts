@@ -2,6 +2,10 @@
 export const OUTBOX_SETTINGS = Symbol('outbox:settings');
 export const OUTBOX_EXTRAS = Symbol('outbox:extras');
 export const OUTBOX_DATA_SOURCE = Symbol('outbox:data-source');
+/** The `SqlConnection` every store runs on: TypeORM's data source, or the module's own `connection`. */
+export const OUTBOX_CONNECTION = Symbol('outbox:connection');
+/** The connection with how to close it (a pool the module opened from a URL). */
+export const OUTBOX_OPENED_CONNECTION = Symbol('outbox:opened-connection');
 export const OUTBOX_WRITER = Symbol('outbox:writer');
 export const OUTBOX_TRACKER = Symbol('outbox:tracker');
 export const OUTBOX_OBSERVABILITY = Symbol('outbox:observability');

@@ -4,8 +4,10 @@ import { resolveOutboxSettings } from '../core/outbox-options';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
-import { notificationChannel } from '../typeorm/postgres-notification.listener';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT, OUTBOX_WRITER } from './outbox.constants';
+import { notificationChannel } from '../sql/postgres-notification.listener';
+import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT, OUTBOX_WRITER } from './outbox.constants';
+import { OutboxConnectionHost } from './outbox-connection.host';
+import type { OpenedConnection } from '../adapters/connection/open-connection';
 import {
   ConfigurableOutboxModule,
   OUTBOX_ASYNC_OPTIONS_TYPE,
@@ -60,6 +62,8 @@ import { walNames } from '../core/stream/wal-options';
       inject: [OUTBOX_MODULE_OPTIONS, OUTBOX_SETTINGS],
       useFactory: (options: OutboxModuleOptions, settings: ResolvedOutboxSettings) => resolveObservability(options, settings),
     },
+    { provide: OUTBOX_CONNECTION, inject: [OUTBOX_OPENED_CONNECTION], useFactory: (opened: OpenedConnection) => opened.connection },
+    OutboxConnectionHost,
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     {
       provide: OUTBOX_WRITER,
@@ -99,8 +103,11 @@ import { walNames } from '../core/stream/wal-options';
     OutboxHealthIndicator,
     OutboxWalHealthIndicator,
   ],
-  // The data source and extras are exported for OutboxConsoleModule, which works on the same table.
-  exports: [OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHost, OutboxWalHealthIndicator, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS],
+  // The connection, data source and extras are exported for OutboxConsoleModule, which works on the same table.
+  exports: [
+    OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHost, OutboxWalHealthIndicator,
+    OUTBOX_DATA_SOURCE, OUTBOX_CONNECTION, OUTBOX_EXTRAS,
+  ],
 })
 export class OutboxModule extends ConfigurableOutboxModule {
   /**
@@ -122,7 +129,7 @@ export class OutboxModule extends ConfigurableOutboxModule {
 }
 
 // The extras with a default in the module definition: Nest takes these out of forRoot's options.
-const STATIC_OPTIONS = ['tableName', 'schema', 'isGlobal'] as const satisfies readonly (keyof OutboxModuleExtras)[];
+const STATIC_OPTIONS = ['tableName', 'schema', 'connection', 'isGlobal'] as const satisfies readonly (keyof OutboxModuleExtras)[];
 
 /**
  * Extras Nest takes out of forRoot's options can only reach them from a forRootAsync factory's

@@ -22,11 +22,13 @@ export class AmbientTransactionResolver {
 
   constructor(
     private readonly moduleRef: ModuleRef,
-    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource | null,
   ) {}
 
   /** The EntityManager of the ambient transaction on the outbox's data source, or undefined. */
   current(): EntityManager | undefined {
+    // With `connection`, no TypeORM transaction can carry the outbox's rows.
+    if (!this.dataSource) return undefined;
     const host = this.transactionHost();
     if (host?.isTransactionActive()) {
       const tx = host.tx as EntityManager | undefined;

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import type { DataSource } from 'typeorm';
 import type { ResolvedObservability } from '../../core/observe/observability.options';
 import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
 import { OutboxStatsReader } from '../../core/stats/outbox-stats.reader';
-import { createSqlOutboxStatsSource } from '../../typeorm/outbox-sql.factory';
-import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_WAL_SLOT } from '../outbox.constants';
+import { createSqlOutboxStatsSource } from '../../sql/outbox-sql.factory';
+import type { SqlConnection } from '../../sql/sql-connection.port';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_WAL_SLOT } from '../outbox.constants';
 import type { ResolvedOutboxExtras } from '../outbox.module-definition';
 import { OutboxObservers } from './outbox-observers.registry';
 import { walStatsOf, type WalSlotSource } from './wal-stats';
@@ -22,14 +22,14 @@ export class OutboxStats {
   private last: OutboxStatsSnapshot | undefined;
 
   constructor(
-    @Inject(OUTBOX_DATA_SOURCE) dataSource: DataSource,
+    @Inject(OUTBOX_CONNECTION) connection: SqlConnection,
     @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_OBSERVABILITY) observability: ResolvedObservability,
     observers: OutboxObservers,
     private readonly moduleRef: ModuleRef,
   ) {
     this.reader = new OutboxStatsReader({
-      source: createSqlOutboxStatsSource(dataSource, extras),
+      source: createSqlOutboxStatsSource(connection, extras),
       refreshIntervalMs: observability.stats.refreshIntervalMs,
       relayActivity: () => observers.activity.activity(),
     });

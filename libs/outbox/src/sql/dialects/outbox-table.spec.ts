@@ -2,7 +2,7 @@ import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { createOutboxTableMigration } from '../../typeorm/create-outbox-table.migration';
 import { createOutboxPausedTableMigration } from '../../typeorm/console/add-paused-table.migration';
 import { outboxMessageEntity } from '../../typeorm/outbox-message.entity';
-import { notificationChannel } from '../../typeorm/postgres-notification.listener';
+import { notificationChannel } from '../postgres-notification.listener';
 import { PostgresMaintenanceSql } from './outbox-maintenance.sql';
 import { statsStatement } from './outbox-stats.sql';
 import { PostgresOutboxDialect } from './postgres-outbox.dialect';

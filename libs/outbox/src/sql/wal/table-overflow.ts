@@ -1,10 +1,10 @@
-import type { DataSource } from 'typeorm';
 import { clipErrorText } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import { aggregateOf, type StreamOverflow } from '../../core/stream/stream-overflow.port';
 import type { StreamMessage } from '../../core/stream/stream-message';
-import { aggregateKey } from '../aggregate-locks';
-import { OutboxTable, type OutboxTableLocation } from '../../sql/dialects/outbox-table';
+import { aggregateKey } from '../aggregate-key';
+import type { SqlConnection } from '../sql-connection.port';
+import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
 import { tableDialectFor } from '../outbox-sql.factory';
 
 /**
@@ -18,7 +18,7 @@ export class TableOverflow implements StreamOverflow {
   private readonly backlogSql: string;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connection: SqlConnection,
     location: string | OutboxTableLocation,
     private readonly options: { notifyChannel?: string; deadLetterPolicy: 'hold' | 'skip' },
   ) {
@@ -31,31 +31,27 @@ export class TableOverflow implements StreamOverflow {
 
   async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>> {
     const distinct = [...new Map(aggregates.map((a) => [aggregateOf(a), a])).values()];
-    const rows: Array<{ aggregateType: string; aggregateId: string }> = await this.dataSource.query(this.backlogSql, [
-      distinct.map((a) => a.aggregateType),
-      distinct.map((a) => a.aggregateId),
-    ]);
-    return new Set(rows.map(aggregateOf));
+    const { records } = await this.connection.run({ sql: this.backlogSql, params: [distinct.map((a) => a.aggregateType), distinct.map((a) => a.aggregateId)] });
+    return new Set((records as Array<{ aggregateType: string; aggregateId: string }>).map(aggregateOf));
   }
 
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
     const t = this.table.quoted();
     const dialect = tableDialectFor('postgres', this.table, { notifyChannel: this.options.notifyChannel });
-    await this.dataSource.transaction(async (manager) => {
+    await this.connection.transaction(async (run) => {
       const ids = messages.map(({ message }) => message.id);
-      const present = new Set((await manager.query(`SELECT id::text AS id FROM ${t} WHERE id = ANY($1::uuid[])`, [ids])).map((row: { id: string }) => row.id));
+      const present = new Set((await run({ sql: `SELECT id::text AS id FROM ${t} WHERE id = ANY($1::uuid[])`, params: [ids] })).records.map((row) => String(row.id)));
       const missing = messages.filter(({ message }) => !present.has(message.id));
       if (missing.length === 0) return;
       const rows: NewOutboxMessage[] = missing.map(({ message }) => ({ ...rowOf(message), delayMs: retryInMs > 0 ? retryInMs : undefined }));
       const keys = missing.map(({ message }) => aggregateKey(message.aggregateType, message.aggregateId));
-      const { sql, params } = dialect.insert(rows, { lockKeys: keys });
-      await manager.query(sql, params);
-      await manager.query(
-        `UPDATE ${t} AS m SET attempts = f.attempts, last_error = f.error,
+      await run(dialect.insert(rows, { lockKeys: keys }));
+      await run({
+        sql: `UPDATE ${t} AS m SET attempts = f.attempts, last_error = f.error,
            error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END
          FROM unnest($1::uuid[], $2::int[], $3::text[]) AS f(id, attempts, error) WHERE m.id = f.id`,
-        [missing.map(({ message }) => message.id), missing.map(({ attempts }) => attempts), missing.map(({ error }) => clipErrorText(error))],
-      );
+        params: [missing.map(({ message }) => message.id), missing.map(({ attempts }) => attempts), missing.map(({ error }) => clipErrorText(error))],
+      });
     });
   }
 }

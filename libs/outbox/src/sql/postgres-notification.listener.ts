@@ -1,15 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { RelayLogger } from '../core/outbox-relay';
-import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
+import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
 
-interface PgClient {
-  query(sql: string): Promise<unknown>;
-  on(event: 'notification', listener: (message: { channel: string }) => void): void;
-  on(event: 'error' | 'end', listener: (error?: Error) => void): void;
-  removeAllListeners(): void;
-}
+import type { ListenClient, SqlConnection } from './sql-connection.port';
+
+type PgClient = ListenClient['client'];
 
 /** PostgreSQL's NAMEDATALEN − 1: pg_notify refuses a longer channel, LISTEN cuts it short. */
 const MAX_CHANNEL_LENGTH = 63;
@@ -30,12 +25,6 @@ export function notificationChannel(location: string | OutboxTableLocation | Out
   return `${channel.slice(0, MAX_CHANNEL_LENGTH - hash.length - 1)}_${hash}`;
 }
 
-/** The most connections the data source's pool opens (node-postgres' `max`, 10 unless configured). */
-export function postgresPoolSize(dataSource: DataSource): number | undefined {
-  const pool = (dataSource.driver as PostgresDriver).master as { options?: { max?: number } } | undefined;
-  return pool?.options?.max;
-}
-
 /**
  * Holds one pooled connection that LISTENs on the outbox channel, so that a commit in any
  * instance wakes this instance's relay. When the connection breaks (a database restart), it is
@@ -44,13 +33,13 @@ export function postgresPoolSize(dataSource: DataSource): number | undefined {
  */
 export class PostgresNotificationListener {
   private client: PgClient | undefined;
-  private release: ((error?: Error | boolean) => void) | undefined;
+  private release: ListenClient['release'] | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private failures = 0;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly connection: SqlConnection,
     private readonly channel: string,
     private readonly onNotification: () => void,
     private readonly logger: RelayLogger,
@@ -71,9 +60,10 @@ export class PostgresNotificationListener {
   private async connect(): Promise<void> {
     if (this.stopped) return;
     try {
-      const [client, release] = await (this.dataSource.driver as PostgresDriver).obtainMasterConnection();
-      this.client = client as PgClient;
-      this.release = release as (error?: Error | boolean) => void;
+      if (!this.connection.listenClient) throw new Error(`a ${this.connection.layer} connection offers no LISTEN`);
+      const { client, release } = await this.connection.listenClient();
+      this.client = client;
+      this.release = release;
       this.client.on('notification', (message) => {
         if (message.channel === this.channel) this.onNotification();
       });
@@ -107,6 +97,6 @@ export class PostgresNotificationListener {
     client.removeAllListeners();
     // A broken client must not go back into the pool: release(true) destroys it.
     if (!broken) await client.query(`UNLISTEN "${this.channel}"`).catch(() => undefined);
-    release(broken ? true : undefined);
+    release(broken);
   }
 }

@@ -1,0 +1,41 @@
+import { existsSync } from 'node:fs';
+import { OutboxConfigurationError } from '../../core/outbox.errors';
+import type { SqlConnection } from '../../sql/sql-connection.port';
+import { BetterSqliteConnection, type BetterSqliteLike } from '../better-sqlite3/better-sqlite3.connection';
+import { loadDataLayer } from '../load-data-layer';
+import { Mysql2PoolConnection, type Mysql2PoolLike } from '../mysql2/mysql2-pool.connection';
+import { PgPoolConnection, type PgPoolLike } from '../pg/pg-pool.connection';
+import { connectionNoSqliteFile, missingConnectionPackage } from './connection.messages';
+import type { ConnectionTarget } from './outbox-connection.options';
+
+/** A connection and how to close what the module opened (a pool given by the app stays open). */
+export interface OpenedConnection {
+  readonly connection: SqlConnection;
+  close(): Promise<void>;
+}
+
+/** Opens the pool of a URL, loading its driver only now (each is an optional peer), or wraps the app's pool. */
+export function openConnection(target: ConnectionTarget): OpenedConnection {
+  const keep = async () => undefined;
+  if (target.kind === 'pg-pool') return { connection: new PgPoolConnection(target.pool), close: keep };
+  if (target.kind === 'mysql2-pool') return { connection: new Mysql2PoolConnection(target.pool), close: keep };
+  switch (target.family) {
+    case 'postgres': {
+      const { Pool } = loadDataLayer<{ Pool: new (config: object) => PgPoolLike }>('pg', 'a postgres:// url', missingConnectionPackage);
+      const pool = new Pool({ connectionString: target.url, max: target.poolSize, application_name: 'nest-outbox' });
+      return { connection: new PgPoolConnection(pool), close: () => pool.end() };
+    }
+    case 'mariadb': {
+      const mysql = loadDataLayer<{ createPool(config: object): Mysql2PoolLike }>('mysql2/promise', 'a mysql:// url', missingConnectionPackage);
+      // Positions are BIGINT: kept as text, as TypeORM's MySQL driver does.
+      const pool = mysql.createPool({ uri: target.url, connectionLimit: target.poolSize, supportBigNumbers: true, bigNumberStrings: true });
+      return { connection: new Mysql2PoolConnection(pool), close: () => pool.end() };
+    }
+    case 'sqlite': {
+      if (!existsSync(target.location)) throw new OutboxConfigurationError(connectionNoSqliteFile(target.location));
+      const Database = loadDataLayer<new (path: string, options: object) => BetterSqliteLike>('better-sqlite3', 'a sqlite: url', missingConnectionPackage);
+      const database = new Database(target.location, { fileMustExist: true });
+      return { connection: new BetterSqliteConnection(database), close: async () => void database.close() };
+    }
+  }
+}

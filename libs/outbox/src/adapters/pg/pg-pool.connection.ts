@@ -1,0 +1,82 @@
+import type { SqlStatement } from '../../sql/dialects/outbox-sql.dialect';
+import { preparedStatementName } from '../../sql/prepared-statement-name';
+import type { ListenClient, SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../sql/sql-connection.port';
+
+interface PgQueryConfig {
+  name?: string;
+  text: string;
+  values: unknown[];
+}
+
+interface PgResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+
+/** The part of a node-postgres `PoolClient` used here. */
+interface PgPoolClient {
+  query(config: PgQueryConfig): Promise<PgResult>;
+  query(text: string): Promise<PgResult>;
+  release(destroy?: boolean): void;
+}
+
+/** The part of a node-postgres `Pool` used here; Prisma's `PrismaPg`, Drizzle, Kysely and MikroORM can all sit on one. */
+export interface PgPoolLike {
+  query(config: PgQueryConfig): Promise<PgResult>;
+  connect(): Promise<PgPoolClient>;
+  end(): Promise<void>;
+  readonly options?: Record<string, unknown> & { max?: number };
+}
+
+/** A node-postgres pool as the library's connection: each statement on a pooled client, in autocommit. */
+export class PgPoolConnection implements SqlConnection {
+  readonly dialect = 'postgres' as const;
+  readonly layer = 'pg';
+
+  constructor(private readonly pool: PgPoolLike) {}
+
+  runner({ prepared = false }: { prepared?: boolean } = {}): SqlRunner {
+    // Named statements are parsed and planned once per pooled client; the relay runs the same few many times a second.
+    return { rows: async ({ sql, params }) => (await this.pool.query({ ...(prepared ? { name: preparedStatementName(sql) } : {}), text: sql, values: params })).rows };
+  }
+
+  async run({ sql, params }: SqlStatement): Promise<SqlResult> {
+    const result = await this.pool.query({ text: sql, values: params });
+    return { records: result.rows, affected: result.rowCount ?? 0 };
+  }
+
+  async transaction<T>(work: (run: SqlSession) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      try {
+        const result = await work(async ({ sql, params }) => {
+          const { rows, rowCount } = await client.query({ text: sql, values: params });
+          return { records: rows, affected: rowCount ?? 0 };
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => (broken = true));
+        throw error;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** node-postgres' `max` (10 unless configured). */
+  get poolSize(): number | undefined {
+    return this.pool.options?.max ?? 10;
+  }
+
+  get connectionConfig(): Record<string, unknown> {
+    return { ...(this.pool.options ?? {}) };
+  }
+
+  async listenClient(): Promise<ListenClient> {
+    const client = await this.pool.connect();
+    return { client: client as unknown as ListenClient['client'], release: (broken) => client.release(broken === true) };
+  }
+}
