@@ -1,37 +1,25 @@
 import { existsSync } from 'node:fs';
-import { DataSource } from 'typeorm';
+import { openConnection, type OpenedConnection } from '../adapters/connection/open-connection';
+import { resolveConnectionOption } from '../adapters/connection/outbox-connection.options';
 import { badUrl, cannotConnect, noSqliteFile } from './cli.messages';
 import { CliError } from './cli.error';
 
-/** A data source for a database URL: `postgres(ql)://…`, `mysql://…` / `mariadb://…`, or `sqlite:<path>` (also `sqlite://<path>`). */
-export async function connect(url: string): Promise<DataSource> {
-  const dataSource = new DataSource(optionsFor(url));
+/**
+ * A connection for a database URL: `postgres(ql)://…` (pg), `mysql://…` / `mariadb://…` (mysql2), or
+ * `sqlite:<path>` (also `sqlite://<path>`; better-sqlite3), the same the module opens for
+ * `connection: { url }`: the CLI needs no TypeORM. Connected once here, so that a wrong host fails now.
+ */
+export async function connect(url: string): Promise<OpenedConnection> {
+  if (!/^(postgres(ql)?|mysql|mariadb):\/\/[^/]+/.test(url) && !/^sqlite:(?:\/\/)?.+$/.test(url)) throw new CliError(badUrl(url));
+  const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
+  if (sqlite && !existsSync(sqlite[1])) throw new CliError(noSqliteFile(sqlite[1]));
+  // Two connections are plenty for a command; fail fast instead of waiting on a dead host.
+  const opened = openConnection(resolveConnectionOption({ url, poolSize: 2 }), { connectTimeoutMs: 5_000 });
   try {
-    await dataSource.initialize();
+    await opened.connection.run({ sql: 'SELECT 1', params: [] });
   } catch (error) {
+    await opened.close().catch(() => undefined);
     throw new CliError(cannotConnect(url, error instanceof Error ? error.message : String(error)));
   }
-  return dataSource;
-}
-
-function optionsFor(url: string): ConstructorParameters<typeof DataSource>[0] {
-  if (/^postgres(ql)?:\/\/[^/]+/.test(url)) {
-    return {
-      type: 'postgres',
-      url,
-      // One connection is plenty for a command; fail fast instead of waiting on a dead host.
-      extra: { max: 2, connectionTimeoutMillis: 5_000 },
-      logging: false,
-    };
-  }
-  if (/^(mysql|mariadb):\/\/[^/]+/.test(url)) {
-    return { type: 'mariadb', url: url.replace(/^mariadb:/, 'mysql:'), connectTimeout: 5_000, logging: false };
-  }
-  const sqlite = /^sqlite:(?:\/\/)?(.+)$/.exec(url);
-  if (sqlite) {
-    const path = sqlite[1];
-    if (!existsSync(path)) throw new CliError(noSqliteFile(path));
-    return { type: 'better-sqlite3', database: path, fileMustExist: true, logging: false };
-  }
-  throw new CliError(badUrl(url));
+  return opened;
 }

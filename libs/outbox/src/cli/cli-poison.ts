@@ -1,8 +1,8 @@
-import type { DataSource } from 'typeorm';
+import type { SqlConnection } from '../sql/sql-connection.port';
 import { POISON_STATES, type PoisonRecord, type PoisonState } from '../core/poison/poison.port';
 import { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';
-import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
+import { cliPoisonStore } from './cli-poison.store';
 import { CliError } from './cli.error';
 import {
   badPoisonLimit,
@@ -62,9 +62,9 @@ export function checkPoisonCommand(args: string[], values: PoisonValues): void {
   checkPoisonTables(values);
 }
 
-export async function runPoisonCommand(dataSource: DataSource, args: string[], values: PoisonValues, io: CliIo): Promise<number> {
+export async function runPoisonCommand(connection: SqlConnection, args: string[], values: PoisonValues, io: CliIo): Promise<number> {
   const [sub, consumer, key] = args;
-  const store = new TypeOrmPoisonStore(dataSource, values['poison-table'] ?? DEFAULT_POISON_TABLE, values['inbox-table'] ?? DEFAULT_INBOX_TABLE);
+  const store = cliPoisonStore(connection, values['poison-table'] ?? DEFAULT_POISON_TABLE, values['inbox-table'] ?? DEFAULT_INBOX_TABLE);
   if (sub === 'list') {
     const records = await store.list({ consumer: values.consumer, state: values.state as PoisonState | undefined, limit: Number(values.limit ?? 100) || 100 });
     if (values.json) io.out(JSON.stringify(records, null, 2));

@@ -1,9 +1,10 @@
-import type { DataSource } from 'typeorm';
+import type { SqlConnection } from '../sql/sql-connection.port';
+import { tableExists } from '../sql/table-exists';
 import { isIdentifier } from '../core/names';
 import { summarizePoison, type PoisonSummary } from '../core/poison/poison-summary';
 import { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';
-import { TypeOrmPoisonStore } from '../typeorm/poison/typeorm-poison.store';
+import { cliPoisonStore } from './cli-poison.store';
 import { CliError } from './cli.error';
 import { badPoisonTable } from './cli-poison.messages';
 
@@ -25,15 +26,10 @@ export function checkPoisonTables(values: PoisonTables): void {
  * (an app without `OutboxInboxModule`): status then says nothing of them. The table is looked up as
  * the `poison` commands use it, unqualified (on PostgreSQL, on the connection's search_path).
  */
-export async function readPoisonSummary(dataSource: DataSource, values: PoisonTables, now: number): Promise<PoisonSummary | undefined> {
+export async function readPoisonSummary(connection: SqlConnection, values: PoisonTables, now: number): Promise<PoisonSummary | undefined> {
   const table = values['poison-table'] ?? DEFAULT_POISON_TABLE;
-  const runner = dataSource.createQueryRunner();
-  try {
-    if (!(await runner.hasTable(table))) return undefined;
-  } finally {
-    await runner.release();
-  }
-  const store = new TypeOrmPoisonStore(dataSource, table, values['inbox-table'] ?? DEFAULT_INBOX_TABLE);
+  if (!(await tableExists(connection, table))) return undefined;
+  const store = cliPoisonStore(connection, table, values['inbox-table'] ?? DEFAULT_INBOX_TABLE);
   return summarizePoison(await store.counts(), now);
 }
 

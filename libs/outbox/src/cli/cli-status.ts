@@ -1,6 +1,6 @@
-import type { DataSource } from 'typeorm';
+import type { SqlConnection } from '../sql/sql-connection.port';
 import { summarize } from '../core/stats/outbox-stats.reader';
-import { createSqlOutboxStatsSource } from '../typeorm/outbox-sql.factory';
+import { createSqlOutboxStatsSource } from '../sql/outbox-sql.factory';
 import type { CliIo } from './outbox-cli';
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
@@ -12,16 +12,16 @@ const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFix
  * their table; exit 1 when lag or dead rows pass the thresholds (for cron and probes).
  */
 export async function printStatus(
-  dataSource: DataSource,
+  connection: SqlConnection,
   table: OutboxTable,
   thresholds: { maxLagMs?: number; maxDead?: number },
   json: boolean,
   io: CliIo,
   poisonTables: PoisonTables = {},
 ): Promise<number> {
-  const source = createSqlOutboxStatsSource(dataSource, table);
+  const source = createSqlOutboxStatsSource(connection, table);
   const now = Date.now();
-  const [counts, paused, poison] = await Promise.all([source.readCounts(), source.readPaused?.() ?? [], readPoisonSummary(dataSource, poisonTables, now)]);
+  const [counts, paused, poison] = await Promise.all([source.readCounts(), source.readPaused?.() ?? [], readPoisonSummary(connection, poisonTables, now)]);
   const stats = summarize(counts, now, { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null }, paused);
   const failures: string[] = [];
   if (thresholds.maxLagMs !== undefined && (stats.oldestPendingAgeMs ?? 0) > thresholds.maxLagMs) {

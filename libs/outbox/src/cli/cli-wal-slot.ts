@@ -23,8 +23,8 @@ export async function runWalCommand(
   const names = walNames({ tableName: table.name, schema: table.schema }, slot === undefined ? {} : { slotName: slot });
   if (!url) throw new CliError(missingUrl());
   if (!/^postgres(ql)?:\/\//.test(url)) throw new CliError(walNeedsPostgresUrl(sub));
-  const dataSource = await connect(url);
-  const query: WalQuery = (sql, params) => dataSource.query(sql, params);
+  const opened = await connect(url);
+  const query: WalQuery = async (sql, params) => (await opened.connection.run({ sql, params: params ?? [] })).records;
   try {
     if (sub === 'status') {
       const state = await walSlotState(query, names.slotName);
@@ -46,6 +46,6 @@ export async function runWalCommand(
     io.out(dropped.slot ? `Dropped slot "${names.slotName}"${dropped.publication ? ` and publication "${names.publicationName}"` : ''}.` : `No slot "${names.slotName}".`);
     return 0;
   } finally {
-    await dataSource.destroy();
+    await opened.close();
   }
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { DataSource } from 'typeorm';
+import type { SqlConnection } from '../sql/sql-connection.port';
 import { ConsoleError } from '../core/console/console.error';
 import { MAX_DESTINATION_LENGTH, readInstant } from '../core/console/console-input';
 import { OutboxConsole } from '../core/console/outbox-console';
@@ -8,8 +8,8 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidIdentifier } from '../core/outbox.messages';
 import { isIdentifier } from '../core/names';
 import { OutboxTable } from '../sql/dialects/outbox-table';
-import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
-import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../typeorm/outbox-sql.factory';
+import { DEFAULT_OUTBOX_TABLE } from '../sql/dialects/outbox-table';
+import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../sql/outbox-sql.factory';
 import { CliError } from './cli.error';
 import { badDestination, badDialect, badLimit, badNumber, badPosition, badReason, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
 import { connect } from './cli-connection';
@@ -112,24 +112,24 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.reason !== undefined && (values.reason.length > 500 || values.reason.includes('\u0000'))) throw new CliError(badReason());
   const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
   if (!url) throw new CliError(missingUrl());
-  const dataSource = await connect(url);
+  const opened = await connect(url);
   try {
-    return await runOn(dataSource, table, { command, sub, argument }, { values, thresholds, filter }, io);
+    return await runOn(opened.connection, table, { command, sub, argument }, { values, thresholds, filter }, io);
   } finally {
-    await dataSource.destroy();
+    await opened.close();
   }
 }
 
 async function runOn(
-  dataSource: DataSource,
+  connection: SqlConnection,
   table: OutboxTable,
   { command, sub, argument }: { command: string; sub?: string; argument?: string },
   { values, thresholds, filter }: { values: Parsed; thresholds: { maxLagMs?: number; maxDead?: number }; filter: MessageFilter },
   io: CliIo,
 ): Promise<number> {
-  if (command === 'status') return printStatus(dataSource, table, thresholds, values.json === true, io, values);
-  const maintenance = createSqlOutboxMaintenanceStore(dataSource, table);
-  const operator = new OutboxConsole(createSqlOutboxConsoleStore(dataSource, table), maintenance);
+  if (command === 'status') return printStatus(connection, table, thresholds, values.json === true, io, values);
+  const maintenance = createSqlOutboxMaintenanceStore(connection, table);
+  const operator = new OutboxConsole(createSqlOutboxConsoleStore(connection, table), maintenance);
   switch (command) {
     case 'paused':
       for (const paused of await operator.paused()) io.out(`${paused.destination}\tpaused since ${paused.pausedAt}${paused.reason ? `\t${paused.reason}` : ''}`);
@@ -178,11 +178,11 @@ async function poison(args: string[], values: Parsed, io: CliIo): Promise<number
   checkPoisonCommand(args, values);
   const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
   if (!url) throw new CliError(missingUrl());
-  const dataSource = await connect(url);
+  const opened = await connect(url);
   try {
-    return await runPoisonCommand(dataSource, args, values, io);
+    return await runPoisonCommand(opened.connection, args, values, io);
   } finally {
-    await dataSource.destroy();
+    await opened.close();
   }
 }
 

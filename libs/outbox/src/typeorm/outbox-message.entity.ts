@@ -1,8 +1,8 @@
 import { EntitySchema } from 'typeorm';
-import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
+import { DEFAULT_OUTBOX_TABLE, OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import type { OutboxMessageStatus } from '../core/outbox-message';
 
-export const DEFAULT_OUTBOX_TABLE = 'outbox_messages';
+export { DEFAULT_OUTBOX_TABLE };
 
 /**
  * One outbox row as TypeORM reads it, for inspection and admin queries. Timestamps come back

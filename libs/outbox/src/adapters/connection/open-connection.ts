@@ -15,20 +15,20 @@ export interface OpenedConnection {
 }
 
 /** Opens the pool of a URL, loading its driver only now (each is an optional peer), or wraps the app's pool. */
-export function openConnection(target: ConnectionTarget): OpenedConnection {
+export function openConnection(target: ConnectionTarget, { connectTimeoutMs }: { connectTimeoutMs?: number } = {}): OpenedConnection {
   const keep = async () => undefined;
   if (target.kind === 'pg-pool') return { connection: new PgPoolConnection(target.pool), close: keep };
   if (target.kind === 'mysql2-pool') return { connection: new Mysql2PoolConnection(target.pool), close: keep };
   switch (target.family) {
     case 'postgres': {
       const { Pool } = loadDataLayer<{ Pool: new (config: object) => PgPoolLike }>('pg', 'a postgres:// url', missingConnectionPackage);
-      const pool = new Pool({ connectionString: target.url, max: target.poolSize, application_name: 'nest-outbox' });
+      const pool = new Pool({ connectionString: target.url, max: target.poolSize, application_name: 'nest-outbox', connectionTimeoutMillis: connectTimeoutMs });
       return { connection: new PgPoolConnection(pool), close: () => pool.end() };
     }
     case 'mariadb': {
       const mysql = loadDataLayer<{ createPool(config: object): Mysql2PoolLike }>('mysql2/promise', 'a mysql:// url', missingConnectionPackage);
       // Positions are BIGINT: kept as text, as TypeORM's MySQL driver does.
-      const pool = mysql.createPool({ uri: target.url, connectionLimit: target.poolSize, supportBigNumbers: true, bigNumberStrings: true });
+      const pool = mysql.createPool({ uri: target.url, connectionLimit: target.poolSize, supportBigNumbers: true, bigNumberStrings: true, connectTimeout: connectTimeoutMs });
       return { connection: new Mysql2PoolConnection(pool), close: () => pool.end() };
     }
     case 'sqlite': {

@@ -3,6 +3,9 @@ import { schemaNeedsPostgres } from '../../core/outbox.messages';
 import { validateSchemaName, validateTableName } from '../../core/names';
 
 /** Where an outbox table lives: its name and, on PostgreSQL, the schema that holds it. */
+/** The outbox table's name unless `tableName` says otherwise. */
+export const DEFAULT_OUTBOX_TABLE = 'outbox_messages';
+
 export interface OutboxTableLocation {
   tableName: string;
   /** PostgreSQL schema of the table. Default: none, the connection's search_path decides. */
