@@ -1,6 +1,8 @@
 // Module and injectables
 export { OutboxModule } from './nest/outbox.module';
 export type { OutboxModuleOptions, OutboxModuleExtras, OutboxTransportOption } from './nest/outbox-module.options';
+export type { OutboxConnectionOptions } from './adapters/connection/outbox-connection.options';
+export type { SqlConnection, SqlRunner, SqlResult } from './sql/sql-connection.port';
 export { OutboxPublisher } from './nest/outbox.publisher';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
 export { OutboxAdmin } from './nest/outbox.admin';
