@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../sql/dialects/outbox-sql.dialect';
+import { inOwnTransaction } from '../../sql/own-transaction';
 import type { SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../sql/sql-connection.port';
 
 interface BetterSqliteStatement {
@@ -37,17 +38,9 @@ export class BetterSqliteConnection implements SqlConnection {
   }
 
   transaction<T>(work: (run: SqlSession) => Promise<T>): Promise<T> {
-    return this.inTurn(async () => {
-      this.database.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await work(async (statement) => this.execute(statement));
-        this.database.exec('COMMIT');
-        return result;
-      } catch (error) {
-        this.database.exec('ROLLBACK');
-        throw error;
-      }
-    });
+    const exec = async (sql: string) => this.database.exec(sql);
+    // A ROLLBACK that fails leaves nothing to give back: the connection is the module's alone.
+    return this.inTurn(() => inOwnTransaction(exec, ['BEGIN IMMEDIATE'], () => work(async (statement) => this.execute(statement)), () => undefined));
   }
 
   private execute({ sql, params }: SqlStatement): SqlResult {

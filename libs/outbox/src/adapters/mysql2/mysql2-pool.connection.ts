@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../sql/dialects/outbox-sql.dialect';
+import { inOwnTransaction } from '../../sql/own-transaction';
 import type { SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../sql/sql-connection.port';
 
 type Mysql2Reply = [unknown, unknown];
@@ -35,17 +36,10 @@ export class Mysql2PoolConnection implements SqlConnection {
   async transaction<T>(work: (run: SqlSession) => Promise<T>): Promise<T> {
     const connection = await this.pool.getConnection();
     let broken = false;
+    const run: SqlSession = async ({ sql, params }) => toResult(await connection.query(sql, params));
     try {
-      await connection.query('SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      await connection.query('START TRANSACTION');
-      try {
-        const result = await work(async ({ sql, params }) => toResult(await connection.query(sql, params)));
-        await connection.query('COMMIT');
-        return result;
-      } catch (error) {
-        await connection.query('ROLLBACK').catch(() => (broken = true));
-        throw error;
-      }
+      const begin = ['SET TRANSACTION ISOLATION LEVEL READ COMMITTED', 'START TRANSACTION'];
+      return await inOwnTransaction((sql) => connection.query(sql), begin, () => work(run), () => (broken = true));
     } finally {
       if (broken && connection.destroy) connection.destroy();
       else connection.release();

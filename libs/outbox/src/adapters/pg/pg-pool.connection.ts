@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../sql/dialects/outbox-sql.dialect';
+import { inOwnTransaction } from '../../sql/own-transaction';
 import { preparedStatementName } from '../../sql/prepared-statement-name';
 import type { ListenClient, SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../sql/sql-connection.port';
 
@@ -48,19 +49,12 @@ export class PgPoolConnection implements SqlConnection {
   async transaction<T>(work: (run: SqlSession) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken = false;
+    const run: SqlSession = async ({ sql, params }) => {
+      const { rows, rowCount } = await client.query({ text: sql, values: params });
+      return { records: rows, affected: rowCount ?? 0 };
+    };
     try {
-      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      try {
-        const result = await work(async ({ sql, params }) => {
-          const { rows, rowCount } = await client.query({ text: sql, values: params });
-          return { records: rows, affected: rowCount ?? 0 };
-        });
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => (broken = true));
-        throw error;
-      }
+      return await inOwnTransaction((sql) => client.query(sql), ['BEGIN ISOLATION LEVEL READ COMMITTED'], () => work(run), () => (broken = true));
     } finally {
       client.release(broken);
     }
