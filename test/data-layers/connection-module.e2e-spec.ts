@@ -6,7 +6,18 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Kafka, logLevel } from 'kafkajs';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
-import { OutboxConsoleModule, OutboxModule, OutboxPublisher, OutboxRelayHost, type ConsoleSummary, type OutgoingMessage } from '@nest-outbox/outbox';
+import {
+  OutboxConfigurationError,
+  OutboxConsoleModule,
+  OutboxInbox,
+  OutboxInboxModule,
+  OutboxModule,
+  OutboxPublisher,
+  OutboxRelayHost,
+  type ConsoleSummary,
+  type OutgoingMessage,
+} from '@nest-outbox/outbox';
+import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
@@ -192,5 +203,69 @@ describe('OutboxModule with connection: { url }', () => {
       await app.close();
     }
     await waitFor('the module’s pool closed', async () => (await moduleConnections()) === 0);
+  });
+});
+
+describe('OutboxInboxModule with connection, without TypeORM (Kysely on PostgreSQL)', () => {
+  let database: Awaited<ReturnType<typeof privatePostgresSchema>>;
+  let pool: Pool;
+  let db: Kysely<BillingDatabase>;
+  let app: INestApplication | undefined;
+
+  beforeAll(async () => {
+    database = await privatePostgresSchema('conn_inbox');
+    pool = new Pool({ connectionString: database.url, options: `-c search_path=${database.schema}`, max: 4 });
+    db = new Kysely<BillingDatabase>({ dialect: new PostgresDialect({ pool }) });
+    for (const sql of ['CREATE TABLE invoices (id text PRIMARY KEY, status text NOT NULL)', ...inboxDialectFor('postgres', 'outbox_inbox').createTable()]) await pool.query(sql);
+    const moduleRef = await Test.createTestingModule({ imports: [OutboxInboxModule.forRoot({ connection: { pool }, poison: false, retentionMs: 1, pruneIntervalMs: 0 })] })
+      .setLogger(silentLogger)
+      .compile();
+    app = await moduleRef.createNestApplication({ logger: false }).init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  const marks = async () => (await pool.query('SELECT consumer, message_id FROM outbox_inbox ORDER BY message_id')).rows;
+
+  it('runs the work once per message in the handler’s Kysely transaction; a rollback takes the mark with it', async () => {
+    const inbox = app!.get(OutboxInbox);
+    const message = { id: randomUUID() };
+    const handle = (fail: boolean) =>
+      db.transaction().execute((trx) =>
+        inbox.processIn(trx, message, 'billing', async () => {
+          await trx.insertInto('invoices').values({ id: message.id, status: 'paid' }).execute();
+          if (fail) throw new Error('the handler failed');
+          return 'paid';
+        }),
+      );
+    await expect(handle(true)).rejects.toThrow('the handler failed');
+    expect(await marks()).toEqual([]);
+    expect(await handle(false)).toEqual({ duplicate: false, result: 'paid' });
+    expect(await handle(false)).toEqual({ duplicate: true });
+    expect(await marks()).toEqual([{ consumer: 'billing', message_id: message.id }]);
+  });
+
+  it('prunes old marks on its own connection', async () => {
+    const inbox = app!.get(OutboxInbox);
+    await db.transaction().execute((trx) => inbox.processIn(trx, randomUUID(), 'billing', () => undefined));
+    await waitFor('marks older than retentionMs pruned', async () => (await inbox.pruneNow()) > 0 && (await marks()).length === 0);
+    expect(await marks()).toEqual([]);
+  });
+
+  it('refuses process() (a TypeORM transaction) and says what to call instead', async () => {
+    await expect(app!.get(OutboxInbox).process(randomUUID(), 'billing', () => undefined)).rejects.toThrow(/processIn\(tx, message, consumer, work\)/);
+  });
+
+  it('refuses to start with the poison policy on, naming poison: false', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [OutboxInboxModule.forRoot({ connection: { pool } })] })
+      .setLogger(silentLogger)
+      .compile()
+      .catch((error: unknown) => error);
+    expect(moduleRef).toBeInstanceOf(OutboxConfigurationError);
+    expect(String(moduleRef)).toMatch(/Set poison: false/);
   });
 });

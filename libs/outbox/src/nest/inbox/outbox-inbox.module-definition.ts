@@ -1,13 +1,21 @@
-import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type Provider } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
 import { DiscoveryModule } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { validateTableName } from '../../core/names';
 import { DEFAULT_INBOX_TABLE } from '../../sql/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../../sql/poison/poison-sql.dialect';
 import type { OutboxInboxModuleExtras, OutboxInboxModuleOptions } from './outbox-inbox.options';
+import { OutboxConfigurationError } from '../../core/outbox.errors';
+import { inboxConnectionWithDataSource } from '../../core/inbox/inbox.messages';
+import { resolveConnectionOption, type ConnectionTarget } from '../../adapters/connection/outbox-connection.options';
+import { openConnection, type OpenedConnection } from '../../adapters/connection/open-connection';
+import { TypeOrmSqlConnection } from '../../typeorm/typeorm-sql.connection';
 
 export const INBOX_EXTRAS = Symbol('outbox:inbox-extras');
 export const INBOX_DATA_SOURCE = Symbol('outbox:inbox-data-source');
+/** The inbox's `SqlConnection` with how to close it: TypeORM's data source, or the module's own `connection`. */
+export const INBOX_CONNECTION = Symbol('outbox:inbox-connection');
 
 export type ResolvedInboxExtras = { tableName: string; poisonTableName: string; dataSource?: string; isGlobal: boolean };
 
@@ -17,7 +25,9 @@ export const {
 } = new ConfigurableModuleBuilder<OutboxInboxModuleOptions>()
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createInboxOptions')
-  .setExtras<OutboxInboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_INBOX_TABLE, poisonTableName: DEFAULT_POISON_TABLE }, (definition, extras) => {
+  .setExtras<OutboxInboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_INBOX_TABLE, poisonTableName: DEFAULT_POISON_TABLE, connection: undefined }, (definition, extras) => {
+    if (extras.connection !== undefined && extras.dataSource !== undefined) throw new OutboxConfigurationError(inboxConnectionWithDataSource(extras.dataSource));
+    const target = extras.connection === undefined ? undefined : resolveConnectionOption(extras.connection);
     const resolved: ResolvedInboxExtras = {
       isGlobal: extras.isGlobal ?? true,
       tableName: validateTableName(extras.tableName ?? DEFAULT_INBOX_TABLE),
@@ -31,8 +41,18 @@ export const {
       providers: [
         ...(definition.providers ?? []),
         { provide: INBOX_EXTRAS, useValue: resolved },
-        { provide: INBOX_DATA_SOURCE, useExisting: getDataSourceToken(resolved.dataSource) },
+        ...connectionProviders(resolved, target),
       ],
     };
   })
   .build();
+
+/** As OutboxModule's: with `connection`, no data source (null) and a pool opened when the module is instantiated. */
+function connectionProviders(resolved: ResolvedInboxExtras, target: ConnectionTarget | undefined): Provider[] {
+  if (target) return [{ provide: INBOX_DATA_SOURCE, useValue: null }, { provide: INBOX_CONNECTION, useFactory: (): OpenedConnection => openConnection(target) }];
+  return [
+    { provide: INBOX_DATA_SOURCE, useExisting: getDataSourceToken(resolved.dataSource) },
+    // The app's data source: TypeORM's module closes it.
+    { provide: INBOX_CONNECTION, inject: [INBOX_DATA_SOURCE], useFactory: (dataSource: DataSource): OpenedConnection => ({ connection: new TypeOrmSqlConnection(dataSource), close: async () => undefined }) },
+  ];
+}

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import type { InboxSettings } from '../../core/inbox/inbox.port';
 import type { OutboxMetricsOptions } from '../../observability/metrics/metrics.options';
+import type { OutboxConnectionOptions } from '../../adapters/connection/outbox-connection.options';
 
 /** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */
 export type InboxTransactionRunner = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
@@ -29,6 +30,12 @@ export interface OutboxInboxModuleExtras {
   poisonTableName?: string;
   /** Name of the TypeORM data source holding the inbox table and the handlers' data. Default: the default data source. */
   dataSource?: string;
+  /**
+   * Without TypeORM: the database of the inbox table, as `OutboxModule`'s `connection` (`{ url }` or
+   * `{ pool }`). Handlers record messages with `processIn(tx, …)` in their data layer's transaction;
+   * the module prunes old marks. Needs `poison: false` for now; excludes `dataSource`. Default: none.
+   */
+  connection?: OutboxConnectionOptions;
   /** Register the module globally, so `OutboxInbox` can be injected anywhere. Default `true`. */
   isGlobal?: boolean;
 }

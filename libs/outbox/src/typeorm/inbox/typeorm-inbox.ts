@@ -8,6 +8,7 @@ import { checkMessageId, decodeEnvelope, type Decoded } from '../../core/poison/
 import type { PoisonPolicy } from '../../core/poison/poison-policy';
 import type { PoisonRecord } from '../../core/poison/poison.port';
 import { TypeOrmInboxStore } from './typeorm-inbox.store';
+import { pruneInBatches } from '../../core/inbox/prune-batches';
 
 /** How `process` reads a delivery: `id` (an envelope, `{ id }` or a bare id) or `envelope` (every field of an outbox envelope checked). */
 export type InboxDecoding = 'id' | 'envelope';
@@ -91,14 +92,8 @@ export class TypeOrmInbox {
   }
 
   /** Deletes marks older than `retentionMs`, `batchSize` per statement; resolves with how many went. */
-  async prune(retentionMs: number, batchSize: number, maxBatches = 100): Promise<number> {
-    let total = 0;
-    for (let batch = 0; batch < maxBatches; batch++) {
-      const deleted = await this.store.prune(retentionMs, batchSize);
-      total += deleted;
-      if (deleted < batchSize) break;
-    }
-    return total;
+  prune(retentionMs: number, batchSize: number, maxBatches = 100): Promise<number> {
+    return pruneInBatches((ms, limit) => this.store.prune(ms, limit), retentionMs, batchSize, maxBatches);
   }
 
   private transaction<T>(unit: (manager: EntityManager) => Promise<T>): Promise<T> {
