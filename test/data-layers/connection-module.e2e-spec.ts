@@ -26,6 +26,7 @@ import { requireService } from '../support/services';
 import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
 import type { BillingDatabase } from './examples/kysely.example';
+import { inTransaction } from './examples/pg.example';
 
 const TOKEN = `token-${randomBytes(6).toString('hex')}`;
 
@@ -160,17 +161,12 @@ describe('OutboxModule with connection: { url }', () => {
     }
   }
 
-  /** A pg client of the app's own, in BEGIN … COMMIT around `work`. */
+  /** The README's node-postgres transaction, on a pool of the app's own. */
   async function inPgTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const writer = new Pool({ connectionString: database.url, options: `-c search_path=${database.schema}`, max: 1 });
-    const client = await writer.connect();
     try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
+      return await inTransaction(writer, work);
     } finally {
-      client.release();
       await writer.end();
     }
   }
