@@ -15,11 +15,16 @@ export interface BetterSqliteLike {
   close(): unknown;
 }
 
+/** How long a statement waits for the app's write lock before it fails (the relay then tries at its next poll). */
+const BUSY_WAIT_MS = 5_000;
+
 /**
  * A `better-sqlite3` database of the library's own (the app's data layer holds another connection
  * to the same file): statements are synchronous, and the library's own transactions take turns
  * with its single statements, so that none runs inside another's transaction on this connection.
- * Waiting for the app's write lock is SQLite's busy timeout (better-sqlite3's default 5 s).
+ * Open it with `timeout: 0`: SQLite's busy timeout would wait inside the synchronous call, blocking
+ * the event loop, and so the very app transaction whose lock it waits for. Here a busy statement
+ * is tried again a few milliseconds later instead, for up to 5 s.
  */
 export class BetterSqliteConnection implements SqlConnection {
   readonly dialect = 'sqlite' as const;
@@ -34,11 +39,11 @@ export class BetterSqliteConnection implements SqlConnection {
   }
 
   run(statement: SqlStatement): Promise<SqlResult> {
-    return this.inTurn(async () => this.execute(statement));
+    return this.inTurn(() => whenNotBusy(() => this.execute(statement)));
   }
 
   transaction<T>(work: (run: SqlSession) => Promise<T>): Promise<T> {
-    const exec = async (sql: string) => this.database.exec(sql);
+    const exec = (sql: string) => whenNotBusy(() => this.database.exec(sql));
     // A ROLLBACK that fails leaves nothing to give back: the connection is the module's alone.
     return this.inTurn(() => inOwnTransaction(exec, ['BEGIN IMMEDIATE'], () => work(async (statement) => this.execute(statement)), () => undefined));
   }
@@ -60,5 +65,18 @@ export class BetterSqliteConnection implements SqlConnection {
     const next = this.turn.then(work, work);
     this.turn = next.catch(() => undefined);
     return next;
+  }
+}
+
+/** Runs `attempt` until SQLite stops answering SQLITE_BUSY (the app's transaction holds the lock), for up to 5 s. */
+async function whenNotBusy<T>(attempt: () => T): Promise<T> {
+  const deadline = Date.now() + BUSY_WAIT_MS;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return attempt();
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }

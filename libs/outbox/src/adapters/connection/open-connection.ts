@@ -34,7 +34,8 @@ export function openConnection(target: ConnectionTarget, { connectTimeoutMs }: {
     case 'sqlite': {
       if (!existsSync(target.location)) throw new OutboxConfigurationError(connectionNoSqliteFile(target.location));
       const Database = loadDataLayer<new (path: string, options: object) => BetterSqliteLike>('better-sqlite3', 'a sqlite: url', missingConnectionPackage);
-      const database = new Database(target.location, { fileMustExist: true });
+      // No busy timeout: it would block the event loop; the connection waits for locks itself.
+      const database = new Database(target.location, { fileMustExist: true, timeout: 0 });
       return { connection: new BetterSqliteConnection(database), close: async () => void database.close() };
     }
   }
