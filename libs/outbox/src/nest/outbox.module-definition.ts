@@ -1,16 +1,14 @@
-import { ConfigurableModuleBuilder, type Provider } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidOption } from '../core/outbox.messages';
 import { validateSchemaName, validateTableName } from '../core/names';
 import { DEFAULT_OUTBOX_TABLE, outboxMessageEntity } from '../typeorm/outbox-message.entity';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION } from './outbox.constants';
-import { resolveConnectionOption, type ConnectionTarget } from '../adapters/connection/outbox-connection.options';
+import { resolveConnectionOption } from '../adapters/connection/outbox-connection.options';
 import { connectionWithDataSource } from '../adapters/connection/connection.messages';
-import { openConnection, type OpenedConnection } from '../adapters/connection/open-connection';
-import { TypeOrmSqlConnection } from '../typeorm/typeorm-sql.connection';
+import { connectionProviders } from './connection.providers';
 import type { OutboxModuleExtras, OutboxModuleOptions } from './outbox-module.options';
 
 export type ResolvedOutboxExtras = Required<Omit<OutboxModuleExtras, 'dataSource' | 'schema' | 'connection'>> & Pick<OutboxModuleExtras, 'dataSource' | 'schema'>;
@@ -44,29 +42,8 @@ export const {
       ...definition,
       global: resolved.isGlobal,
       imports: [...(definition.imports ?? []), DiscoveryModule, ...(target ? [] : [TypeOrmModule.forFeature([outboxMessageEntity(resolved)], resolved.dataSource)])],
-      providers: [...(definition.providers ?? []), { provide: OUTBOX_EXTRAS, useValue: resolved }, ...connectionProviders(resolved, target)],
+      providers: [...(definition.providers ?? []), { provide: OUTBOX_EXTRAS, useValue: resolved }, ...connectionProviders({ dataSource: OUTBOX_DATA_SOURCE, connection: OUTBOX_OPENED_CONNECTION }, resolved.dataSource, target)],
     };
   })
   .build();
 
-/**
- * The data source and the connection the stores run on. With `connection` there is no data source
- * (null: nothing of TypeORM is registered), and the pool is opened when the module is instantiated.
- */
-function connectionProviders(resolved: ResolvedOutboxExtras, target: ConnectionTarget | undefined): Provider[] {
-  if (target) {
-    return [
-      { provide: OUTBOX_DATA_SOURCE, useValue: null },
-      { provide: OUTBOX_OPENED_CONNECTION, useFactory: (): OpenedConnection => openConnection(target) },
-    ];
-  }
-  return [
-    { provide: OUTBOX_DATA_SOURCE, useExisting: getDataSourceToken(resolved.dataSource) },
-    {
-      provide: OUTBOX_OPENED_CONNECTION,
-      inject: [OUTBOX_DATA_SOURCE],
-      // The app's data source: TypeORM's module closes it, not this one.
-      useFactory: (dataSource: DataSource): OpenedConnection => ({ connection: new TypeOrmSqlConnection(dataSource), close: async () => undefined }),
-    },
-  ];
-}

@@ -1,16 +1,13 @@
-import { ConfigurableModuleBuilder, type Provider } from '@nestjs/common';
-import type { DataSource } from 'typeorm';
+import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import { validateTableName } from '../../core/names';
 import { DEFAULT_INBOX_TABLE } from '../../sql/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../../sql/poison/poison-sql.dialect';
 import type { OutboxInboxModuleExtras, OutboxInboxModuleOptions } from './outbox-inbox.options';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { inboxConnectionWithDataSource } from '../../core/inbox/inbox.messages';
-import { resolveConnectionOption, type ConnectionTarget } from '../../adapters/connection/outbox-connection.options';
-import { openConnection, type OpenedConnection } from '../../adapters/connection/open-connection';
-import { TypeOrmSqlConnection } from '../../typeorm/typeorm-sql.connection';
+import { resolveConnectionOption } from '../../adapters/connection/outbox-connection.options';
+import { connectionProviders } from '../connection.providers';
 
 export const INBOX_EXTRAS = Symbol('outbox:inbox-extras');
 export const INBOX_DATA_SOURCE = Symbol('outbox:inbox-data-source');
@@ -41,18 +38,9 @@ export const {
       providers: [
         ...(definition.providers ?? []),
         { provide: INBOX_EXTRAS, useValue: resolved },
-        ...connectionProviders(resolved, target),
+        ...connectionProviders({ dataSource: INBOX_DATA_SOURCE, connection: INBOX_CONNECTION }, resolved.dataSource, target),
       ],
     };
   })
   .build();
 
-/** As OutboxModule's: with `connection`, no data source (null) and a pool opened when the module is instantiated. */
-function connectionProviders(resolved: ResolvedInboxExtras, target: ConnectionTarget | undefined): Provider[] {
-  if (target) return [{ provide: INBOX_DATA_SOURCE, useValue: null }, { provide: INBOX_CONNECTION, useFactory: (): OpenedConnection => openConnection(target) }];
-  return [
-    { provide: INBOX_DATA_SOURCE, useExisting: getDataSourceToken(resolved.dataSource) },
-    // The app's data source: TypeORM's module closes it.
-    { provide: INBOX_CONNECTION, inject: [INBOX_DATA_SOURCE], useFactory: (dataSource: DataSource): OpenedConnection => ({ connection: new TypeOrmSqlConnection(dataSource), close: async () => undefined }) },
-  ];
-}

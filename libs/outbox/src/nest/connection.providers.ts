@@ -1,0 +1,23 @@
+import type { Provider } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { openConnection, type OpenedConnection } from '../adapters/connection/open-connection';
+import type { ConnectionTarget } from '../adapters/connection/outbox-connection.options';
+import { TypeOrmSqlConnection } from '../typeorm/typeorm-sql.connection';
+
+/**
+ * A module's data source and the connection its stores run on. With `connection` (a target) there
+ * is no data source (null: nothing of TypeORM is registered), and the pool is opened when the module
+ * is instantiated; without, both come from the app's TypeORM data source, which TypeORM's module closes.
+ */
+export function connectionProviders(tokens: { dataSource: symbol; connection: symbol }, dataSourceName: string | undefined, target: ConnectionTarget | undefined): Provider[] {
+  if (target) return [{ provide: tokens.dataSource, useValue: null }, { provide: tokens.connection, useFactory: (): OpenedConnection => openConnection(target) }];
+  return [
+    { provide: tokens.dataSource, useExisting: getDataSourceToken(dataSourceName) },
+    {
+      provide: tokens.connection,
+      inject: [tokens.dataSource],
+      useFactory: (dataSource: DataSource): OpenedConnection => ({ connection: new TypeOrmSqlConnection(dataSource), close: async () => undefined }),
+    },
+  ];
+}
