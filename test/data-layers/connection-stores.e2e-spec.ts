@@ -6,7 +6,8 @@ import { Pool } from 'pg';
 import { describeOutboxStoreContract, type OutboxStoreContractSubject } from '@nest-outbox/outbox';
 import { openConnection, type OpenedConnection } from '../../libs/outbox/src/adapters/connection/open-connection';
 import { resolveConnectionOption } from '../../libs/outbox/src/adapters/connection/outbox-connection.options';
-import { createSqlOutboxStore, tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
+import { randomUUID } from 'node:crypto';
+import { createSqlOutboxConsoleStore, createSqlOutboxStore, tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { driverTypeOf } from '../../libs/outbox/src/sql/sql-connection.port';
 import { privateMariaDbDatabase, privatePostgresSchema } from '../support/databases';
 
@@ -78,3 +79,54 @@ describeOutboxStoreContract(connectionStoreSubject('a pg Pool ({ pool })', pgPoo
 describeOutboxStoreContract(connectionStoreSubject('a pg Pool ({ pool })', pgPool, 'skip'));
 describeOutboxStoreContract(connectionStoreSubject('a mysql2 pool ({ url: mysql:// })', mysqlUrl));
 describeOutboxStoreContract(connectionStoreSubject('a better-sqlite3 database ({ url: sqlite: })', sqliteUrl));
+
+/**
+ * The console's changes over the same connections: a bulk requeue locks and changes exactly the
+ * dead rows of the filter (MariaDB in a transaction of the connection's own), pause and resume say
+ * whether they changed anything.
+ */
+describe.each([
+  ['a pg Pool', pgPool],
+  ['a mysql2 pool', mysqlUrl],
+  ['a better-sqlite3 database', sqliteUrl],
+])('the console store over %s', (_, open) => {
+  let subject: PrivateConnection;
+
+  beforeAll(async () => {
+    subject = await open();
+    const { connection } = subject.opened;
+    for (const sql of tableDialectFor(driverTypeOf(connection.dialect), TABLE).createTable()) await connection.run({ sql, params: [] });
+  });
+
+  afterAll(async () => {
+    await subject?.opened.close();
+    await subject?.drop();
+  });
+
+  it('requeues the dead rows of a filter in one batch, and pauses and resumes a destination once', async () => {
+    const { connection } = subject.opened;
+    const dialect = tableDialectFor(driverTypeOf(connection.dialect), TABLE);
+    const row = (aggregateId: string, destination: string) => ({ id: randomUUID(), type: 'billing.invoice-issued', version: 1, aggregateType: 'invoice', aggregateId, transport: 'default', destination, occurredAt: new Date(), headers: {}, payloadJson: '{}' });
+    const rows = [row('a', 'billing'), row('b', 'billing'), row('c', 'audit')];
+    await connection.transaction((run) => run(dialect.insert(rows, { notify: false })));
+    const store = createSqlOutboxStore(connection, TABLE);
+    const claimed = await store.claim({ owner: 'test', token: randomUUID(), limit: 10, leaseMs: 30_000 });
+    expect(claimed).toHaveLength(3);
+    const token = randomUUID();
+    await store.release('test');
+    const again = await store.claim({ owner: 'test', token, limit: 10, leaseMs: 30_000 });
+    expect(await store.markFailed(token, again.map((message) => ({ position: message.position, error: 'broker said no', retryInMs: null })))).toBe(3);
+
+    const consoleStore = createSqlOutboxConsoleStore(connection, TABLE);
+    const requeued = await consoleStore.requeueBatch({ status: 'dead', destination: 'billing' }, '0', 10);
+    expect(requeued.sort()).toEqual(again.filter((message) => message.destination === 'billing').map((message) => message.position).sort());
+    const pending = await store.claim({ owner: 'test', token: randomUUID(), limit: 10, leaseMs: 30_000 });
+    expect(pending.map((message) => message.aggregateId).sort()).toEqual(['a', 'b']);
+
+    expect(await consoleStore.pause('audit', 'broker migration')).toBe(true);
+    expect(await consoleStore.pause('audit', 'again')).toBe(false);
+    expect((await consoleStore.paused()).map((paused) => [paused.destination, paused.reason])).toEqual([['audit', 'broker migration']]);
+    expect(await consoleStore.resume('audit')).toBe(true);
+    expect(await consoleStore.resume('audit')).toBe(false);
+  });
+});
