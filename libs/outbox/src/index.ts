@@ -108,7 +108,7 @@ export { CreateInboxPoisonTable, createInboxPoisonTableMigration } from './typeo
 export { outboxDdl, outboxSqlScript, type OutboxDdl, type OutboxDdlOptions, type OutboxDdlDialect, type OutboxDdlTable } from './migrations/outbox-ddl';
 export { prismaMigrationFile, drizzleMigrationSql, type MigrationFile } from './migrations/sql-migration-files';
 export { outboxKyselyMigration, type OutboxKyselyMigration } from './migrations/kysely-migration';
-export { outboxMikroOrmMigration } from './migrations/mikro-orm-migration';
+export { outboxMikroOrmMigration, type OutboxMikroOrmMigrationClass } from './migrations/mikro-orm-migration';
 export { DEFAULT_POISON_TABLE } from './typeorm/poison/poison-sql.dialect';
 
 // In-process handlers

@@ -10,12 +10,18 @@ interface MikroOrmMigrationBase {
 type MigrationConstructor = abstract new (...args: any[]) => MikroOrmMigrationBase;
 
 /**
+ * The class, typed loosely (its instances as `any`) so that it fits `migrationsList`, whose type
+ * is MikroORM's own `Migration`, without this library importing MikroORM's types.
+ */
+export type OutboxMikroOrmMigrationClass = new (...args: any[]) => any;
+
+/**
  * A MikroORM migration class (a subclass of `@mikro-orm/migrations`' `Migration`) that creates the
  * outbox tables in `up` and drops them in `down`, with the statements of `outboxDdl`. List it in
  * `migrations.migrationsList` as `{ name, class }`; MikroORM records it by that name. The class is
  * made when this is called, so `@mikro-orm/migrations` is loaded only by apps that use it.
  */
-export function outboxMikroOrmMigration(options: OutboxDdlOptions): new (...args: any[]) => MikroOrmMigrationBase & { up(): void; down(): void } {
+export function outboxMikroOrmMigration(options: OutboxDdlOptions): OutboxMikroOrmMigrationClass {
   const ddl = outboxDdl(options);
   const { Migration } = loadDataLayer<{ Migration: MigrationConstructor }>('@mikro-orm/migrations', 'mikro-orm', () => missingMigrationsPackage('@mikro-orm/migrations', 'outboxMikroOrmMigration'));
   return class OutboxMigration extends Migration {
