@@ -10,6 +10,8 @@ import {
   OutboxRelay,
   RecordingOutboxTransport,
   RetryPolicy,
+  TypeOrmInbox,
+  TypeOrmInboxStore,
   type DataLayerTransaction,
 } from '@nest-outbox/outbox';
 
@@ -23,7 +25,7 @@ const silent = { log: () => undefined, warn: () => undefined, error: () => undef
 export async function proveTables(
   database: Partial<DataSourceOptions>,
   inTransaction: (work: (tx: DataLayerTransaction) => Promise<void>) => Promise<void>,
-  { schema, inboxTable = 'outbox_inbox' }: { schema?: string; inboxTable?: string } = {},
+  { schema, inboxTable = 'outbox_inbox', throughTypeOrm = false }: { schema?: string; inboxTable?: string; throughTypeOrm?: boolean } = {},
 ): Promise<{ published: unknown[]; duplicate: boolean }> {
   const module = await Test.createTestingModule({
     imports: [TypeOrmModule.forRoot({ ...database, synchronize: false, migrationsRun: false, logging: false } as TypeOrmModuleOptions), OutboxModule.forRoot({ relay: false, schema })],
@@ -33,12 +35,14 @@ export async function proveTables(
   try {
     const publisher = module.get(OutboxPublisher);
     const aggregateId = `inv-${randomUUID()}`;
-    await inTransaction(async (tx) => {
-      await publisher.add(tx, { type: 'billing.invoice-issued', aggregateType: 'invoice', aggregateId, payload: { aggregateId }, topic: 'billing' });
-    });
+    const event = { type: 'billing.invoice-issued', aggregateType: 'invoice', aggregateId, payload: { aggregateId }, topic: 'billing' };
+    // On MariaDB the outbox and the inbox write through TypeORM only (GET_LOCK must end with the transaction).
+    const dataSource = module.get(DataSource);
+    if (throughTypeOrm) await dataSource.transaction((manager) => publisher.add(manager, event));
+    else await inTransaction(async (tx) => void (await publisher.add(tx, event)));
     const transport = new RecordingOutboxTransport();
     const relay = new OutboxRelay({
-      store: createSqlOutboxStore(module.get(DataSource), { tableName: 'outbox_messages', schema }),
+      store: createSqlOutboxStore(dataSource, { tableName: 'outbox_messages', schema }),
       transports: new Map([['default', transport]]),
       owner: 'migration-proof',
       retryPolicy: new RetryPolicy(3, { initialMs: 50, maxMs: 200, jitter: 0 }),
@@ -49,11 +53,17 @@ export async function proveTables(
     });
     await relay.trigger();
     await relay.stop(5_000);
-    const inbox = new DataLayerInbox(inboxTable);
     const envelope = { id: randomUUID() };
-    await inTransaction(async (tx) => void (await inbox.process(tx, envelope, 'shipping', () => undefined)));
-    let duplicate = false;
-    await inTransaction(async (tx) => void ({ duplicate } = await inbox.process(tx, envelope, 'shipping', () => undefined)));
+    const layerInbox = new DataLayerInbox(inboxTable);
+    const typeOrmInbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, inboxTable));
+    const deliver = async () => {
+      if (throughTypeOrm) return (await typeOrmInbox.process(envelope, 'shipping', () => undefined)).duplicate;
+      let duplicate = false;
+      await inTransaction(async (tx) => void ({ duplicate } = await layerInbox.process(tx, envelope, 'shipping', () => undefined)));
+      return duplicate;
+    };
+    expect(await deliver()).toBe(false);
+    const duplicate = await deliver();
     return { published: transport.published.map((message) => ({ aggregateId: message.envelope.aggregateId, payload: message.envelope.payload })), duplicate };
   } finally {
     await module.close();
