@@ -60,5 +60,8 @@ function prisma(options: OutboxDdlOptions, out: string | undefined, io: { out(li
   mkdirSync(join(path, '..'), { recursive: true });
   writeFileSync(path, file.contents, { flag: 'wx' });
   io.out(`Wrote ${path}: "prisma migrate deploy" (or "migrate dev") applies it.`);
+  // Without this, "prisma migrate dev" diffs schema.prisma, which has no model of these tables, and drops them.
+  io.out(`Declare the tables external in prisma.config.ts, so that "prisma migrate dev" leaves them alone:`);
+  io.out(`  experimental: { externalTables: true },\n  tables: { external: ${JSON.stringify(file.tables)} },`);
   return 0;
 }

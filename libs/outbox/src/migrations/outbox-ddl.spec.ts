@@ -22,7 +22,9 @@ describe('outboxDdl', () => {
   });
 
   it('names the schema on PostgreSQL and refuses it elsewhere', () => {
-    expect(outboxDdl({ dialect: 'postgres', schema: 'billing' }).up[0]).toBe('CREATE SCHEMA IF NOT EXISTS "billing"');
+    const ddl = outboxDdl({ dialect: 'postgres', schema: 'billing', tables: ['outbox', 'inbox'] });
+    expect(ddl.up[0]).toBe('CREATE SCHEMA IF NOT EXISTS "billing"');
+    expect(ddl.tables).toEqual(['billing.outbox_messages', 'billing.outbox_messages_paused', 'outbox_inbox']);
     expect(() => outboxDdl({ dialect: 'mariadb', schema: 'billing' })).toThrow(/schema is supported on PostgreSQL only/);
   });
 

@@ -2,6 +2,7 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidIdentifier } from '../core/outbox.messages';
 import { isIdentifier } from '../core/names';
 import { tableDialectFor } from '../typeorm/outbox-sql.factory';
+import { OutboxTable } from '../typeorm/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../typeorm/outbox-message.entity';
 import { DEFAULT_INBOX_TABLE, inboxDialectFor } from '../typeorm/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE, poisonDialectFor } from '../typeorm/poison/poison-sql.dialect';
@@ -33,6 +34,8 @@ export interface OutboxDdlOptions {
 /** The statements that create (`up`) and drop (`down`) the tables, one statement per entry, without a trailing `;`. */
 export interface OutboxDdl {
   readonly dialect: OutboxDdlDialect;
+  /** The tables `up` creates, `schema.name` where a schema is given: what a tool that must leave them alone is told (Prisma's `tables.external`). */
+  readonly tables: string[];
   readonly up: string[];
   readonly down: string[];
 }
@@ -58,8 +61,11 @@ export function outboxDdl(options: OutboxDdlOptions): OutboxDdl {
     return poisonDialectFor(driver, poisonTable, inboxTable);
   };
   const chosen = ORDER.filter((table) => tables.includes(table)).map(statementsOf);
+  const outbox = OutboxTable.of({ tableName: options.tableName ?? DEFAULT_OUTBOX_TABLE, schema: options.schema });
+  const names = { outbox: [outbox.toString(), outbox.paused.toString()], inbox: [inboxTable], poison: [poisonTable] };
   return {
     dialect: options.dialect,
+    tables: ORDER.filter((table) => tables.includes(table)).flatMap((table) => names[table]),
     up: chosen.flatMap((table) => table.createTable()).map(tidy),
     // Dropped in the reverse order of creation.
     down: chosen.reverse().flatMap((table) => table.dropTable()).map(tidy),
