@@ -4,6 +4,8 @@ import { tableDialectFor } from '../typeorm/outbox-sql.factory';
 import { poisonDialectFor } from '../typeorm/poison/poison-sql.dialect';
 import { outboxDdl, type OutboxDdlDialect } from './outbox-ddl';
 import { drizzleMigrationSql, prismaMigrationFile } from './sql-migration-files';
+import { sqlFiles } from './sql-files';
+import { join } from 'node:path';
 
 const oneLine = (statements: readonly string[]) => statements.map((statement) => statement.replace(/\s+/g, ' '));
 
@@ -53,5 +55,15 @@ describe('migration files', () => {
     const parts = sql.split('--> statement-breakpoint');
     expect(parts).toHaveLength(outboxDdl({ dialect: 'postgres' }).up.length);
     for (const part of parts) expect(part.trim().replace(/^--.*\n/, '')).toMatch(/^(CREATE|ALTER)[^;]*;$/s);
+  });
+});
+
+describe('the SQL files of the package', () => {
+  it('hold, for each dialect and table, the statements of outboxDdl', () => {
+    const files = new Map(sqlFiles().map((file) => [file.path, file.contents]));
+    expect(files.size).toBe(18);
+    const inbox = files.get(join('mariadb', 'inbox.up.sql'))!;
+    expect(inbox).toContain(`${outboxDdl({ dialect: 'mariadb', tables: ['inbox'] }).up[0]};`);
+    expect(files.get(join('postgres', 'outbox.down.sql'))).toContain('DROP TABLE IF EXISTS "outbox_messages_paused";');
   });
 });
