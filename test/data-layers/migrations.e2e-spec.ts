@@ -101,7 +101,8 @@ describe('the outbox tables in the migration form of each data layer, on Postgre
       discovery: { warnWhenNoEntities: false },
       driverOptions: { options: `-c search_path=${database.schema}` },
       extensions: [MikroOrmMigrator],
-      migrations: { migrationsList: [{ name: 'Migration20260101000000_outbox', class: outboxMikroOrmMigration({ dialect: 'postgres', tables: [...TABLES] }) }] },
+      // No snapshot: the migrator would write one into the working directory.
+      migrations: { snapshot: false, migrationsList: [{ name: 'Migration20260101000000_outbox', class: outboxMikroOrmMigration({ dialect: 'postgres', tables: [...TABLES] }) }] },
       pool: { max: 4 },
       allowGlobalContext: true,
       debug: false,
