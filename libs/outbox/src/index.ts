@@ -106,6 +106,11 @@ export { isOutboxEnvelope } from './core/poison/poison-decoding';
 export { PoisonReplays, type ReplayHandler } from './nest/inbox/poison-replays';
 export { TypeOrmPoisonStore } from './typeorm/poison/typeorm-poison.store';
 export { CreateInboxPoisonTable, createInboxPoisonTableMigration } from './typeorm/poison/create-poison-table.migration';
+// The same tables in the migration form of each other data layer (docs/migrations.md).
+export { outboxDdl, outboxSqlScript, type OutboxDdl, type OutboxDdlOptions, type OutboxDdlDialect, type OutboxDdlTable } from './migrations/outbox-ddl';
+export { prismaMigrationFile, drizzleMigrationSql, type MigrationFile } from './migrations/sql-migration-files';
+export { outboxKyselyMigration, type OutboxKyselyMigration } from './migrations/kysely-migration';
+export { outboxMikroOrmMigration, type OutboxMikroOrmMigrationClass } from './migrations/mikro-orm-migration';
 export { DEFAULT_POISON_TABLE } from './sql/poison/poison-sql.dialect';
 
 // In-process handlers

@@ -4,6 +4,7 @@ import { missingDataLayerPackage } from '../sql/sql-outbox.messages';
 /**
  * Loads a data layer's package the first time a transaction of that layer is written through, so
  * that an app installs only the layers it uses (each is an optional peer of this library).
+ * `missing` words the error for a use other than writing (a migration).
  */
 export function loadDataLayer<T>(packageName: string, layer: string, missing: (packageName: string, layer: string) => string = missingDataLayerPackage): T {
   try {

@@ -26,7 +26,12 @@ Commands:
   paused                      list paused destinations, since when and why
 \${POISON_USAGE}
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
-                              print the DDL of the outbox tables
+                              print the DDL of the outbox tables (docs/migrations.md)
+      --tables <list>         outbox, inbox, poison, comma-separated (default: outbox);
+                              --inbox-table, --poison-table name them
+      --format <form>         sql (default); prisma: a migration.sql for prisma/migrations/
+                              (--out <prisma/migrations> writes <timestamp>_outbox/migration.sql);
+                              drizzle: the body of a drizzle-kit custom migration
   wal status [slot]           WAL delivery mode: WAL the slot retains, whether an instance streams it,
                               and (when none does) the outbox events in it not yet published
   wal drop-slot [slot]        drop the slot and its publication (and the WAL it holds); refused while
@@ -58,6 +63,14 @@ export const unknownCommand = (command: string) => `Unknown command "${command}"
 export const needsArgument = (command: string, what: string) => `"${command}" needs ${what}.`;
 
 export const badDialect = (dialect: unknown) => `--dialect must be postgres, sqlite or mariadb; got ${JSON.stringify(dialect ?? null)}.`;
+
+export const badFormat = (format: string) => `--format must be sql, prisma or drizzle; got "${format}".`;
+
+export const badTables = (tables: string) => `--tables must list outbox, inbox or poison, comma-separated; got "${tables}".`;
+
+export const outNeedsPrisma = () => '--out writes a Prisma migration: pass it with --format prisma (the other forms print to stdout).';
+
+export const migrationExists = (path: string) => `${path} exists already: an applied Prisma migration is never rewritten. Remove it first if it was never applied.`;
 
 export const badNumber = (option: string, value: string) => `--${option} must be a non-negative number; got "${value}".`;
 

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runCli, type CliIo } from './outbox-cli';
 
 /** Input checks that must fail before any connection is attempted (the URL points nowhere). */
@@ -24,5 +27,55 @@ describe('nest-outbox input checks', () => {
     expect(code).toBe(2);
     expect(err).toMatch(message);
     expect(err).not.toMatch(/Cannot connect/);
+  });
+});
+
+describe('nest-outbox sql', () => {
+  const run = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env: {} });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+
+  it('prints the tables asked for, with their names', async () => {
+    const { code, out } = await run('sql', '--dialect', 'mysql', '--tables', 'inbox,poison', '--inbox-table', 'seen', '--poison-table', 'bad');
+    expect(code).toBe(0);
+    expect(out).toMatch(/CREATE TABLE `seen`/);
+    expect(out).toMatch(/CREATE TABLE `bad`/);
+    expect(out).not.toMatch(/outbox_messages/);
+  });
+
+  it('writes a Prisma migration once, and refuses to rewrite it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'outbox-prisma-'));
+    // Only the clock is faked: both runs name their folder after the same second.
+    jest.useFakeTimers({ now: new Date('2026-01-31T12:34:56Z'), doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] });
+    try {
+      const first = await run('sql', '--dialect', 'postgres', '--format', 'prisma', '--out', dir);
+      expect(first.code).toBe(0);
+      const [folder] = readdirSync(dir);
+      expect(folder).toBe('20260131123456_outbox');
+      expect(readFileSync(join(dir, folder, 'migration.sql'), 'utf8')).toMatch(/CREATE TABLE "outbox_messages"/);
+      expect(first.out).toMatch(/tables: \{ external: \["outbox_messages","outbox_messages_paused"\] \}/);
+      writeFileSync(join(dir, folder, 'migration.sql'), '-- applied');
+      const again = await run('sql', '--dialect', 'postgres', '--format', 'prisma', '--out', dir);
+      expect(again.code).toBe(2);
+      expect(again.err).toMatch(/20260131123456_outbox\/migration\.sql exists already/);
+      expect(readFileSync(join(dir, folder, 'migration.sql'), 'utf8')).toBe('-- applied');
+    } finally {
+      jest.useRealTimers();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    [['sql', '--dialect', 'postgres', '--format', 'typeorm'], /--format must be sql, prisma or drizzle; got "typeorm"/],
+    [['sql', '--dialect', 'postgres', '--tables', 'outbox,orders'], /--tables must list outbox, inbox or poison/],
+    [['sql', '--dialect', 'postgres', '--format', 'drizzle', '--out', '/tmp'], /--out writes a Prisma migration/],
+    [['sql', '--dialect', 'oracle'], /--dialect must be postgres, sqlite or mariadb/],
+  ])('refuses %j with exit 2', async (argv, message) => {
+    const { code, err } = await run(...argv);
+    expect(code).toBe(2);
+    expect(err).toMatch(message);
   });
 });

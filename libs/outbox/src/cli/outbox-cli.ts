@@ -9,15 +9,16 @@ import { invalidIdentifier } from '../core/outbox.messages';
 import { isIdentifier } from '../core/names';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../sql/dialects/outbox-table';
-import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, tableDialectFor } from '../sql/outbox-sql.factory';
+import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
 import { CliError } from './cli.error';
-import { badDestination, badDialect, badLimit, badNumber, badPosition, badReason, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
+import { badDestination, badLimit, badNumber, badPosition, badReason, badTime, missingUrl, needsArgument, notAnId, unknownCommand, USAGE } from './cli.messages';
 import { connect } from './cli-connection';
 import { redactText, secretsOf, urlsOf } from './cli-redaction';
 import { printStatus } from './cli-status';
 import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-poison';
 import { checkPoisonTables } from './cli-status-poison';
 import { runWalCommand } from './cli-wal-slot';
+import { printSql, SQL_OPTIONS } from './cli-sql';
 
 export interface CliIo {
   out(line: string): void;
@@ -47,6 +48,7 @@ const OPTIONS = {
   force: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   ...POISON_OPTIONS,
+  ...SQL_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -93,7 +95,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   // search_path is left alone, so the table is found in that schema whatever the server's setting.
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
-  if (command === 'sql') return printSql(values.dialect, table, io);
+  if (command === 'sql') return printSql(values, table, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
   if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
@@ -184,13 +186,6 @@ async function poison(args: string[], values: Parsed, io: CliIo): Promise<number
   } finally {
     await opened.close();
   }
-}
-
-function printSql(dialect: string | undefined, table: OutboxTable, io: CliIo): number {
-  const driver = { postgres: 'postgres', sqlite: 'better-sqlite3', mariadb: 'mariadb', mysql: 'mysql' }[dialect ?? ''];
-  if (!driver) throw new CliError(badDialect(dialect));
-  for (const statement of tableDialectFor(driver, table).createTable()) io.out(`${statement.replace(/\n {6}/g, '\n  ')};\n`);
-  return 0;
 }
 
 function filterOf(values: Parsed): MessageFilter {

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import {
+  createSqlOutboxStore,
+  DataLayerInbox,
+  OutboxModule,
+  OutboxPublisher,
+  OutboxRelay,
+  RecordingOutboxTransport,
+  RetryPolicy,
+  TypeOrmInbox,
+  TypeOrmInboxStore,
+  type DataLayerTransaction,
+} from '@nest-outbox/outbox';
+
+const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * What proves that a migration made the right tables: an event added in a transaction of the data
+ * layer, through `OutboxPublisher.add`, is claimed and published by a relay, and the inbox marks a
+ * message once. The module runs no migration: the tables are the ones the data layer's tool made.
+ */
+export async function proveTables(
+  database: Partial<DataSourceOptions>,
+  inTransaction: (work: (tx: DataLayerTransaction) => Promise<void>) => Promise<void>,
+  { schema, inboxTable = 'outbox_inbox', throughTypeOrm = false }: { schema?: string; inboxTable?: string; throughTypeOrm?: boolean } = {},
+): Promise<{ published: unknown[]; duplicate: boolean }> {
+  const module = await Test.createTestingModule({
+    imports: [TypeOrmModule.forRoot({ ...database, synchronize: false, migrationsRun: false, logging: false } as TypeOrmModuleOptions), OutboxModule.forRoot({ relay: false, schema })],
+  }).compile();
+  module.useLogger(false);
+  await module.init();
+  try {
+    const publisher = module.get(OutboxPublisher);
+    const aggregateId = `inv-${randomUUID()}`;
+    const event = { type: 'billing.invoice-issued', aggregateType: 'invoice', aggregateId, payload: { aggregateId }, topic: 'billing' };
+    // On MariaDB the outbox and the inbox write through TypeORM only (GET_LOCK must end with the transaction).
+    const dataSource = module.get(DataSource);
+    if (throughTypeOrm) await dataSource.transaction((manager) => publisher.add(manager, event));
+    else await inTransaction(async (tx) => void (await publisher.add(tx, event)));
+    const transport = new RecordingOutboxTransport();
+    const relay = new OutboxRelay({
+      store: createSqlOutboxStore(dataSource, { tableName: 'outbox_messages', schema }),
+      transports: new Map([['default', transport]]),
+      owner: 'migration-proof',
+      retryPolicy: new RetryPolicy(3, { initialMs: 50, maxMs: 200, jitter: 0 }),
+      batchSize: 10,
+      leaseMs: 30_000,
+      publishTimeoutMs: 5_000,
+      logger: silent,
+    });
+    await relay.trigger();
+    await relay.stop(5_000);
+    const envelope = { id: randomUUID() };
+    const layerInbox = new DataLayerInbox(inboxTable);
+    const typeOrmInbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, inboxTable));
+    const deliver = async () => {
+      if (throughTypeOrm) return (await typeOrmInbox.process(envelope, 'shipping', () => undefined)).duplicate;
+      let duplicate = false;
+      await inTransaction(async (tx) => void ({ duplicate } = await layerInbox.process(tx, envelope, 'shipping', () => undefined)));
+      return duplicate;
+    };
+    expect(await deliver()).toBe(false);
+    const duplicate = await deliver();
+    return { published: transport.published.map((message) => ({ aggregateId: message.envelope.aggregateId, payload: message.envelope.payload })), duplicate };
+  } finally {
+    await module.close();
+  }
+}
