@@ -30,11 +30,13 @@ export interface WalRun {
   /** The slot's confirmed position read just before each PostgreSQL stop, and once a second (`sampleConfirmed`). */
   confirmedBeforeRestart: Array<{ at: number; lsn: bigint }>;
   confirmedSamples: Array<{ at: number; lsn: bigint }>;
+  /** When each PostgreSQL stop began. */
+  restartsAt: number[];
 }
 
 export function walRun(runId: string): WalRun {
   const slotName = `chaos_${runId.replace(/[^0-9a-z]/gi, '_').toLowerCase()}`;
-  return { slotName, auditSlot: `${slotName}_audit`, prefix: `nest-outbox:${slotName}`, confirmedBeforeRestart: [], confirmedSamples: [] };
+  return { slotName, auditSlot: `${slotName}_audit`, prefix: `nest-outbox:${slotName}`, confirmedBeforeRestart: [], confirmedSamples: [], restartsAt: [] };
 }
 
 export function parseLsn(text: string): bigint {
@@ -159,6 +161,8 @@ export interface ReplayInput {
   batchSize: number;
   /** The slot's confirmed position as read during the run (before each PostgreSQL stop, and once a second). */
   confirmed: WalRun['confirmedSamples'];
+  /** When PostgreSQL was stopped for each restart. */
+  restartsAt: number[];
   /** Events the stream moved to the table. */
   diverted: ReadonlySet<string>;
   unsettled: Map<string, UnsettledReason>;
@@ -226,8 +230,13 @@ export function accountReplays(input: ReplayInput): ReplayAccount {
       const kept = again.find(ownAfter) ?? again[again.length - 1];
       for (const sender of senders) if (sender !== kept && !input.unsettled.has(sender)) input.unsettled.set(sender, 'replay');
     }
-    // The highest position known confirmed before this start: the earlier starts' and what a restart lost.
-    const confirmedBefore = [...input.starts.slice(0, index + 1).map((s) => s.after), ...input.confirmed.filter((reading) => reading.at < start.at).map((reading) => reading.lsn)];
+    // The highest position known confirmed before this start: the earlier starts', and, once
+    // PostgreSQL has restarted, what it had confirmed before (the readings). Without a restart
+    // the server keeps its confirmed position in memory: a start replaying from before a reading
+    // then has no allowance for it, and fails the check.
+    const restarted = input.restartsAt.some((at) => at < start.at);
+    const readings = restarted ? input.confirmed.filter((reading) => reading.at < start.at).map((reading) => reading.lsn) : [];
+    const confirmedBefore = [...input.starts.slice(0, index + 1).map((s) => s.after), ...readings];
     const highest = confirmedBefore.reduce((a, b) => (a > b ? a : b), start.after);
     const gap = input.events.filter((event) => event.commitLsn > start.after && event.commitLsn <= highest).length;
     gaps = Math.max(gaps, gap);

@@ -196,7 +196,7 @@ async function main(): Promise<number> {
   for (const { id, relay, batch } of deliveries) deliveredBy.set(id, [...new Set([...(deliveredBy.get(id) ?? []), `${relay}#${batch}`])]);
   const replays =
     wal && events
-      ? accountReplays({ events, starts: streamStarts(process.env.OUTBOX_SERVICES_DIR!, wal), deliveredBy, sentAt: batchSentAt, batchSize: profile.batchSize, confirmed: [...wal.confirmedBeforeRestart, ...wal.confirmedSamples], diverted: new Set(tableRows.map((row) => row.id)), unsettled })
+      ? accountReplays({ events, starts: streamStarts(process.env.OUTBOX_SERVICES_DIR!, wal), deliveredBy, sentAt: batchSentAt, batchSize: profile.batchSize, confirmed: [...wal.confirmedBeforeRestart, ...wal.confirmedSamples], restartsAt: wal.restartsAt, diverted: new Set(tableRows.map((row) => row.id)), unsettled })
       : undefined;
   if (wal) writeFileSync(join(runState.dir, 'slot-confirmed.log'), wal.confirmedSamples.map(({ at, lsn }) => `${new Date(at).toISOString()} ${lsn.toString(16)}`).join('\n'));
   if (wal) await dropSlots(postgres, wal).catch((error: unknown) => log(`dropping the run's slots failed: ${errorText(error)}`));
@@ -272,6 +272,7 @@ async function main(): Promise<number> {
 
 /** The slot's confirmed position just before PostgreSQL stops: what a restart should replay after, at most. */
 async function recordConfirmed(postgres: string, wal: ReturnType<typeof walRun>): Promise<void> {
+  wal.restartsAt.push(Date.now());
   const lsn = await slotConfirmed(postgres, wal.slotName).catch(() => undefined);
   if (lsn !== undefined) wal.confirmedBeforeRestart.push({ at: Date.now(), lsn });
 }
