@@ -4,12 +4,15 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxWriteError, outboxMessageEntity } from '@nest-outbox/outbox';
+import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxWriteError } from '@nest-outbox/outbox';
+import { captureReader, type CaptureMode } from './support/captured-messages';
 import { isolatedDatabase } from './support/outbox-harness';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { ParcelDesk } from './support/parcel-desk.fixture';
 
-describe('@nestjs-cls/transactional (TypeORM adapter) on PostgreSQL', () => {
+// 'postgres-wal': the WAL delivery mode, where the transaction writes logical decoding messages instead of rows.
+describe.each<CaptureMode>(['postgres', 'postgres-wal'])('@nestjs-cls/transactional (TypeORM adapter) on %s', (mode) => {
+  const captured = captureReader(mode);
   let module: TestingModule;
   let dataSource: DataSource;
   let drop: () => Promise<void>;
@@ -36,7 +39,7 @@ describe('@nestjs-cls/transactional (TypeORM adapter) on PostgreSQL', () => {
             }),
           ],
         }),
-        OutboxModule.forRoot({ relay: false }),
+        OutboxModule.forRoot(captured.options({ relay: false })),
       ],
       providers: [ParcelDesk],
     }).compile();
@@ -46,12 +49,12 @@ describe('@nestjs-cls/transactional (TypeORM adapter) on PostgreSQL', () => {
   });
 
   afterAll(async () => {
+    if (dataSource) await captured.drop(dataSource);
     await module?.close();
     await drop?.();
   });
 
-  const eventsOf = async (parcelId: string) =>
-    (await dataSource.getRepository(outboxMessageEntity()).find({ where: { aggregateId: parcelId }, order: { position: 'ASC' } })).map((row) => row.eventType);
+  const eventsOf = async (parcelId: string) => (await captured.of(dataSource, parcelId)).map((message) => message.eventType);
 
   it('captures the save and adds without a manager, both in the @Transactional() transaction', async () => {
     const parcel = Parcel.register('cls', 7);

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { addTransactionalDataSource, initializeTransactionalContext, Transactional } from 'typeorm-transactional';
-import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxPublisher, OutboxWriteError, outboxMessageEntity } from '@nest-outbox/outbox';
+import { addTransactionalDataSource, deleteDataSourceByName, initializeTransactionalContext, Transactional } from 'typeorm-transactional';
+import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxPublisher, OutboxWriteError } from '@nest-outbox/outbox';
+import { captureReader, type CaptureMode } from './support/captured-messages';
 import { isolatedDatabase } from './support/outbox-harness';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 
@@ -26,7 +27,9 @@ class ParcelDesk {
   }
 }
 
-describe('typeorm-transactional on PostgreSQL', () => {
+// 'postgres-wal': the WAL delivery mode, where the transaction writes logical decoding messages instead of rows.
+describe.each<CaptureMode>(['postgres', 'postgres-wal'])('typeorm-transactional on %s', (mode) => {
+  const captured = captureReader(mode);
   let module: TestingModule;
   let dataSource: DataSource;
   let drop: () => Promise<void>;
@@ -49,7 +52,7 @@ describe('typeorm-transactional on PostgreSQL', () => {
             }) as TypeOrmModuleOptions,
           dataSourceFactory: async (options) => addTransactionalDataSource(new DataSource(options as DataSourceOptions)),
         }),
-        OutboxModule.forRoot({ relay: false }),
+        OutboxModule.forRoot(captured.options({ relay: false })),
       ],
       providers: [ParcelDesk],
     }).compile();
@@ -59,12 +62,14 @@ describe('typeorm-transactional on PostgreSQL', () => {
   });
 
   afterAll(async () => {
+    if (dataSource) await captured.drop(dataSource);
     await module?.close();
+    // typeorm-transactional keeps its data sources process-wide: the next mode adds its own.
+    deleteDataSourceByName('default');
     await drop?.();
   });
 
-  const eventsOf = async (parcelId: string) =>
-    (await dataSource.getRepository(outboxMessageEntity()).find({ where: { aggregateId: parcelId }, order: { position: 'ASC' } })).map((row) => row.eventType);
+  const eventsOf = async (parcelId: string) => (await captured.of(dataSource, parcelId)).map((message) => message.eventType);
 
   it('captures the save and adds without a manager, both in the @Transactional() transaction', async () => {
     const parcel = Parcel.register('typeorm-transactional', 7);

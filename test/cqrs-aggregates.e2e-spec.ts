@@ -2,13 +2,17 @@ import { CqrsModule, EventPublisher } from '@nestjs/cqrs';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, outboxMessageEntity, OutboxWriteError, type OutboxMessageRow } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, OutboxWriteError } from '@nest-outbox/outbox';
+import { captureReader, type CaptureMode, type CapturedMessage } from './support/captured-messages';
 import { waitFor } from './support/wait-for';
-import { isolatedDatabase, type TestDatabase } from './support/outbox-harness';
+import { isolatedDatabase } from './support/outbox-harness';
 import { BookedEntries, EntryBooked, Journal, Ledger } from './support/ledger.fixtures';
 import { PARCEL_ENTITIES } from './support/parcel.fixtures';
 
-describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs aggregates on %s', (database) => {
+// 'postgres-wal': the WAL delivery mode, where the save writes a logical decoding message instead of a row.
+describe.each<CaptureMode>(['postgres', 'postgres-wal', 'sqlite', 'mariadb'])('@nestjs/cqrs aggregates on %s', (mode) => {
+  const database = mode === 'postgres-wal' ? 'postgres' : mode;
+  const captured = captureReader(mode);
   let module: TestingModule;
   let dataSource: DataSource;
   let drop: () => Promise<void>;
@@ -28,7 +32,7 @@ describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs agg
           migrationsRun: true,
           logging: false,
         } as TypeOrmModuleOptions),
-        OutboxModule.forRoot({ relay: false }),
+        OutboxModule.forRoot(captured.options({ relay: false })),
       ],
       providers: [BookedEntries],
     }).compile();
@@ -38,11 +42,12 @@ describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs agg
   });
 
   afterAll(async () => {
+    if (dataSource) await captured.drop(dataSource);
     await module?.close();
     await drop?.();
   });
 
-  const rowsOf = (ledger: Ledger) => dataSource.getRepository(outboxMessageEntity()).find({ where: { aggregateId: ledger.id }, order: { position: 'ASC' } });
+  const rowsOf = (aggregate: { id: string }) => captured.of(dataSource, aggregate.id);
 
   it('writes apply()-ed events with the save and commits them to the aggregate, and so to the EventBus, after the commit', async () => {
     const handler = module.get(BookedEntries);
@@ -114,7 +119,7 @@ describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs agg
 
     await dataSource.transaction((manager) => manager.save(journal));
 
-    const rows = await dataSource.getRepository(outboxMessageEntity()).find({ where: { aggregateId: journal.id } });
+    const rows = await rowsOf(journal);
     expect(rows.map((row) => [row.eventType, JSON.parse(row.payload), row.correlationId])).toEqual([['ledger.entry-booked', { ledgerId: journal.id, amountCents: 250 }, 'journal']]);
     expect(journal.getUncommittedEvents()).toEqual([]);
     await waitFor('the EventBus handler', () => handler.seen.includes(booked));
@@ -123,7 +128,7 @@ describe.each<TestDatabase>(['postgres', 'sqlite', 'mariadb'])('@nestjs/cqrs agg
     // Nothing is left to write: a second save adds no row.
     journal.balanceCents += 1;
     await dataSource.transaction((manager) => manager.save(journal));
-    expect(await dataSource.getRepository(outboxMessageEntity()).countBy({ aggregateId: journal.id })).toBe(1);
+    expect(await rowsOf(journal)).toHaveLength(1);
   });
 
   it('refuses to save an aggregate with autoCommit on, whose events would bypass the outbox', async () => {
@@ -140,6 +145,6 @@ async function waitForHandler(handler: BookedEntries, ledgerId: string, count: n
   await waitFor(`${count} EntryBooked events on the EventBus`, () => handler.seen.filter((event) => event.ledgerId === ledgerId).length === count);
 }
 
-function amountOf(row: OutboxMessageRow): number {
+function amountOf(row: CapturedMessage): number {
   return (JSON.parse(row.payload) as EntryBooked).amountCents;
 }

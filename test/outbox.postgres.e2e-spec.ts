@@ -1,12 +1,16 @@
 import { describeMalformedRows } from './malformed-rows.contract';
 import type { EntityManager } from 'typeorm';
 import { describeDeadLettersAndCleanup } from './dead-letters.contract';
+import { describeOutboxStoreContract } from '@nest-outbox/outbox';
 import { describeOutboxContract } from './outbox-store.contract';
+import { sqlStoreSubject } from './support/sql-store.subject';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
 import { waitFor } from './support/wait-for';
 
 describeOutboxContract('postgres');
+// The table the WAL mode's stream moves failing messages to: the store keeps the same promises for its rows.
+describeOutboxStoreContract(sqlStoreSubject('postgres', 'hold', 'wal-overflow'));
 describeDeadLettersAndCleanup('postgres');
 
 describe('commit order on postgres', () => {

@@ -14,7 +14,7 @@ export interface OutboxRow {
 }
 
 /** Why a batch may have been sent without being settled as published (so its rows may be sent again). */
-export type UnsettledReason = 'kill' | 'stall' | 'late-ack' | 'send-failed' | 'settle-failed' | 'lease-overrun';
+export type UnsettledReason = 'kill' | 'stall' | 'late-ack' | 'send-failed' | 'settle-failed' | 'lease-overrun' | 'replay';
 
 export interface AnalysisInput {
   rows: OutboxRow[];
@@ -29,6 +29,8 @@ export interface AnalysisInput {
   stalls: number;
   /** Relays running when the broker went down, summed over outages: each may lose the reply to one produce request. */
   relaysAtBrokerOutages: number;
+  /** WAL mode: what the stream's restarts may repeat (chaos.wal.ts, accountReplays); 0 in the table mode. */
+  streamReplayAllowance?: number;
   selfTest: string[];
 }
 
@@ -72,7 +74,7 @@ export function applySelfTest(deliveries: Delivery[], input: AnalysisInput): Del
   }
   if (modes.includes('dup') && result.length > 0) {
     // More copies than any bound allows, sent by nobody the run knows of.
-    const count = input.batchSize * (input.maxBatchesInFlight * (input.kills + input.stalls + input.relaysAtBrokerOutages) + input.unsettled.size) + 1;
+    const count = input.batchSize * (input.maxBatchesInFlight * (input.kills + input.stalls + input.relaysAtBrokerOutages) + input.unsettled.size) + (input.streamReplayAllowance ?? 0) + 1;
     const extra = Array.from({ length: count }, (_, index) => ({ ...result[index % result.length], offset: String(1_000_000_000 + index), relay: 'self-test', batch: String(index) }));
     result = [...result, ...extra];
   }
@@ -138,9 +140,10 @@ export function analyse(input: AnalysisInput): Analysis {
   }
   const sendersSeen = new Set(deliveries.map((d) => key(d.relay, d.batch)));
   const failedDelivered = [...unsettled].filter(([sender, reason]) => reason === 'send-failed' && sendersSeen.has(sender)).length;
-  const selfReported = [...unsettled.values()].filter((reason) => reason !== 'kill' && reason !== 'stall' && reason !== 'send-failed').length;
+  const selfReported = [...unsettled.values()].filter((reason) => reason !== 'kill' && reason !== 'stall' && reason !== 'send-failed' && reason !== 'replay').length;
   const inFlight = input.maxBatchesInFlight;
-  const bound = batchSize * (inFlight * (input.kills + input.stalls + input.relaysAtBrokerOutages) + selfReported + failedDelivered);
+  const replays = input.streamReplayAllowance ?? 0;
+  const bound = batchSize * (inFlight * (input.kills + input.stalls + input.relaysAtBrokerOutages) + selfReported + failedDelivered) + replays;
   const worstBatch = Math.max(0, ...chargedBatches.values());
 
   // --- per-aggregate order ---------------------------------------------------------------------
@@ -237,7 +240,8 @@ export function analyse(input: AnalysisInput): Analysis {
     [
       'duplicate bound',
       `${bound} = batchSize ${batchSize} × (${inFlight} batches in flight × (${input.kills} kills + ${input.stalls} stalls + ${input.relaysAtBrokerOutages} relays at broker outages) + ` +
-        `${selfReported} self-reported unsettled batches + ${failedDelivered} failed-but-delivered sends)`,
+        `${selfReported} self-reported unsettled batches + ${failedDelivered} failed-but-delivered sends)` +
+        (input.streamReplayAllowance === undefined ? '' : ` + ${replays} the WAL stream's restarts may replay`),
     ],
     ['most duplicates charged to one batch (≤ batchSize)', worstBatch],
     ['unexplained duplicates', unexplained],

@@ -35,18 +35,31 @@ export interface RelayProcess {
 }
 
 /** What the run's parts share and change: where it logs, and which services it has taken away. */
-export const runState = { dir: '', timelineFile: '', pidFile: '', brokerDown: false, postgresDown: false, stopping: false };
+export const runState = {
+  dir: '',
+  timelineFile: '',
+  pidFile: '',
+  brokerDown: false,
+  postgresDown: false,
+  stopping: false,
+  /** WAL mode: the relay whose stream published last (the one holding the slot). */
+  streamer: undefined as string | undefined,
+};
 
 export const children = new Set<ChildProcess>();
 export const relays: RelayProcess[] = [];
 export const unsettled = new Map<string, UnsettledReason>();
 export const batchIds = new Map<string, string[]>();
+/** When each batch (`relay#batch`) first left. */
+export const batchSentAt = new Map<string, number>();
 /** Batches (`relay#claim`) whose relay reported every outcome recorded. */
 export const settledBatches = new Set<string>();
 export const counters = {
   relayStarts: 0,
   kills: 0,
   killsOnSend: 0,
+  /** WAL mode: kills of the relay that was streaming the slot. */
+  streamerKills: 0,
   unexpectedExits: 0,
   stalls: 0,
   stallMs: 0,

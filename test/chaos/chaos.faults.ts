@@ -18,7 +18,9 @@ export async function killer(profile: Profile, random: () => number, until: numb
     if (runState.stopping) return;
     const candidates = relays.filter((relay) => relay.alive && !relay.stalled && !relay.killedByUs);
     if (candidates.length === 0) continue;
-    const victim = candidates[Math.floor(random() * candidates.length)];
+    // In the WAL mode, half the kills go to the instance streaming the slot (the others stand by).
+    const streamer = profile.delivery === 'wal' && random() < 0.5 ? candidates.find((relay) => relay.relayId === runState.streamer) : undefined;
+    const victim = streamer ?? candidates[Math.floor(random() * candidates.length)];
     // A third of the kills land between the broker's answer and the settle (the duplicate window), a
     // third while a batch is on its way to Kafka, a third anywhere.
     let how = 'at a random moment';
@@ -38,7 +40,8 @@ export async function killer(profile: Profile, random: () => number, until: numb
     victim.child.kill('SIGKILL');
     counters.kills += 1;
     killedRelayIds.push(victim.relayId);
-    log(`kill -9 relay ${victim.relayId} (pid ${victim.child.pid}) ${how}`);
+    if (victim.relayId === runState.streamer) counters.streamerKills += 1;
+    log(`kill -9 relay ${victim.relayId} (pid ${victim.child.pid})${victim.relayId === runState.streamer ? ' (streaming the slot)' : ''} ${how}`);
     await waitExit(victim.child, 5_000);
     replaceRelay(victim);
   }
@@ -139,9 +142,10 @@ export function services(...args: string[]): Promise<string> {
 }
 
 /** PostgreSQL stop + start on the same data dir: services.sh stop/resume, or pg_ctl restart on older scripts. */
-export async function restartPostgres(profile: Profile, at: number): Promise<void> {
+export async function restartPostgres(profile: Profile, at: number, beforeStop?: () => Promise<void>): Promise<void> {
   while (Date.now() < at && !runState.stopping) await sleep(200);
   if (runState.stopping) return;
+  await beforeStop?.();
   const script = readFileSync(join(REPO, 'scripts', 'services.sh'), 'utf8');
   const downAt = Date.now();
   runState.postgresDown = true;

@@ -1,8 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import type { ChaosDelivery } from './chaos.protocol';
 
 // The size and the faults of a chaos run: the default profile, --full, and the command line's overrides.
 export interface Profile {
   name: string;
+  /**
+   * The outbox module's delivery mode: 'table' (the relays claim rows) or 'wal' (the writer puts its
+   * events in the WAL; one relay streams the slot, the others stand by, and every relay publishes
+   * the rows the stream moved to the table).
+   */
+  delivery: ChaosDelivery;
   relays: number;
   writeSeconds: number;
   opsPerSecond: number;
@@ -30,6 +37,7 @@ export interface Profile {
 
 const DEFAULT: Profile = {
   name: 'default',
+  delivery: 'table',
   relays: 4,
   writeSeconds: 140,
   opsPerSecond: 40,
@@ -71,13 +79,14 @@ export function parseArguments(argv: string[]): Profile & { seed: number; selfTe
   let seed = randomBytes(4).readUInt32LE(0);
   for (const argument of argv) {
     const [name, value] = argument.replace(/^--/, '').split('=');
-    if (name === 'full') profile = { ...FULL };
+    if (name === 'full') profile = { ...FULL, delivery: profile.delivery };
+    else if (name === 'delivery' && (value === 'table' || value === 'wal')) profile.delivery = value;
     else if (name === 'seed') seed = Number(value);
     else if (['relays', 'kills', 'writeSeconds', 'opsPerSecond', 'batchSize', 'maxBatchesInFlight', 'leaseMs'].includes(name) && value !== undefined && Number.isFinite(Number(value))) {
       overrides[name as keyof Profile] = Number(value);
     } else if (name === 'duration' && Number.isFinite(Number(value))) overrides.writeSeconds = Number(value);
     else if (name === 'help' || name === 'h') {
-      console.log('usage: npm run chaos [-- --full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N] [--maxBatchesInFlight=N]');
+      console.log('usage: npm run chaos [-- --delivery=table|wal] [--full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N] [--maxBatchesInFlight=N]');
       console.log('       CHAOS_SELF_TEST=drop|ghost|reorder|dup|inbox (comma-separated) corrupts the ledger, or bypasses the inbox, on purpose: the run must then fail.');
       process.exit(0);
     } else throw new Error(`unknown argument ${argument} (try --help)`);

@@ -14,7 +14,19 @@ export interface RelaySettings {
   pollIntervalMs: number;
   /** Share of messages whose publish fails on purpose before reaching Kafka (0..1). */
   errorRate: number;
+  /** The outbox module's delivery mode; `slotName` is the WAL mode's slot. */
+  delivery: ChaosDelivery;
+  slotName: string;
 }
+
+export type ChaosDelivery = 'table' | 'wal';
+
+/**
+ * Batch numbers from here up name a publish of the WAL stream (the relay's n-th, counted from this
+ * base) rather than a claim of the table relay: the stream has no claims, and its publishes are
+ * settled by confirming the slot, which the run learns from the server's replay positions.
+ */
+export const STREAM_BATCH_BASE = 1_000_000;
 
 export interface WriterSettings {
   postgresUrl: string;
@@ -30,6 +42,8 @@ export interface WriterSettings {
   /** JSON lines, one per operation. */
   ledgerFile: string;
   seed: number;
+  delivery: ChaosDelivery;
+  slotName: string;
 }
 
 /** Headers the chaos transport adds to every record, so that the ledger knows which send produced it. */

@@ -18,10 +18,11 @@ import { renderReport } from './chaos.report';
 import { migrate, outboxRows, statusCounts } from './chaos.database';
 import { parseArguments } from './chaos.profile';
 import { errorText, prng, type WriterRecord, type WriterSettings } from './chaos.protocol';
-import { counters, killChildren, killedRelayIds, log, relays, remember, REPO, runState, seconds, sleep, stallReports, stallViolations, started, unsettled } from './chaos.bookkeeping';
+import { batchSentAt, counters, killChildren, killedRelayIds, log, relays, remember, REPO, runState, seconds, sleep, stallReports, stallViolations, started, unsettled } from './chaos.bookkeeping';
 import { batchesMaybeInFlight, startRelays, waitExit } from './chaos.relays';
 import { brokerOutage, killer, restartPostgres, services, staller } from './chaos.faults';
 import { KafkaLedger } from './ledger';
+import { accountReplays, committedEvents, createAuditSlot, currentLsn, dropSlots, eventRows, prepareServer, sampleConfirmed, slotConfirmed, streamStarts, walRun } from './chaos.wal';
 import { InboxConsumer } from './inbox-consumer';
 async function main(): Promise<number> {
   const profile = parseArguments(process.argv.slice(2));
@@ -40,6 +41,8 @@ async function main(): Promise<number> {
 
   log(`run ${runId} (${profile.name}, seed ${profile.seed}${profile.selfTest.length ? `, SELF TEST ${profile.selfTest.join(',')}` : ''}): schema ${schema}, topic ${topic}, logs in ${runState.dir}`);
   await migrate(postgres, schema);
+  const wal = profile.delivery === 'wal' ? walRun(runId) : undefined;
+  if (wal) await prepareServer(postgres);
 
   const ledger = new KafkaLedger(brokers, topic, log);
   await ledger.start();
@@ -50,6 +53,8 @@ async function main(): Promise<number> {
     {
       postgresUrl: postgres,
     schema,
+    delivery: profile.delivery,
+    slotName: wal?.slotName ?? '',
     brokers,
     topic,
     batchSize: profile.batchSize,
@@ -65,6 +70,9 @@ async function main(): Promise<number> {
   while (relays.some((relay) => !relay.ready) && Date.now() < deadline) await sleep(100);
   if (relays.some((relay) => !relay.ready)) throw new Error(`relays did not start within 60 s: see ${runState.dir}/relay-*.log`);
   log(`${profile.relays} relays ready`);
+  // The relays have created the slot and its publication: from here PostgreSQL keeps a copy of every commit.
+  if (wal) await createAuditSlot(postgres, wal);
+  const sampling = wal ? sampleConfirmed(postgres, wal, () => runState.stopping) : undefined;
 
   const ledgerFile = join(runState.dir, 'writer.jsonl');
   writeFileSync(ledgerFile, '');
@@ -78,6 +86,8 @@ async function main(): Promise<number> {
     rollbackRate: profile.rollbackRate,
     ledgerFile,
     seed: profile.seed,
+    delivery: profile.delivery,
+    slotName: wal?.slotName ?? '',
   };
   const writerOutput = openSync(join(runState.dir, 'writer.log'), 'a');
   const writer = fork(join(__dirname, 'writer.main.js'), [], {
@@ -101,11 +111,19 @@ async function main(): Promise<number> {
     killer(profile, prng(profile.seed + 1), writeEnd - 2_000),
     ...profile.stalls.map((fraction, index) => staller(profile, prng(profile.seed + 10 + index), at(fraction), index % 2 === 0 ? 'sent' : 'sending', postgres, schema)),
     ...profile.brokerOutages.map((fraction) => brokerOutage(profile, at(fraction))),
-    ...profile.postgresRestarts.map((fraction) => restartPostgres(profile, at(fraction))),
+    ...profile.postgresRestarts.map((fraction) => restartPostgres(profile, at(fraction), wal && (() => recordConfirmed(postgres, wal)))),
   ];
   const writerCode = await writerDone;
   if (writerCode !== 0) throw new Error(`writer failed (exit code ${writerCode}): see ${runState.dir}/writer.log`);
   log('writer finished');
+  // WAL mode: drained once the slot is confirmed past everything the writer wrote.
+  let writtenUpTo: bigint | undefined;
+  // PostgreSQL may be restarting right now.
+  for (const deadline = Date.now() + 60_000; wal && writtenUpTo === undefined && Date.now() < deadline; ) {
+    writtenUpTo = await currentLsn(postgres).catch(() => undefined);
+    if (writtenUpTo === undefined) await sleep(500);
+  }
+  if (wal && writtenUpTo === undefined) throw new Error('PostgreSQL did not answer within 60 s of the writer finishing');
   await Promise.all(actors);
   log('fault injection finished');
   void random;
@@ -123,7 +141,9 @@ async function main(): Promise<number> {
       lastState = `${counts.pending ?? 0} pending, ${counts.dead ?? 0} dead, ${counts.published ?? 0} published of ${total}; ledger ${ledger.count} records, ${behind} behind`;
       const inboxBehind = (await inboxConsumer.caughtUp()).behind;
       lastState += `; inbox consumer ${inboxBehind} behind`;
-      if ((counts.pending ?? 0) === 0 && caughtUp && inboxBehind === 0) {
+      const streamed = !wal || ((await slotConfirmed(postgres, wal.slotName)) ?? 0n) >= writtenUpTo!;
+      if (!streamed) lastState += '; slot not confirmed past the last write';
+      if ((counts.pending ?? 0) === 0 && caughtUp && inboxBehind === 0 && streamed) {
         const ids = new Set(ledger.deliveries().map((delivery) => delivery.id));
         const rows = await outboxRows(postgres, schema);
         if (rows.every((row) => ids.has(row.id) || row.status !== 'published')) {
@@ -140,6 +160,7 @@ async function main(): Promise<number> {
 
   // --- stop relays gracefully, then let the ledger catch up with anything they sent last ----------
   runState.stopping = true;
+  await sampling;
   await Promise.all(
     relays.map(async (relay) => {
       if (!relay.alive) return;
@@ -166,8 +187,19 @@ async function main(): Promise<number> {
       if (reason === undefined || reason === 'send-failed') unsettled.set(sender, 'kill');
     }
   }
-  const rows = await outboxRows(postgres, schema);
+  const tableRows = await outboxRows(postgres, schema);
+  // WAL mode: the events are what PostgreSQL decoded from the audit slot; the table holds what the stream moved there.
+  const events = wal ? await committedEvents(postgres, wal) : undefined;
+  const rows = events ? eventRows(events, tableRows) : tableRows;
   const deliveries = ledger.deliveries();
+  const deliveredBy = new Map<string, string[]>();
+  for (const { id, relay, batch } of deliveries) deliveredBy.set(id, [...new Set([...(deliveredBy.get(id) ?? []), `${relay}#${batch}`])]);
+  const replays =
+    wal && events
+      ? accountReplays({ events, starts: streamStarts(process.env.OUTBOX_SERVICES_DIR!, wal), deliveredBy, sentAt: batchSentAt, batchSize: profile.batchSize, confirmed: [...wal.confirmedBeforeRestart, ...wal.confirmedSamples], restartsAt: wal.restartsAt, diverted: new Set(tableRows.map((row) => row.id)), unsettled })
+      : undefined;
+  if (wal) writeFileSync(join(runState.dir, 'slot-confirmed.log'), wal.confirmedSamples.map(({ at, lsn }) => `${new Date(at).toISOString()} ${lsn.toString(16)}`).join('\n'));
+  if (wal) await dropSlots(postgres, wal).catch((error: unknown) => log(`dropping the run's slots failed: ${errorText(error)}`));
   await ledger.stop();
   const writerRecords = readFileSync(ledgerFile, 'utf8')
     .split('\n')
@@ -184,8 +216,14 @@ async function main(): Promise<number> {
     kills: counters.kills + counters.unexpectedExits,
     stalls: counters.stalls,
     relaysAtBrokerOutages: counters.relaysAtBrokerOutages,
+    streamReplayAllowance: replays?.allowance,
     selfTest: profile.selfTest,
   });
+  if (replays) {
+    result.figures.push(...replays.figures);
+    result.findings.push({ check: 'each stream restart replayed at most what it had not confirmed', ok: replays.exceeded.length === 0, detail: replays.exceeded.join('; ') || `${replays.restarts} restarts checked` });
+    result.evidence.push(...replays.exceeded);
+  }
   if (stallViolations.length > 0) result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: false, detail: `${stallViolations.length} rows changed` });
   else result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: true, detail: `${counters.stalls} stalls checked` });
   const inbox = await inboxConsumer.findings(rows.filter((row) => row.status === 'published').map((row) => row.id));
@@ -202,10 +240,11 @@ async function main(): Promise<number> {
 
   const duration = Date.now() - started;
   const parameters: Array<[string, string | number]> = [
-    ['profile / seed', `${profile.name} / ${profile.seed}`],
+    ['profile / delivery / seed', `${profile.name} / ${profile.delivery} / ${profile.seed}`],
     ['relays (concurrent) / relay processes started', `${profile.relays} / ${counters.relayStarts}`],
     ['relay settings', `batchSize ${profile.batchSize}, maxBatchesInFlight ${profile.maxBatchesInFlight}, leaseMs ${profile.leaseMs}, publishTimeoutMs ${profile.publishTimeoutMs}, poll ${profile.pollIntervalMs} ms, backoff 100–2000 ms`],
     ['kills (SIGKILL) / of which timed on a batch (sent or acked, not settled)', `${counters.kills} / ${counters.killsOnSend}`],
+    ...(wal ? [['kills of the instance streaming the slot', counters.streamerKills] as [string, number]] : []),
     ['relays that died by themselves', counters.unexpectedExits],
     ['stalls (SIGSTOP > lease)', `${counters.stalls} (${seconds(counters.stallMs)} s in total, lease ${seconds(profile.leaseMs)} s)`],
     ['Kafka broker outages', `${counters.brokerOutages} (${seconds(counters.brokerDownMs)} s down in total)`],
@@ -229,6 +268,13 @@ async function main(): Promise<number> {
   writeFileSync(join(runState.dir, 'report.md'), `${report}\n`);
   console.log(`\n${report}\n`);
   return failed.length === 0 ? 0 : 1;
+}
+
+/** The slot's confirmed position just before PostgreSQL stops: what a restart should replay after, at most. */
+async function recordConfirmed(postgres: string, wal: ReturnType<typeof walRun>): Promise<void> {
+  wal.restartsAt.push(Date.now());
+  const lsn = await slotConfirmed(postgres, wal.slotName).catch(() => undefined);
+  if (lsn !== undefined) wal.confirmedBeforeRestart.push({ at: Date.now(), lsn });
 }
 
 // ------------------------------------------------------------------------------------------------

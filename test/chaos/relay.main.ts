@@ -12,7 +12,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ClientProxyTransport, OutboxModule, OutboxObservers, type ClaimedMessage, type OutgoingMessage, type RelayObserver, type SettledBatch } from '@nest-outbox/outbox';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from '../../apps/order-service/src/broker.options';
 import { ChaosTransport } from './chaos.transport';
-import { BATCH_HEADER, errorText, type RelayReport, type RelaySettings } from './chaos.protocol';
+import { BATCH_HEADER, errorText, STREAM_BATCH_BASE, type RelayReport, type RelaySettings } from './chaos.protocol';
 
 const settings = JSON.parse(process.env.CHAOS_RELAY ?? 'null') as RelaySettings | null;
 if (!settings) throw new Error('CHAOS_RELAY is not set: relay.main.js is started by the chaos orchestrator (npm run chaos).');
@@ -38,6 +38,7 @@ let transport: ChaosTransport | undefined;
 @Injectable()
 class ClaimNumbering implements RelayObserver, OnModuleInit {
   private claims = 0;
+  private streamPublishes = 0;
   private readonly claimOf = new WeakMap<ClaimedMessage, number>();
 
   constructor(private readonly observers: OutboxObservers) {}
@@ -52,8 +53,10 @@ class ClaimNumbering implements RelayObserver, OnModuleInit {
   }
 
   publishing(_transport: string, messages: readonly ClaimedMessage[], outgoing: OutgoingMessage[]): void {
+    // The WAL stream's messages were never claimed: each of its publishes gets a number of its own.
+    const stream = messages.length > 0 && !this.claimOf.has(messages[0]) ? STREAM_BATCH_BASE + ++this.streamPublishes : undefined;
     messages.forEach((message, index) => {
-      outgoing[index] = { ...outgoing[index], headers: { ...outgoing[index].headers, [BATCH_HEADER]: String(this.claimOf.get(message) ?? 0) } };
+      outgoing[index] = { ...outgoing[index], headers: { ...outgoing[index].headers, [BATCH_HEADER]: String(stream ?? this.claimOf.get(message) ?? 0) } };
     });
   }
 
@@ -119,6 +122,7 @@ class RelayModule {
               transport,
               relay: true,
               relayId: config.relayId,
+              ...(config.delivery === 'wal' ? { delivery: 'wal' as const, wal: { slotName: config.slotName } } : {}),
               defaultTopic: config.topic,
               batchSize: config.batchSize,
               maxBatchesInFlight: config.maxBatchesInFlight,

@@ -1,15 +1,17 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateOutboxTable, createSqlOutboxStore, type OutboxStoreContractSubject } from '@nest-outbox/outbox';
+import { CreateOutboxTable, createSqlOutboxStore, type NewOutboxMessage, type OutboxStoreContractSubject } from '@nest-outbox/outbox';
 // The writer's own insert statement: what the outbox writes in production, without the Nest module around it.
 import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factory';
+// The WAL mode's way into the table: what its stream moves there when a message keeps failing.
+import { TableOverflow } from '../../libs/outbox/src/typeorm/wal/table-overflow';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
 
 const TABLE = 'outbox_messages';
 
 /** The library's SQL store on a private database (schema, database or file) per test, for the store contract suite. */
-export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold' | 'skip' = 'hold'): OutboxStoreContractSubject {
+export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold' | 'skip' = 'hold', writer: 'writer' | 'wal-overflow' = 'writer'): OutboxStoreContractSubject {
   return {
-    name: `SQL store on ${database} (dead letters: ${deadLetterPolicy})`,
+    name: `SQL store on ${database} (dead letters: ${deadLetterPolicy})${writer === 'wal-overflow' ? ', rows written by the WAL stream\'s overflow' : ''}`,
     deadLetterPolicy,
     createStore: async () => {
       const isolated = await isolatedDatabase(database);
@@ -21,9 +23,18 @@ export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold'
         throw error;
       }
       const dialect = tableDialectFor(dataSource.options.type, TABLE);
+      const overflow = new TableOverflow(dataSource, TABLE, { deadLetterPolicy });
       return {
         store: createSqlOutboxStore(dataSource, TABLE, { deadLetterPolicy }),
         write: async (messages) => {
+          if (writer === 'wal-overflow') {
+            // As the stream moves them: in order, unattempted, each run of one delay in one move.
+            for (const run of runsOfOneDelay(messages)) {
+              const moved = run.map(({ occurredAt, delayMs: _delay, ...fields }, index) => ({ message: { ...fields, occurredAt: occurredAt.toISOString(), commit: 0n, index }, attempts: 0, error: 'moved by the contract' }));
+              await overflow.divert(moved, run[0].delayMs ?? 0);
+            }
+            return;
+          }
           const { sql, params } = dialect.insert(messages, { notify: false });
           await dataSource.transaction((manager) => manager.query(sql, params));
         },
@@ -34,4 +45,14 @@ export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold'
       };
     },
   };
+}
+
+function runsOfOneDelay(messages: NewOutboxMessage[]): NewOutboxMessage[][] {
+  const runs: NewOutboxMessage[][] = [];
+  for (const message of messages) {
+    const last = runs.at(-1);
+    if (last && last[0].delayMs === message.delayMs) last.push(message);
+    else runs.push([message]);
+  }
+  return runs;
 }

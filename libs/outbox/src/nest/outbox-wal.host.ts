@@ -7,7 +7,7 @@ import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { StreamRelay } from '../core/stream/stream-relay';
-import { walNeedsPostgres } from '../core/stream/stream.messages';
+import { walNeedsPostgres, walTableUnreachable } from '../core/stream/stream.messages';
 import { walMessagePrefix } from '../core/stream/wal-record';
 import { WAL_DEFAULTS, walNames } from '../core/stream/wal-options';
 import { TableOverflow } from '../sql/wal/table-overflow';
@@ -161,6 +161,11 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
       }),
       divertAfterAttempts: this.settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
       confirm: (lsn) => reader?.confirm(lsn),
+      // Ends the stream (closing the replication connection) rather than holding it while retrying.
+      onTableFailure: (error) => {
+        void reader?.stop().catch(() => undefined);
+        void this.restart(relay, new Error(walTableUnreachable(errorText(error))));
+      },
     });
     reader = new PgoutputReader({
       ...this.names,

@@ -2,7 +2,7 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import { prepareWalSlot, type WalQuery } from './wal-slot.setup';
 
 // A scripted server: the refusals are checked here; the real server's answers are in test/wal/.
-function server(answers: { level?: string; allowed?: boolean; slotPlugin?: string; createError?: string }): { query: WalQuery; statements: string[] } {
+function server(answers: { level?: string; allowed?: boolean; slotPlugin?: string; createError?: string; publicationError?: string }): { query: WalQuery; statements: string[] } {
   const statements: string[] = [];
   const query: WalQuery = async (sql) => {
     statements.push(sql);
@@ -10,6 +10,7 @@ function server(answers: { level?: string; allowed?: boolean; slotPlugin?: strin
     if (sql.includes('rolreplication')) return [{ name: 'app', allowed: answers.allowed ?? true }];
     if (sql.includes('FROM pg_replication_slots')) return answers.slotPlugin ? [{ plugin: answers.slotPlugin }] : [];
     if (sql.includes('pg_create_logical_replication_slot') && answers.createError) throw new Error(answers.createError);
+    if (sql.includes('CREATE PUBLICATION') && answers.publicationError) throw new Error(answers.publicationError);
     return [];
   };
   return { query, statements };
@@ -36,6 +37,15 @@ describe('prepareWalSlot', () => {
 
   it('refuses when no slot is free, naming max_replication_slots', async () => {
     await expect(prepareWalSlot(server({ createError: 'all replication slots are in use' }).query, names)).rejects.toThrow('max_replication_slots');
+  });
+
+  it('takes a publication another instance created at the same moment, and passes other failures on', async () => {
+    // What PostgreSQL 15 answers the second of two concurrent CREATE PUBLICATIONs (seen in the WAL chaos run).
+    const race = 'duplicate key value violates unique constraint "pg_publication_pubname_index"';
+    const raced = server({ publicationError: race });
+    await expect(prepareWalSlot(raced.query, names)).resolves.toBeUndefined();
+    expect(raced.statements.some((s) => s.includes('pg_create_logical_replication_slot'))).toBe(true);
+    await expect(prepareWalSlot(server({ publicationError: 'permission denied for database outbox' }).query, names)).rejects.toThrow('permission denied');
   });
 
   it('refuses an existing slot of another plugin', async () => {

@@ -32,7 +32,9 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
   const publications = await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
   if (publications.length === 0) {
     await query(`CREATE PUBLICATION "${names.publicationName}"`).catch((error: unknown) => {
-      if (!/already exists/.test(String(error))) throw error;
+      // Another instance starting at the same moment created it: its check saw none either, and the
+      // server refuses the second one by the catalog's unique index rather than "already exists".
+      if (!/already exists|pg_publication_pubname_index/.test(String(error))) throw error;
     });
   }
   if (slot) return;

@@ -4,7 +4,7 @@ import { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn, parseLsn } from './stream-message';
-import { StreamRelay } from './stream-relay';
+import { StreamRelay, type StreamRelayConfig } from './stream-relay';
 import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
 
 const message = (commit: bigint, index: number, aggregateId: string): StreamMessage => ({
@@ -64,8 +64,9 @@ class FakeTable implements StreamOverflow {
   }
 }
 
-function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuffered = 4, overflow?: StreamOverflow): StreamRelay {
+function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuffered = 4, overflow?: StreamOverflow, more: Partial<StreamRelayConfig> = {}): StreamRelay {
   return new StreamRelay({
+    ...more,
     overflow,
     divertAfterAttempts: 2,
     transports: new Map([['default', broker]]),
@@ -209,4 +210,27 @@ describe('StreamRelay', () => {
     expect(relay.divertedMessages).toBe(2);
     await relay.stop();
   });
+
+  it('tells its owner when the table cannot be read, publishes nothing unchecked, and stops when told to', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    table.backlogged = async () => {
+      throw new Error('the database system is shutting down');
+    };
+    const confirmed: bigint[] = [];
+    const failures: string[] = [];
+    const relay: StreamRelay = relayOn(broker, confirmed, 2, 4, table, {
+      onTableFailure: (error) => {
+        failures.push(String(error));
+        void relay.stop();
+      },
+    });
+    await relay.accept(commit(10n, 'a'));
+    await settled(() => failures.length === 1);
+    await relay.stop();
+    expect(failures).toEqual(['Error: the database system is shutting down']);
+    expect(broker.published).toEqual([]);
+    expect(confirmed).toEqual([]);
+  });
 });
+

@@ -35,6 +35,14 @@ export interface StreamRelayConfig {
   divertAfterAttempts?: number;
   /** Tells the server that everything up to this commit is published: the slot may drop the WAL before it. */
   confirm(lsn: bigint): Promise<void> | void;
+  /**
+   * Called when reading or writing the outbox table (`overflow`) fails; the relay tries again until
+   * stopped. An owner that holds a replication connection stops the relay and ends the stream here:
+   * a PostgreSQL server shutting down refuses the table's queries while it waits for its WAL sender,
+   * and the WAL sender waits for this relay's confirmation, which a relay retrying with the
+   * connection open never gives (the stream reconnects and replays from the last confirmation).
+   */
+  onTableFailure?(error: unknown): void;
 }
 
 /**
@@ -191,6 +199,8 @@ export class StreamRelay {
         return backlogged.size === 0 ? [] : batch.filter((message) => backlogged.has(aggregateOf(message)));
       } catch (error) {
         this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
+        this.config.onTableFailure?.(error);
+        if (this.stopped) break;
         await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
       }
     }
@@ -207,6 +217,8 @@ export class StreamRelay {
         return true;
       } catch (error) {
         this.config.logger.warn(`Outbox WAL relay: moving ${messages.length} messages to the table failed (${errorText(error)}); trying again.`);
+        this.config.onTableFailure?.(error);
+        if (this.stopped) break;
         await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
       }
     }

@@ -47,3 +47,6 @@ export const walSlotUncheckable = (slot: string, cause: string) =>
   `The replication slot "${slot}" of the WAL delivery mode exists, and this instance (table mode) cannot tell whether it still ` +
   `holds unpublished outbox events (${cause}). Run "nest-outbox wal status" as a role with REPLICATION: start an instance ` +
   `with delivery: 'wal' until it shows none, then drop the slot with "nest-outbox wal drop-slot".`;
+
+export const walTableUnreachable = (cause: string) =>
+  `the outbox table could not be read or written (${cause}); the stream ends so that the server is not kept waiting for its confirmation, and reads again from the last one`;
