@@ -4,6 +4,7 @@ import { PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
 import { aggregatesOf, type Backlog, seedOutboxTable } from './support/seed';
 import { fmt, fmtRatio } from './support/stats';
+import { walTakeoverRuns } from './p4-wal-takeover';
 
 const EVENTS_PER_AGGREGATE = 4;
 const RELAY_COUNTS = [1, 2, 4];
@@ -34,6 +35,7 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
     const last = outcomes.at(-1)!;
     context.log(`P4 ${relays} relay(s): ${fmt(last.perSecond)} msg/s, ${last.violations} order violations, ${last.duplicates} duplicates`);
   }
+  const takeover = await walTakeoverRuns(context, sizes.name === 'full' ? 5 : 3);
   const base = outcomes[0].perSecond;
   const summary: SummaryRow[] = [
     { bench: 'P4', figure: `msg/s with ${RELAY_COUNTS.join(' → ')} relay processes`, value: outcomes.map((o) => fmt(o.perSecond)).join(' → ') },
@@ -72,8 +74,12 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
         'The consumer runs during the drain, so it takes a share of the 2 cores in every row alike.',
       ...outcomes.flatMap((o) => (o.examples.length ? [`- ${o.relays} relays, first violations: ${o.examples.join('; ')}`] : [])),
       ...outcomes.flatMap((o) => (o.problems.length ? [`- ${o.relays} relays, relay log: ${o.problems.join('; ')}`] : [])),
+      '',
+      '**WAL mode: takeover after SIGKILL of the streaming instance** (one stream per slot, so the WAL mode scales out by slots and databases, not by instances; see SCALING.md).',
+      '',
+      ...takeover.lines,
     ],
-    summary,
+    summary: [...summary, ...takeover.summary],
   };
 }
 
