@@ -85,6 +85,9 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
   if (await claimOrderIndex('t')) {
     scenarios.push({ key: 'a+idx', name: '(a) + the claim-matching index of P1 (reference)', inProcess: true, notifications: true, aim: false, extraIndex: true });
   }
+  // BENCH_P3_SCENARIOS=a,a-wal: only these scenarios (keys as in the report), for a side-by-side look at a few.
+  const only = process.env.BENCH_P3_SCENARIOS?.split(',');
+  if (only) scenarios.splice(0, scenarios.length, ...scenarios.filter((scenario) => only.includes(scenario.key)));
   const outcomes: Outcome[] = [await floor(context)];
   for (const scenario of scenarios) {
     outcomes.push(await runScenario(context, scenario));

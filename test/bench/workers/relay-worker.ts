@@ -28,6 +28,8 @@ interface Config {
   /** Nest mode: `delivery: 'wal'` streams the slot `slotName` (and runs the table relay beside it). */
   delivery?: 'wal';
   slotName?: string;
+  /** Nest mode: report "ready" once loaded and start the app only on "go" (then report "started"). */
+  waitForGo?: boolean;
   /** Report memory every this many ms (drain mode). */
   sampleMs?: number;
 }
@@ -54,6 +56,11 @@ function peakRss(): number {
 }
 
 async function nestMode(): Promise<void> {
+  if (config.waitForGo) {
+    // Loaded, not yet started: the app (and its stream) starts on "go", so several start together.
+    send({ type: 'ready' });
+    while ((await nextCommand()) !== 'go');
+  }
   const { app } = await startBenchApp({
     postgresUrl: config.postgresUrl,
     schema: config.schema,
@@ -66,9 +73,10 @@ async function nestMode(): Promise<void> {
       preparedStatements: config.preparedStatements ?? true,
       resolveTopic: () => config.topic,
       ...(config.delivery ? { delivery: config.delivery, wal: { slotName: config.slotName } } : {}),
+      ...(config.batchSize ? { batchSize: config.batchSize } : {}),
     },
   });
-  send({ type: 'ready' });
+  send({ type: config.waitForGo ? 'started' : 'ready' });
   for (let command = await nextCommand(); command !== 'stop'; command = await nextCommand()) {
     // The WAL mode's stream counts what it published since it connected: 0 on a standby instance.
     if (command === 'status') send({ type: 'status', streamed: config.delivery ? app.get(OutboxWalHost).publishedCount : 0 });
