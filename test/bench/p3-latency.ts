@@ -51,6 +51,8 @@ interface PartyCpu {
   postgres: number;
   /** The measuring kafkajs consumer. */
   consumer: number;
+  /** µs of CPU per order: the writer's and relay's processes together, PostgreSQL's (robust to a shared machine, where the % are not). */
+  perOrder: { app: number; postgres: number };
 }
 
 const WARMUP = 50;
@@ -118,7 +120,7 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
     title: `P3 — commit → consumer latency at ${sizes.offeredPerSecond} orders/s for ${sizes.latencySeconds} s`,
     body: [
       ...table(
-        ['scenario', 'delivered / offered', 'achieved orders/s', 'p50 ms', 'p99 ms', 'max ms', 'mean ms by third of the run', 'save p50 / p99 ms', 'CPU % of a core: writer / relay / PostgreSQL / consumer'],
+        ['scenario', 'delivered / offered', 'achieved orders/s', 'p50 ms', 'p99 ms', 'max ms', 'mean ms by third of the run', 'save p50 / p99 ms', 'CPU % of a core: writer / relay / PostgreSQL / consumer', 'CPU µs per order: writer + relay / PostgreSQL'],
         outcomes.map((o) => [
           o.scenario,
           `${fmt(o.delivered, 0)} / ${fmt(o.offered, 0)}`,
@@ -129,6 +131,7 @@ export async function p3Latency(context: BenchContext): Promise<Section> {
           o.thirds ? o.thirds.map((mean) => fmt(mean)).join(' → ') : '',
           o.saveLatency ? `${fmt(o.saveLatency.p50, 2)} / ${fmt(o.saveLatency.p99, 2)}` : '',
           o.cpu ? [o.cpu.writer, o.cpu.relay, o.cpu.postgres, o.cpu.consumer].map((value) => (value === undefined ? '–' : fmt(value, 0))).join(' / ') : '',
+          o.cpu ? `${fmt(o.cpu.perOrder.app, 0)} / ${fmt(o.cpu.perOrder.postgres, 0)}` : '',
         ]),
       ),
       '',
@@ -194,11 +197,17 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
     const run = await writeAtRate(writer.dataSource, total, perSecond);
     await waitUntil('every order at the consumer', () => [...run.committed.keys()].every((key) => received.has(key)), 30_000).catch(() => undefined);
     const share = (ms: number) => (ms / (performance.now() - cpuBefore.at)) * 100;
+    const used = {
+      writer: processCpuMs() - cpuBefore.writer,
+      relay: relay ? pidCpuMs(relay.pid) - cpuBefore.relay : 0,
+      postgres: server && cpuBefore.server ? server.millisecondsSince(cpuBefore.server) : Number.NaN,
+    };
     const cpu: PartyCpu = {
-      writer: share(processCpuMs() - cpuBefore.writer),
-      relay: relay ? share(pidCpuMs(relay.pid) - cpuBefore.relay) : undefined,
-      postgres: server && cpuBefore.server ? share(server.millisecondsSince(cpuBefore.server)) : Number.NaN,
+      writer: share(used.writer),
+      relay: relay ? share(used.relay) : undefined,
+      postgres: share(used.postgres),
       consumer: share(pidCpuMs(consumer.pid) - cpuBefore.consumer),
+      perOrder: { app: ((used.writer + used.relay) * 1000) / total, postgres: (used.postgres * 1000) / total },
     };
     const latencies = [...run.committed].filter(([key]) => received.has(key)).map(([key, at]) => received.get(key)! - at);
     // The time series, for a look at where the tail comes from: ms since the first commit, latency ms.
