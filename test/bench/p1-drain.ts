@@ -1,8 +1,8 @@
 import { Client } from 'pg';
 import type { Producer } from 'kafkajs';
 import { DatabaseSetup, initializePollingMessageListener, type PollingListenerConfig, type TransactionalLogger } from 'pg-transactional-outbox';
-import { pgtoKafkaHandler, QuietPinoLikeLogger } from './support/pgto';
-import { connectedProducer, privateSchema, sleep, suffix, warmTopic } from './support/env';
+import { pgtoKafkaHandler, pollProcessed, QuietPinoLikeLogger } from './support/pgto';
+import { connectedProducer, privateSchema, suffix, warmTopic } from './support/env';
 import { createOurRelay } from './support/our-relay';
 import { pidCpuMs, processCpuMs } from './support/cpu';
 import { walDrainRuns } from './p1-wal';
@@ -349,23 +349,15 @@ async function pgTransactionalOutbox(
   const started = performance.now();
   const deadline = started + sizes.slowContenderCapMs;
   const [shutdown] = initializePollingMessageListener(config, publisher, logger as unknown as TransactionalLogger);
-  let processed = 0;
-  let seconds = 0;
-  let problems = '';
+  let outcome = { processed: 0, seconds: 0, problems: '' };
   try {
-    while (performance.now() < deadline) {
-      await sleep(250);
-      processed = Number((await admin.query(`SELECT count(*) AS n FROM "${pgtoTable}" WHERE processed_at IS NOT NULL`)).rows[0].n);
-      seconds = (performance.now() - started) / 1000;
-      if (processed >= backlog.count) break;
-    }
-    // Counted before shutdown: stopping it mid-batch makes its in-flight handlers log pool errors.
-    problems = `${logger.errors} errors, ${logger.warnings} warnings logged while measuring${logger.first.length ? ` (first: ${logger.first[0]})` : ''}`;
+    outcome = await pollProcessed(admin, `"${schema}"."${pgtoTable}"`, backlog.count, started, deadline, logger);
   } finally {
     await shutdown();
     await producer.disconnect();
     await admin.query(`DROP TABLE "${pgtoTable}" CASCADE`);
   }
+  const { processed, seconds, problems } = outcome;
   context.log(`P1 ${name}: ${processed} rows in ${fmt(seconds)} s; ${problems}`);
   const note = `batch ${variant.batchSize}: one call of \`${functionName}(1, …)\` with ${fmt(backlog.count, 0)} rows pending took ${fmt(callMs)} ms; ${problems}.`;
   return { name, perSecond: processed / seconds, runs: [processed / seconds], drained: processed, seconds, capped: processed < backlog.count, note };

@@ -6,8 +6,8 @@ import {
   type ReplicationListenerConfig,
   type TransactionalLogger,
 } from 'pg-transactional-outbox';
-import { connectedProducer, sleep, waitUntil, warmTopic } from './support/env';
-import { pgtoKafkaHandler, QuietPinoLikeLogger } from './support/pgto';
+import { connectedProducer, waitUntil, warmTopic } from './support/env';
+import { pgtoKafkaHandler, pollProcessed, QuietPinoLikeLogger } from './support/pgto';
 import type { BenchContext } from './support/report';
 import { type Backlog, seedPgTransactionalOutbox } from './support/seed';
 import { fmt } from './support/stats';
@@ -56,17 +56,9 @@ export async function pgtoReplicationListener(context: BenchContext, admin: Clie
   const [shutdown] = initializeReplicationMessageListener(config, pgtoKafkaHandler(producer, topic), logger as unknown as TransactionalLogger, {
     concurrencyStrategy: createReplicationMutexConcurrencyController(),
   });
-  let processed = 0;
-  let seconds = 0;
-  let problems = '';
+  let outcome = { processed: 0, seconds: 0, problems: '' };
   try {
-    while (performance.now() < deadline) {
-      await sleep(250);
-      processed = Number((await admin.query(`SELECT count(*) AS n FROM "${schema}"."${table}" WHERE processed_at IS NOT NULL`)).rows[0].n);
-      seconds = (performance.now() - started) / 1000;
-      if (processed >= backlog.count) break;
-    }
-    problems = `${logger.errors} errors, ${logger.warnings} warnings logged while measuring${logger.first.length ? ` (first: ${logger.first[0]})` : ''}`;
+    outcome = await pollProcessed(admin, `"${schema}"."${table}"`, backlog.count, started, deadline, logger);
   } finally {
     await shutdown();
     await producer.disconnect();
@@ -76,6 +68,7 @@ export async function pgtoReplicationListener(context: BenchContext, admin: Clie
     await admin.query(`DROP PUBLICATION IF EXISTS ${publication}`);
     await admin.query(`DROP TABLE "${schema}"."${table}" CASCADE`);
   }
+  const { processed, seconds, problems } = outcome;
   context.log(`P1 ${name}: ${processed} rows in ${fmt(seconds)} s; ${problems}`);
   return {
     name,

@@ -1,4 +1,6 @@
+import type { Client } from 'pg';
 import type { Producer } from 'kafkajs';
+import { sleep } from './env';
 import type { GeneralMessageHandler, TransactionalMessage } from 'pg-transactional-outbox';
 
 /**
@@ -60,4 +62,29 @@ export class QuietPinoLikeLogger {
     if (this.first.length < 3) this.first.push(`${kind}: ${text}`.slice(0, 300));
     if (process.env.BENCH_VERBOSE) console.error(`[pg-transactional-outbox] ${kind}: ${text}`);
   }
+}
+
+/**
+ * Counts the table's processed rows every 250 ms from `started` until all `count` are processed or
+ * `deadline` (performance.now() ms) passes; then what the logger counted meanwhile. Read before the
+ * listener's shutdown: stopping it mid-batch makes its in-flight handlers log pool errors.
+ */
+export async function pollProcessed(
+  admin: Client,
+  qualifiedTable: string,
+  count: number,
+  started: number,
+  deadline: number,
+  logger: QuietPinoLikeLogger,
+): Promise<{ processed: number; seconds: number; problems: string }> {
+  let processed = 0;
+  let seconds = 0;
+  while (performance.now() < deadline) {
+    await sleep(250);
+    processed = Number((await admin.query(`SELECT count(*) AS n FROM ${qualifiedTable} WHERE processed_at IS NOT NULL`)).rows[0].n);
+    seconds = (performance.now() - started) / 1000;
+    if (processed >= count) break;
+  }
+  const problems = `${logger.errors} errors, ${logger.warnings} warnings logged while measuring${logger.first.length ? ` (first: ${logger.first[0]})` : ''}`;
+  return { processed, seconds, problems };
 }
