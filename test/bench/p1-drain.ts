@@ -1,17 +1,12 @@
 import { Client } from 'pg';
 import type { Producer } from 'kafkajs';
-import {
-  DatabaseSetup,
-  initializePollingMessageListener,
-  type GeneralMessageHandler,
-  type PollingListenerConfig,
-  type TransactionalLogger,
-  type TransactionalMessage,
-} from 'pg-transactional-outbox';
-import { connectedProducer, privateSchema, sleep, suffix, warmTopic } from './support/env';
+import { DatabaseSetup, initializePollingMessageListener, type PollingListenerConfig, type TransactionalLogger } from 'pg-transactional-outbox';
+import { pgtoKafkaHandler, pollProcessed, QuietPinoLikeLogger } from './support/pgto';
+import { connectedProducer, privateSchema, suffix, warmTopic } from './support/env';
 import { createOurRelay } from './support/our-relay';
 import { pidCpuMs, processCpuMs } from './support/cpu';
 import { walDrainRuns } from './p1-wal';
+import { pgtoReplicationListener } from './p1-pgto-replication';
 import { claimOrderIndex, explainClaim } from './support/explain';
 import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
@@ -178,6 +173,8 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     // As its README's producer example configures it, then with a larger batch for reference.
     contenders.push(await pgTransactionalOutbox(context, admin, schema, `bench-p1-pgto-${run}`, backlog, { batchSize: 5, pollMs: 250, table: 'pgto_outbox_5' }));
     contenders.push(await pgTransactionalOutbox(context, admin, schema, `bench-p1-pgto100-${run}`, backlog, { batchSize: 100, pollMs: 250, table: 'pgto_outbox_100' }));
+    const replication = await pgtoReplicationListener(context, admin, schema, `bench-p1-pgtorepl-${run}`, backlog);
+    contenders.push({ ...replication, runs: [replication.perSecond] });
   } finally {
     await admin.end();
     await drop();
@@ -192,6 +189,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const unnamed = contenders.find((c) => c.name.includes('preparedStatements: false'))!;
   const pgtoVariants = contenders.filter((c) => c.name.startsWith('pg-transactional-outbox'));
   const pgto = pgtoVariants[0];
+  const pgtoReplication = pgtoVariants.find((c) => c.name.includes('replication listener'))!;
   const rows = contenders.map((c) => [
     c.name,
     `${fmt(c.drained, 0)}${c.capped ? ` (capped at ${fmt(c.seconds)} s)` : ''}`,
@@ -204,6 +202,11 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     { bench: 'P1', figure: 'ours (WAL), drain msg/s', value: fmt(wal.perSecond) },
     { bench: 'P1', figure: 'ours (WAL) / raw kafkajs', value: fmtRatio(ratio(wal.perSecond, raw.perSecond)), aim: '≥ 0.8×', met: wal.perSecond >= raw.perSecond * 0.8 },
     { bench: 'P1', figure: 'ours (WAL) / ours (table)', value: fmtRatio(ratio(wal.perSecond, ours.perSecond)) },
+    {
+      bench: 'P1',
+      figure: 'ours (WAL) / pg-transactional-outbox replication listener',
+      value: pgtoReplication.perSecond > 0 ? fmtRatio(ratio(wal.perSecond, pgtoReplication.perSecond)) : 'n/a',
+    },
     {
       bench: 'P1',
       figure: 'ours with metrics / without',
@@ -234,7 +237,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       'The WAL rows write the same backlog (same aggregates, order and payloads) beforehand through `OutboxPublisher.add` of a write-only instance (`delivery: \'wal\'`, `relay: false`; 100 events per transaction, one logical message each), then time a relaying Nest app (`ClientsModule` Kafka client, `acks: -1`) from its start (init included) until the slot is confirmed past the last commit, which it is only after the broker acknowledged everything before it; a drain that moved any message to the outbox table fails. One unreported WAL drain of 2,000 events runs first (the table relay\'s code is warm from the variants before it). ' +
         `CPU during raw kafkajs' sends and each WAL drain, % of one core of the 2 (\`process.cpuUsage\` of this process, which runs the sender or the relaying app; /proc of PostgreSQL's processes and of the broker): ${walCpu.join('; ')}.`,
       '',
-      'pg-transactional-outbox runs its polling listener; its replication listener is not among the contenders yet.',
+      'pg-transactional-outbox runs its polling listener (twice) and its logical replication listener (a slot created before its backlog is inserted; the same rows, in one transaction).',
       ...pgtoVariants.map((variant) => `- ${variant.note}`),
       '',
       'Where our relay’s time goes (measured around the store’s `claim`/`markPublished` and the transport’s `publishBatch`; median / mean ms per batch; the last column is the share of the drain’s wall time they cover, above 100 % when batches in flight overlap):',
@@ -327,37 +330,7 @@ async function pgTransactionalOutbox(
 
   const producer: Producer = await connectedProducer(services.kafkaBrokers, 'bench-p1-pgto');
   await warmTopic(producer, topic);
-  const publisher: GeneralMessageHandler = {
-    handle: async (message: TransactionalMessage) => {
-      await producer.send({
-        topic,
-        acks: -1,
-        messages: [
-          {
-            key: message.aggregateId,
-            value: JSON.stringify({
-              id: message.id,
-              type: message.messageType,
-              version: 1,
-              aggregateType: message.aggregateType,
-              aggregateId: message.aggregateId,
-              occurredAt: message.createdAt,
-              headers: {},
-              payload: message.payload,
-            }),
-            headers: {
-              'outbox-message-id': message.id,
-              'outbox-event-type': message.messageType,
-              'outbox-event-version': '1',
-              'outbox-aggregate-type': message.aggregateType,
-              'outbox-aggregate-id': message.aggregateId,
-              'outbox-occurred-at': message.createdAt,
-            },
-          },
-        ],
-      });
-    },
-  };
+  const publisher = pgtoKafkaHandler(producer, topic);
   const logger = new QuietPinoLikeLogger();
   const config: PollingListenerConfig = {
     outboxOrInbox: 'outbox',
@@ -376,46 +349,16 @@ async function pgTransactionalOutbox(
   const started = performance.now();
   const deadline = started + sizes.slowContenderCapMs;
   const [shutdown] = initializePollingMessageListener(config, publisher, logger as unknown as TransactionalLogger);
-  let processed = 0;
-  let seconds = 0;
-  let problems = '';
+  let outcome = { processed: 0, seconds: 0, problems: '' };
   try {
-    while (performance.now() < deadline) {
-      await sleep(250);
-      processed = Number((await admin.query(`SELECT count(*) AS n FROM "${pgtoTable}" WHERE processed_at IS NOT NULL`)).rows[0].n);
-      seconds = (performance.now() - started) / 1000;
-      if (processed >= backlog.count) break;
-    }
-    // Counted before shutdown: stopping it mid-batch makes its in-flight handlers log pool errors.
-    problems = `${logger.errors} errors, ${logger.warnings} warnings logged while measuring${logger.first.length ? ` (first: ${logger.first[0]})` : ''}`;
+    outcome = await pollProcessed(admin, `"${schema}"."${pgtoTable}"`, backlog.count, started, deadline, logger);
   } finally {
     await shutdown();
     await producer.disconnect();
     await admin.query(`DROP TABLE "${pgtoTable}" CASCADE`);
   }
+  const { processed, seconds, problems } = outcome;
   context.log(`P1 ${name}: ${processed} rows in ${fmt(seconds)} s; ${problems}`);
   const note = `batch ${variant.batchSize}: one call of \`${functionName}(1, …)\` with ${fmt(backlog.count, 0)} rows pending took ${fmt(callMs)} ms; ${problems}.`;
   return { name, perSecond: processed / seconds, runs: [processed / seconds], drained: processed, seconds, capped: processed < backlog.count, note };
-}
-
-/** pg-transactional-outbox takes a pino-style logger; this one counts warnings and errors and prints nothing. */
-class QuietPinoLikeLogger {
-  level = 'warn';
-  warnings = 0;
-  errors = 0;
-  readonly first: string[] = [];
-  fatal = (...args: unknown[]) => this.count('error', args);
-  error = (...args: unknown[]) => this.count('error', args);
-  warn = (...args: unknown[]) => this.count('warn', args);
-  info = () => undefined;
-  debug = () => undefined;
-  trace = () => undefined;
-  silent = () => undefined;
-  private count(kind: 'warn' | 'error', args: unknown[]): void {
-    if (kind === 'warn') this.warnings++;
-    else this.errors++;
-    const text = args.map((arg) => (arg instanceof Error ? arg.message : typeof arg === 'string' ? arg : '')).filter(Boolean).join(' ');
-    if (this.first.length < 3) this.first.push(`${kind}: ${text}`.slice(0, 300));
-    if (process.env.BENCH_VERBOSE) console.error(`[pg-transactional-outbox] ${kind}: ${text}`);
-  }
 }

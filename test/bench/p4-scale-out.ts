@@ -1,9 +1,11 @@
 import { Worker, type WorkerMessage } from './support/child';
+import { pidCpuMs, ServerCpu } from './support/cpu';
 import { privateSchema, suffix, waitUntil, withClient } from './support/env';
 import { PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
 import { aggregatesOf, type Backlog, seedOutboxTable } from './support/seed';
 import { fmt, fmtRatio } from './support/stats';
+import { walTakeoverRuns } from './p4-wal-takeover';
 
 const EVENTS_PER_AGGREGATE = 4;
 const RELAY_COUNTS = [1, 2, 4];
@@ -19,6 +21,8 @@ interface Outcome {
   duplicates: number;
   examples: string[];
   problems: string[];
+  /** µs of CPU per message: all relay processes together, PostgreSQL's server processes. */
+  cpuPerMessage: { relays: number; postgres: number };
 }
 
 /**
@@ -34,6 +38,7 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
     const last = outcomes.at(-1)!;
     context.log(`P4 ${relays} relay(s): ${fmt(last.perSecond)} msg/s, ${last.violations} order violations, ${last.duplicates} duplicates`);
   }
+  const takeover = await walTakeoverRuns(context, sizes.name === 'full' ? 5 : 3);
   const base = outcomes[0].perSecond;
   const summary: SummaryRow[] = [
     { bench: 'P4', figure: `msg/s with ${RELAY_COUNTS.join(' → ')} relay processes`, value: outcomes.map((o) => fmt(o.perSecond)).join(' → ') },
@@ -53,7 +58,7 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
     title: `P4 — 1 → 2 → 4 relay processes draining one backlog of ${fmt(backlog.count, 0)} rows (${fmt(aggregatesOf(backlog), 0)} aggregates × ${EVENTS_PER_AGGREGATE} events)`,
     body: [
       ...table(
-        ['relays', 'seconds', 'msg/s', 'vs 1 relay', 'rows per relay', 'consumed (distinct)', 'order violations', 'duplicates'],
+        ['relays', 'seconds', 'msg/s', 'vs 1 relay', 'rows per relay', 'consumed (distinct)', 'order violations', 'duplicates', 'CPU µs per message: relays / PostgreSQL'],
         outcomes.map((o) => [
           String(o.relays),
           fmt(o.seconds),
@@ -63,6 +68,7 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
           fmt(o.consumed, 0),
           String(o.violations),
           String(o.duplicates),
+          `${fmt(o.cpuPerMessage.relays, 0)} / ${fmt(o.cpuPerMessage.postgres, 0)}`,
         ]),
       ),
       '',
@@ -72,8 +78,12 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
         'The consumer runs during the drain, so it takes a share of the 2 cores in every row alike.',
       ...outcomes.flatMap((o) => (o.examples.length ? [`- ${o.relays} relays, first violations: ${o.examples.join('; ')}`] : [])),
       ...outcomes.flatMap((o) => (o.problems.length ? [`- ${o.relays} relays, relay log: ${o.problems.join('; ')}`] : [])),
+      '',
+      '**WAL mode: takeover after SIGKILL of the streaming instance** (one stream per slot, so the WAL mode scales out by slots and databases, not by instances; see SCALING.md).',
+      '',
+      ...takeover.lines,
     ],
-    summary,
+    summary: [...summary, ...takeover.summary],
   };
 }
 
@@ -106,10 +116,15 @@ async function drainWith(context: BenchContext, relays: number, backlog: Backlog
     await consumer.next('ready', 60_000);
     await Promise.all(workers.map((worker) => worker.next('ready', 60_000)));
 
+    const server = await withClient(services.postgresUrl, (client) => ServerCpu.of(client));
+    const cpuBefore = { server: server?.snapshot(), relays: workers.map((worker) => pidCpuMs(worker.pid)) };
     const started = performance.now();
     workers.forEach((worker) => worker.send({ type: 'go' }));
     const done: WorkerMessage[] = await Promise.all(workers.map((worker) => worker.next('done', Math.max(300_000, backlog.count * 12))));
     const seconds = (performance.now() - started) / 1000;
+    // CPU per message, which the capacity model of SCALING.md divides cores by: robust to a shared machine where msg/s is not.
+    const relayMs = workers.reduce((sum, worker, i) => sum + pidCpuMs(worker.pid) - cpuBefore.relays[i], 0);
+    const serverMs = server && cpuBefore.server ? server.millisecondsSince(cpuBefore.server) : Number.NaN;
     const published = await withClient(services.postgresUrl, async (client) =>
       Number((await client.query(`SELECT count(*) AS n FROM "${schema}"."${outboxTable}" WHERE status = 'published'`)).rows[0].n),
     );
@@ -135,6 +150,7 @@ async function drainWith(context: BenchContext, relays: number, backlog: Backlog
       duplicates: Number(report.duplicates ?? 0),
       examples: (report.examples as string[] | undefined) ?? [],
       problems: done.flatMap((message) => (message.problems as string[]) ?? []),
+      cpuPerMessage: { relays: (relayMs * 1000) / backlog.count, postgres: (serverMs * 1000) / backlog.count },
     };
   } finally {
     await Promise.all(workers.map((worker) => worker.close()));

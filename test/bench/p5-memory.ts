@@ -5,6 +5,7 @@ import { PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
 import { type Backlog, seedOutboxTable } from './support/seed';
 import { fmt, mb } from './support/stats';
+import { walRetained, walRetainedSection } from './p5-wal-retained';
 
 const SAMPLE_MS = 1_000;
 const AIM_MB = 250;
@@ -40,6 +41,9 @@ interface Outcome {
  */
 export async function p5Memory(context: BenchContext): Promise<Section> {
   const { sizes } = context;
+  // The quick size has no memory drain: P5 is then the WAL mode's retention row alone.
+  if (sizes.memoryRows === 0) return walRetainedSection(context);
+  const wal = await walRetained(context);
   const backlog: Backlog = { count: sizes.memoryRows, eventsPerAggregate: 4 };
   // While the claim statement cannot use its index (see P1) a drain of 1M rows cannot finish in
   // reasonable time: then the shipped run is cut short and the drain is measured with the index.
@@ -51,13 +55,13 @@ export async function p5Memory(context: BenchContext): Promise<Section> {
   const outcomes: Outcome[] = [];
   for (const variant of variants) outcomes.push(await drain(context, backlog, variant));
 
-  const summary: SummaryRow[] = outcomes.map((o) => ({
+  const summary: SummaryRow[] = [...outcomes.map((o) => ({
     bench: 'P5',
     figure: `peak RSS, ${o.variant.label}${o.finished ? '' : `, capped at ${o.variant.capMs / 1000} s after ${fmt(o.published, 0)} rows`}`,
     value: `${fmt(mb(o.peak))} MB (last third vs first third: ${o.growth >= 0 ? '+' : ''}${fmt(mb(o.growth))} MB; ${fmt(o.published / o.seconds)} msg/s)`,
     aim: `flat, < ${AIM_MB} MB`,
     met: mb(o.peak) < AIM_MB && mb(o.growth) < FLAT_MB,
-  }));
+  })), ...wal.summary];
   return {
     id: 'P5',
     title: `P5 — peak RSS of one relay process draining ${fmt(backlog.count, 0)} rows`,
@@ -76,6 +80,10 @@ export async function p5Memory(context: BenchContext): Promise<Section> {
       'EXPLAIN (ANALYZE, BUFFERS) of the library’s claim statement with the whole backlog pending (rolled back):',
       '',
       ...outcomes.flatMap((o) => o.plan),
+      '',
+      '**WAL mode: WAL retained per 1,000 events while the broker is down.**',
+      '',
+      ...wal.lines,
     ],
     summary,
   };

@@ -70,6 +70,11 @@ export class Worker {
     }
   }
 
+  /** Ends the process at once (SIGKILL: no shutdown hook runs), as a crash would. */
+  kill(): void {
+    if (!this.exited) this.child.kill('SIGKILL');
+  }
+
   async request(message: WorkerMessage, reply: string, timeoutMs: number): Promise<WorkerMessage> {
     this.send(message);
     return this.next(reply, timeoutMs);

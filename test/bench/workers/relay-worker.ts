@@ -3,11 +3,13 @@ import { readFileSync } from 'node:fs';
 import { sleep } from '../support/env';
 import { startBenchApp } from '../support/nest-apps';
 import { createOurRelay } from '../support/our-relay';
+import { OutboxWalHost } from '../support/outbox';
 
 /**
  * A relay in a process of its own.
  * - `nest`: the app as users run it (OutboxModule with the Kafka client, default options except
- *   `notifications`), idle until stopped: P3's relay in another process.
+ *   `notifications`), idle until stopped, answering "status": P3's relay in another process,
+ *   and with `delivery: 'wal'` P4's streaming and standby instances.
  * - `drain`: the P1 relay (OutboxRelay + SQL store + ClientKafka transport); on "go" it publishes
  *   until no pending row is left, then reports: P4's relays and P5's memory run.
  */
@@ -23,6 +25,11 @@ interface Config {
   /** Nest mode: the module's `preparedStatements` (default true). */
   preparedStatements?: boolean;
   batchSize?: number;
+  /** Nest mode: `delivery: 'wal'` streams the slot `slotName` (and runs the table relay beside it). */
+  delivery?: 'wal';
+  slotName?: string;
+  /** Nest mode: report "ready" once loaded and start the app only on "go" (then report "started"). */
+  waitForGo?: boolean;
   /** Report memory every this many ms (drain mode). */
   sampleMs?: number;
 }
@@ -49,6 +56,11 @@ function peakRss(): number {
 }
 
 async function nestMode(): Promise<void> {
+  if (config.waitForGo) {
+    // Loaded, not yet started: the app (and its stream) starts on "go", so several start together.
+    send({ type: 'ready' });
+    while ((await nextCommand()) !== 'go');
+  }
   const { app } = await startBenchApp({
     postgresUrl: config.postgresUrl,
     schema: config.schema,
@@ -60,10 +72,15 @@ async function nestMode(): Promise<void> {
       notifications: config.notifications ?? true,
       preparedStatements: config.preparedStatements ?? true,
       resolveTopic: () => config.topic,
+      ...(config.delivery ? { delivery: config.delivery, wal: { slotName: config.slotName } } : {}),
+      ...(config.batchSize ? { batchSize: config.batchSize } : {}),
     },
   });
-  send({ type: 'ready' });
-  while ((await nextCommand()) !== 'stop');
+  send({ type: config.waitForGo ? 'started' : 'ready' });
+  for (let command = await nextCommand(); command !== 'stop'; command = await nextCommand()) {
+    // The WAL mode's stream counts what it published since it connected: 0 on a standby instance.
+    if (command === 'status') send({ type: 'status', streamed: config.delivery ? app.get(OutboxWalHost).publishedCount : 0 });
+  }
   await app.close();
 }
 
