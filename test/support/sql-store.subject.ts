@@ -3,7 +3,8 @@ import { CreateOutboxTable, createSqlOutboxStore, type NewOutboxMessage, type Ou
 // The writer's own insert statement: what the outbox writes in production, without the Nest module around it.
 import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factory';
 // The WAL mode's way into the table: what its stream moves there when a message keeps failing.
-import { TableOverflow } from '../../libs/outbox/src/typeorm/wal/table-overflow';
+import { TableOverflow } from '../../libs/outbox/src/sql/wal/table-overflow';
+import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
 
 const TABLE = 'outbox_messages';
@@ -23,7 +24,7 @@ export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold'
         throw error;
       }
       const dialect = tableDialectFor(dataSource.options.type, TABLE);
-      const overflow = new TableOverflow(dataSource, TABLE, { deadLetterPolicy });
+      const overflow = new TableOverflow(sqlConnectionOf(dataSource), TABLE, { deadLetterPolicy });
       return {
         store: createSqlOutboxStore(dataSource, TABLE, { deadLetterPolicy }),
         write: async (messages) => {
