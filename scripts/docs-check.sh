@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles every TypeScript block of README.md and docs/*.md (typescript-docs-verifier), each block on
+# Compiles every TypeScript block of README.md, docs/*.md and libs/outbox/README.md (typescript-docs-verifier), each block on
 # its own, as a user would paste it: a block needs its imports, and one that does not compile fails
 # the run naming the file and the block. `@nest-outbox/outbox` resolves to the package's built dist/
 # through its package.json exports (the tool runs from libs/outbox for that), so a snippet that
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 npm run --silent build:lib >/dev/null
 
-files=(../../README.md)
+files=(../../README.md README.md)   # the repository's README and the package's
 for file in docs/*.md; do
   [[ "$file" == docs/tutorial.md ]] || files+=("../../$file")
 done
