@@ -37,6 +37,8 @@ trap 'kill -- -"$oldest_majors" 2>/dev/null || true; bash scripts/services.sh do
 
 npx jest --selectProjects unit "$@"
 npm run --silent test:rules
+# Every TypeScript block of README.md and docs/ compiles against the built package.
+npm run --silent docs:check
 
 # Phase 2's files (path patterns): they take a service away from everyone else while they run.
 alone=(

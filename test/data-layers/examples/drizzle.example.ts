@@ -1,4 +1,4 @@
-// README "Data layers beyond TypeORM": Drizzle. Compiled by `npm run typecheck`, run by test/data-layers/drizzle.e2e-spec.ts.
+// docs/data-layers.md: Drizzle. Compiled by `npm run typecheck`, run by test/data-layers/drizzle.e2e-spec.ts.
 import type { OutboxPublisher } from '@nest-outbox/outbox';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';

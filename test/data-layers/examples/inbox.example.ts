@@ -1,4 +1,4 @@
-// README "Data layers beyond TypeORM": the inbox, here with Kysely. Compiled by `npm run typecheck`.
+// docs/data-layers.md: the inbox, here with Kysely. Compiled by `npm run typecheck`.
 import { DataLayerInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
 import type { Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// README "Data layers beyond TypeORM": Kysely. Compiled by `npm run typecheck`, run by test/data-layers/kysely.e2e-spec.ts.
+// docs/data-layers.md: Kysely. Compiled by `npm run typecheck`, run by test/data-layers/kysely.e2e-spec.ts.
 import type { OutboxPublisher } from '@nest-outbox/outbox';
 import type { Kysely } from 'kysely';
 

@@ -1,4 +1,4 @@
-// README "Data layers beyond TypeORM": MikroORM. Compiled by `npm run typecheck`, run by test/data-layers/mikro-orm.e2e-spec.ts.
+// docs/data-layers.md: MikroORM. Compiled by `npm run typecheck`, run by test/data-layers/mikro-orm.e2e-spec.ts.
 import type { OutboxPublisher } from '@nest-outbox/outbox';
 import { EntitySchema, type EntityManager } from '@mikro-orm/postgresql';
 

@@ -1,4 +1,4 @@
-// README "Data layers beyond TypeORM": node-postgres. Compiled by `npm run typecheck`, run by test/data-layers/pg.e2e-spec.ts.
+// docs/data-layers.md: node-postgres. Compiled by `npm run typecheck`, run by test/data-layers/pg.e2e-spec.ts.
 import type { OutboxPublisher } from '@nest-outbox/outbox';
 import type { Pool, PoolClient } from 'pg';
 

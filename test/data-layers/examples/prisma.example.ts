@@ -1,4 +1,4 @@
-// README "Data layers beyond TypeORM": Prisma. Compiled by `npm run typecheck`, run by test/data-layers/prisma.e2e-spec.ts.
+// docs/data-layers.md: Prisma. Compiled by `npm run typecheck`, run by test/data-layers/prisma.e2e-spec.ts.
 import type { DataLayerTransaction, OutboxPublisher } from '@nest-outbox/outbox';
 
 /** The part of your generated `PrismaClient` this example uses (`prisma generate` writes the real one). */
