@@ -31,7 +31,7 @@ describe('the tutorial app', () => {
     cpSync(example, appDir, { recursive: true, filter: (path) => !/\/(node_modules|dist)$|\.sqlite$|\.tsbuildinfo$/.test(path) });
     // The one change to the copy: its dependency on the library points at the tarball just packed.
     const manifestPath = join(appDir, 'package.json');
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = readManifest(appDir);
     manifest.dependencies['@nest-outbox/outbox'] = `file:${join(workDir, packed.filename)}`;
     writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
     await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: appDir, maxBuffer: 64 << 20 });
@@ -41,6 +41,19 @@ describe('the tutorial app', () => {
   afterAll(async () => {
     await Promise.all(started.map((app) => app.stop()));
     rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('pins the versions the repository is tested with, and the tutorial’s install commands name them', () => {
+    const rootManifest = readManifest(root);
+    const rootVersions = { ...rootManifest.dependencies, ...rootManifest.devDependencies };
+    const appManifest = readManifest(example);
+    const appVersions = { ...appManifest.dependencies, ...appManifest.devDependencies };
+    delete appVersions['@nest-outbox/outbox'];
+    expect(Object.fromEntries(Object.keys(appVersions).map((name) => [name, rootVersions[name]]))).toEqual(appVersions);
+    const tutorial = readFileSync(join(root, 'docs/tutorial.md'), 'utf8');
+    const named = [...tutorial.matchAll(/(?<=\s)((?:@[\w-]+\/)?[\w.-]+)@(\d+\.\d+\.\d+)(?=\s)/g)].map(([, name, version]) => [name, version]);
+    expect(named.map(([name]) => name)).toEqual(expect.arrayContaining(['@nestjs/cli', '@nestjs/typeorm', 'typeorm', '@nestjs/microservices', 'better-sqlite3', 'pg', 'kafkajs']));
+    expect(Object.fromEntries(named.map(([name]) => [name, appVersions[name]]))).toEqual(Object.fromEntries(named));
   });
 
   it('builds with the library from the tarball, as an ES module', () => {
@@ -78,6 +91,10 @@ describe('the tutorial app', () => {
     }
   }, 180_000);
 });
+
+function readManifest(dir: string): { dependencies: Record<string, string>; devDependencies: Record<string, string> } {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+}
 
 interface RunningApp {
   readonly port: number;
