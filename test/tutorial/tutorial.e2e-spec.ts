@@ -34,7 +34,8 @@ describe('the tutorial app', () => {
     const manifest = readManifest(appDir);
     manifest.dependencies['@nest-outbox/outbox'] = `file:${join(workDir, packed.filename)}`;
     writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: appDir, maxBuffer: 64 << 20 });
+    // better-sqlite3 compiles from source when its prebuilt binary cannot be downloaded: both its files at once.
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: appDir, maxBuffer: 64 << 20, env: { ...process.env, JOBS: 'max' } });
     await run('npm', ['run', 'build'], { cwd: appDir, maxBuffer: 64 << 20 });
   }, 600_000);
 
