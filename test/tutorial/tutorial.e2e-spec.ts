@@ -113,14 +113,20 @@ async function startApp(cwd: string, env: Record<string, string>): Promise<Runni
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // 'close': npm has exited and so has every process holding its output, the app's node among them.
+  let closed = false;
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve(void (closed = true))));
   const app: RunningApp = {
     port,
     log: () => output,
     stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (closed) return;
       // enableShutdownHooks: Nest closes the app (the relay drains first) and exits on SIGTERM.
-      process.kill(-child.pid!, 'SIGTERM');
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // The group is gone already; 'close' is on its way.
+      }
       await exited;
     },
   };
