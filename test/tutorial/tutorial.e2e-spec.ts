@@ -76,16 +76,18 @@ describe('the tutorial app', () => {
     const server = requireService('postgres');
     const database = `tutorial_${randomBytes(5).toString('hex')}`;
     await postgresAdmin(server, `CREATE DATABASE ${database}`);
+    let app: RunningApp | undefined;
     try {
       const url = new URL(server);
       url.pathname = `/${database}`;
-      const app = await startApp(appDir, { DATABASE_URL: url.toString(), KAFKA_BROKERS: requireService('kafka'), ORDERS_TOPIC: `tutorial-${randomBytes(4).toString('hex')}` });
+      app = await startApp(appDir, { DATABASE_URL: url.toString(), KAFKA_BROKERS: requireService('kafka'), ORDERS_TOPIC: `tutorial-${randomBytes(4).toString('hex')}` });
       started.push(app);
-      const id = await placeOrder(app);
-      expect(await waitFor('the shipment made by the consumer over Kafka', () => shipment(app, id), 60_000)).toMatchObject({ orderId: id, customerId: 'c-42' });
-      expect(app.log()).toMatch(new RegExp(`Shipment prepared for order ${id} \\(event [0-9a-f-]{36} via Kafka partition \\d+\\)`));
-      await app.stop();
+      const running = app;
+      const id = await placeOrder(running);
+      expect(await waitFor('the shipment made by the consumer over Kafka', () => shipment(running, id), 60_000)).toMatchObject({ orderId: id, customerId: 'c-42' });
+      expect(running.log()).toMatch(new RegExp(`Shipment prepared for order ${id} \\(event [0-9a-f-]{36} via Kafka partition \\d+\\)`));
     } finally {
+      await app?.stop(); // before the database goes
       await postgresAdmin(server, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     }
   }, 180_000);
