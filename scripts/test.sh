@@ -15,6 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 npm run --silent typecheck
+# docs/tutorial.md's code blocks are the tutorial app's files (test/tutorial builds and runs that app).
+npm run --silent docs:verify
 
 services=(postgres mariadb kafka rabbitmq nats redis mqtt)
 logs="$(mktemp -d)"
@@ -46,6 +48,7 @@ alone=(
   '/test/multi-destination\.'
   '/test/order-service\.(kafka|readiness|operations|hardening)\.'
   '/test/packaging/'
+  '/test/tutorial/'                  # packs the library's dist, as packaging does
   '/test/postgres-notifications\.'   # counts LISTEN connections server-wide
 )
 

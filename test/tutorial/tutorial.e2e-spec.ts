@@ -1,0 +1,179 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { postgresAdmin } from '../support/databases';
+import { requireService } from '../support/services';
+import { waitFor } from '../support/wait-for';
+
+const run = promisify(execFile);
+const root = join(__dirname, '..', '..');
+const example = join(root, 'examples', 'tutorial');
+
+/**
+ * docs/tutorial.md's app as a reader ends up with it: examples/tutorial copied to a directory outside
+ * the repository (so nothing resolves from the repository's node_modules), the library installed
+ * from its packed tarball, every other package from the app's own package.json (the npm cache
+ * first), built with the app's own `npm run build`, started with `npm run start:prod`, and driven
+ * over HTTP until its consumer has handled the event: on SQLite + TCP, then PostgreSQL + Kafka.
+ */
+describe('the tutorial app', () => {
+  const workDir = mkdtempSync(join(tmpdir(), 'outbox-tutorial-'));
+  const appDir = join(workDir, 'shop');
+  const started: RunningApp[] = [];
+
+  beforeAll(async () => {
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: join(root, 'libs/outbox'), maxBuffer: 64 << 20 });
+    const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>;
+    cpSync(example, appDir, { recursive: true, filter: (path) => !/\/(node_modules|dist)$|\.sqlite$|\.tsbuildinfo$/.test(path) });
+    // The one change to the copy: its dependency on the library points at the tarball just packed.
+    const manifestPath = join(appDir, 'package.json');
+    const manifest = readManifest(appDir);
+    manifest.dependencies['@nest-outbox/outbox'] = `file:${join(workDir, packed.filename)}`;
+    writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+    // better-sqlite3 compiles from source when its prebuilt binary cannot be downloaded: both its files at once.
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: appDir, maxBuffer: 64 << 20, env: { ...process.env, JOBS: 'max' } });
+    await run('npm', ['run', 'build'], { cwd: appDir, maxBuffer: 64 << 20 });
+  }, 600_000);
+
+  afterAll(async () => {
+    await Promise.all(started.map((app) => app.stop()));
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('pins the versions the repository is tested with, and the tutorial’s install commands name them', () => {
+    const rootManifest = readManifest(root);
+    const rootVersions = { ...rootManifest.dependencies, ...rootManifest.devDependencies };
+    const appManifest = readManifest(example);
+    const appVersions = { ...appManifest.dependencies, ...appManifest.devDependencies };
+    delete appVersions['@nest-outbox/outbox'];
+    expect(Object.fromEntries(Object.keys(appVersions).map((name) => [name, rootVersions[name]]))).toEqual(appVersions);
+    const tutorial = readFileSync(join(root, 'docs/tutorial.md'), 'utf8');
+    const named = [...tutorial.matchAll(/(?<=\s)((?:@[\w-]+\/)?[\w.-]+)@(\d+\.\d+\.\d+)(?=\s)/g)].map(([, name, version]) => [name, version]);
+    expect(named.map(([name]) => name)).toEqual(expect.arrayContaining(['@nestjs/cli', '@nestjs/typeorm', 'typeorm', '@nestjs/microservices', 'better-sqlite3', 'pg', 'kafkajs']));
+    expect(Object.fromEntries(named.map(([name]) => [name, appVersions[name]]))).toEqual(Object.fromEntries(named));
+  });
+
+  it('builds with the library from the tarball, as an ES module', () => {
+    const library = JSON.parse(readFileSync(join(appDir, 'node_modules/@nest-outbox/outbox/package.json'), 'utf8')) as { name: string };
+    expect(library.name).toBe('@nest-outbox/outbox');
+    expect(readFileSync(join(appDir, 'dist/main.js'), 'utf8')).toMatch(/^import .* from '\.\/app\.module\.js';$/m);
+  });
+
+  it('on SQLite + TCP, delivers an order placed over HTTP to its consumer', async () => {
+    const app = await startApp(appDir, { SQLITE_FILE: join(workDir, 'shop.sqlite') });
+    started.push(app);
+    const id = await placeOrder(app);
+    expect(await waitFor('the shipment made by the consumer over TCP', () => shipment(app, id), 30_000)).toMatchObject({ orderId: id, customerId: 'c-42' });
+    expect(app.log()).toMatch(new RegExp(`Shipment prepared for order ${id} \\(event [0-9a-f-]{36} via TCP\\)`));
+    await app.stop();
+  }, 120_000);
+
+  it('on PostgreSQL + Kafka, set by the environment alone, delivers an order to its consumer', async () => {
+    const server = requireService('postgres');
+    const database = `tutorial_${randomBytes(5).toString('hex')}`;
+    await postgresAdmin(server, `CREATE DATABASE ${database}`);
+    let app: RunningApp | undefined;
+    try {
+      const url = new URL(server);
+      url.pathname = `/${database}`;
+      app = await startApp(appDir, { DATABASE_URL: url.toString(), KAFKA_BROKERS: requireService('kafka'), ORDERS_TOPIC: `tutorial-${randomBytes(4).toString('hex')}` });
+      started.push(app);
+      const running = app;
+      const id = await placeOrder(running);
+      expect(await waitFor('the shipment made by the consumer over Kafka', () => shipment(running, id), 60_000)).toMatchObject({ orderId: id, customerId: 'c-42' });
+      expect(running.log()).toMatch(new RegExp(`Shipment prepared for order ${id} \\(event [0-9a-f-]{36} via Kafka partition \\d+\\)`));
+    } finally {
+      await app?.stop(); // before the database goes
+      await postgresAdmin(server, `DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    }
+  }, 180_000);
+});
+
+function readManifest(dir: string): { dependencies: Record<string, string>; devDependencies: Record<string, string> } {
+  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+}
+
+interface RunningApp {
+  readonly port: number;
+  log(): string;
+  stop(): Promise<void>;
+}
+
+/** `npm run start:prod` on free ports; resolves once the HTTP server answers. */
+async function startApp(cwd: string, env: Record<string, string>): Promise<RunningApp> {
+  const [port, tcpPort] = [await freePort(), await freePort()];
+  const child: ChildProcess = spawn('npm', ['run', 'start:prod'], {
+    cwd,
+    env: { ...process.env, ...env, PORT: String(port), TCP_PORT: String(tcpPort), NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: stop() ends npm and the node it started together
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  // 'close': npm has exited and so has every process holding its output, the app's node among them.
+  let closed = false;
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve(void (closed = true))));
+  const app: RunningApp = {
+    port,
+    log: () => output,
+    stop: async () => {
+      if (closed) return;
+      // enableShutdownHooks: Nest closes the app (the relay drains first) and exits on SIGTERM.
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        // The group is gone already; 'close' is on its way.
+      }
+      await exited;
+    },
+  };
+  const outcome = await waitFor(
+    'the tutorial app to listen',
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return 'exited';
+      return fetch(`http://127.0.0.1:${port}/shipments/none`).then((response) => response.status === 404 && 'listening', () => false);
+    },
+    60_000,
+  ).catch((error: Error) => error.message);
+  if (outcome !== 'listening') {
+    await app.stop();
+    throw new Error(`The tutorial app did not start (${outcome}); its output:\n${output}`);
+  }
+  return app;
+}
+
+async function placeOrder(app: RunningApp): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${app.port}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ customerId: 'c-42', totalCents: 2500 }),
+  });
+  expect(response.status).toBe(201);
+  const { id } = (await response.json()) as { id: string };
+  expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  return id;
+}
+
+/** The order's shipment once the consumer's transaction has committed it; undefined (404) before. */
+async function shipment(app: RunningApp, orderId: string): Promise<unknown> {
+  const response = await fetch(`http://127.0.0.1:${app.port}/shipments/${orderId}`);
+  if (response.status === 404) return undefined;
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
