@@ -24,7 +24,7 @@ export {
   type OutboxLeaseLostEvent,
 } from './core/observe/outbox.channels';
 export { OutboxHealthIndicator } from './observability/health/outbox.health-indicator';
-export { InboxPoisonHealthIndicator } from './observability/health/inbox-poison.health-indicator';
+export { OutboxInboxPoisonHealthIndicator } from './observability/health/outbox-inbox-poison.health-indicator';
 export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './observability/metrics/metrics.options';
 export { OutboxMetrics, type OutboxMetricsSources } from './observability/metrics/outbox-metrics';
 export { RelayActivityTracker } from './core/observe/relay-activity';
@@ -54,7 +54,7 @@ export type { OutboxStore, ClaimRequest, FailedDelivery, OutboxWriterPort } from
 // What a store receives from the writer and hands to the relay: named for those who write a store.
 export type { NewOutboxMessage } from './core/outbox-message';
 export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './core/outbox-options';
-export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, NonRetryableOutboxError } from './core/outbox.errors';
+export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, OutboxNonRetryableError } from './core/outbox.errors';
 export type { RetryIf } from './core/failure-classification';
 export { InMemoryOutboxStore } from './core/in-memory-outbox.store';
 export { OutboxRelay, type BatchOutcome } from './core/outbox-relay';
