@@ -3,7 +3,9 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { addTransactionalDataSource, initializeTransactionalContext, Transactional } from 'typeorm-transactional';
-import { CreateOutboxTable, getRecordedEvents, OutboxModule, OutboxPublisher, OutboxWriteError, outboxMessageEntity } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, OutboxPublisher, OutboxWriteError } from '@nest-outbox/outbox';
+import { outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
+import { getRecordedEvents } from '@nest-outbox/outbox/testing';
 import { isolatedDatabase } from './support/outbox-harness';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { OutboxNonRetryableError, type OutboxRelay, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
+import { OutboxNonRetryableError, type OutboxTransport } from '@nest-outbox/outbox';
+import type { OutboxRelay, OutgoingMessage } from '@nest-outbox/outbox/core';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from '../support/outbox-harness';
 import { Parcel, ParcelRegistered } from '../support/parcel.fixtures';
 import { waitFor } from '../support/wait-for';

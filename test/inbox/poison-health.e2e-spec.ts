@@ -1,7 +1,9 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, OutboxInboxPoisonHealthIndicator, OutboxInbox, OutboxInboxModule, TypeOrmPoisonStore } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, OutboxInbox, OutboxInboxModule } from '@nest-outbox/outbox';
+import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
+import { OutboxInboxPoisonHealthIndicator } from '@nest-outbox/outbox/observability';
 import { isolatedDatabase } from '../support/outbox-harness';
 
 /** The inbox's terminus indicator on a real SQLite inbox: down while a message waits set aside, up once an operator deals with it. */

@@ -1,5 +1,7 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateOutboxTable, createSqlOutboxStore, type OutboxStoreContractSubject } from '@nest-outbox/outbox';
+import { CreateOutboxTable } from '@nest-outbox/outbox';
+import { createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
+import type { OutboxStoreContractSubject } from '@nest-outbox/outbox/testing';
 // The writer's own insert statement: what the outbox writes in production, without the Nest module around it.
 import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factory';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
