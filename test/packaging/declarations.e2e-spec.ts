@@ -80,6 +80,16 @@ describe('the packed declarations', () => {
     expect(reachable).toEqual([]);
   });
 
+  it('carries repository metadata and a README whose links work on npm (absolute URLs)', () => {
+    const installed = join(app, 'node_modules/@nest-outbox/outbox');
+    const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    expect(meta).toMatchObject({ repository: { url: expect.stringMatching(/^git\+https:\/\//) }, homepage: expect.stringMatching(/^https:\/\//), bugs: { url: expect.stringMatching(/^https:\/\//) } });
+    expect(meta.keywords).toEqual(expect.arrayContaining(['nestjs', 'outbox', 'typeorm']));
+    const links = [...readFileSync(join(installed, 'README.md'), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]);
+    expect(links.length).toBeGreaterThan(0);
+    expect(links.filter((link) => !/^https:\/\//.test(link))).toEqual([]);
+  });
+
   it('compiles the root, /core, /typeorm, /testing and /console without the optional peers', async () => {
     const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
     const { ok, output } = await compile('required-peers.ts', importAll(entries));
