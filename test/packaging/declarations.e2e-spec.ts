@@ -107,6 +107,15 @@ describe('the packed declarations', () => {
     expect(Object.values(counts).filter((count) => count === 0)).toEqual([]);
   }, 60_000);
 
+  it('loads /core without Nest or TypeORM (plain TypeScript, for relays and stores of your own)', async () => {
+    const script = `require('@nest-outbox/outbox/core');\nconsole.log(JSON.stringify(Object.keys(require.cache)));\n`;
+    writeFileSync(join(app, 'load-core.cjs'), script);
+    const { stdout } = await run('node', ['load-core.cjs'], { cwd: app });
+    const loaded = JSON.parse(stdout.trim().split('\n').pop()!) as string[];
+    expect(loaded.some((file) => file.includes('/@nest-outbox/outbox/dist/core/'))).toBe(true);
+    expect(loaded.filter((file) => /node_modules\/(@nestjs|typeorm)\//.test(file))).toEqual([]);
+  }, 60_000);
+
   it('compiles /observability once the peers its types name are installed, and not before', async () => {
     const source = importAll(['@nest-outbox/outbox/observability']);
     const without = await compile('observability-without.ts', source);

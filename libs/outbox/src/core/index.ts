@@ -22,4 +22,15 @@ export { MESSAGE_LIMITS, ERROR_LIMITS } from './message-limits';
 export type { OutboxDelivery, WalDeliveryOptions } from './stream/wal-options';
 export type { InboxOutcome, InboxSettings, InboxStore } from './inbox/inbox.port';
 export { INBOX_LIMITS } from './inbox/inbox-settings';
-export { POISON_DEFAULTS, type PoisonSettings, type PoisonStore } from './poison/poison.port';
+export {
+  POISON_DEFAULTS,
+  type PoisonSettings,
+  type PoisonStore,
+  type PoisonRecord,
+  type PoisonState,
+  type PoisonListFilter,
+  type PoisonCount,
+} from './poison/poison.port';
+export type { DeadMessage } from './outbox-maintenance.port';
+// A data layer of your own hands OutboxPublisher.add a SqlTransaction. A type only: core loads nothing of sql/.
+export type { SqlTransaction, SqlDialectName } from '../sql/sql-transaction.port';

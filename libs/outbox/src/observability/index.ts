@@ -23,6 +23,7 @@ export { OutboxHealthIndicator } from './health/outbox.health-indicator';
 export { OutboxInboxPoisonHealthIndicator } from './health/outbox-inbox-poison.health-indicator';
 export { OutboxWalHealthIndicator } from './wal/outbox-wal.health-indicator';
 export { OutboxWalHost } from '../nest/outbox-wal.host';
+export type { WalSlotLag } from '../postgres-wal/wal-slot.setup';
 
 // Metrics (prom-client)
 export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './metrics/metrics.options';
