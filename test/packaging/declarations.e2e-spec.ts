@@ -39,10 +39,10 @@ describe('the packed declarations', () => {
   };
 
   /** Compiles `source` with the strict settings of a fresh Nest 12 app and no skipLibCheck; resolves to tsc's output. */
-  const compile = async (file: string, source: string): Promise<{ ok: boolean; output: string }> => {
+  const compile = async (file: string, source: string, options: Record<string, unknown> = {}): Promise<{ ok: boolean; output: string }> => {
     writeFileSync(join(app, file), source);
     const config = {
-      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2023', lib: ['es2023'], types: ['node'], strict: true, skipLibCheck: false, noEmit: true, experimentalDecorators: true },
+      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2023', lib: ['es2023'], types: ['node'], strict: true, skipLibCheck: false, noEmit: true, experimentalDecorators: true, ...options },
       files: [file],
     };
     writeFileSync(join(app, `tsconfig.${file}.json`), JSON.stringify(config));
@@ -93,6 +93,13 @@ describe('the packed declarations', () => {
   it('compiles the root, /core, /typeorm, /testing and /console without the optional peers', async () => {
     const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
     const { ok, output } = await compile('required-peers.ts', importAll(entries));
+    expect(output).toBe('');
+    expect(ok).toBe(true);
+  }, 120_000);
+
+  it('resolves the subpaths under the older moduleResolution "node10" too (a CommonJS Nest 11 app), through typesVersions', async () => {
+    const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
+    const { ok, output } = await compile('node10.ts', importAll(entries), { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' });
     expect(output).toBe('');
     expect(ok).toBe(true);
   }, 120_000);
