@@ -2,6 +2,9 @@
 // to CommonJS together with our TypeScript, which keeps decorators' metadata working.
 const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', 'load-esm', 'uuid', 'kysely', '@mikro-orm'];
 
+// The subpath exports of libs/outbox/package.json, each an index.ts in the folder of that name.
+const subpaths = ['testing', 'console', 'observability', 'core', 'typeorm', 'migrations'];
+
 const swc = [
   '@swc/jest',
   {
@@ -18,7 +21,11 @@ const common = {
   testEnvironment: 'node',
   transform: { '^.+\\.(t|j)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
-  moduleNameMapper: { '^@nest-outbox/outbox$': '<rootDir>/libs/outbox/src/index.ts' },
+  // The package's entry points (package.json "exports"), resolved to the library's source.
+  moduleNameMapper: {
+    '^@nest-outbox/outbox$': '<rootDir>/libs/outbox/src/index.ts',
+    [`^@nest-outbox/outbox/(${subpaths.join('|')})$`]: '<rootDir>/libs/outbox/src/$1/index.ts',
+  },
   // The packaging test's fresh app (installed from the tarball) is not part of the suite; nor is
   // the services' state: with wal_level=logical, PostgreSQL writes pg_logical/snapshots/*.snap
   // there, which jest would take for obsolete snapshot files and fail the run.

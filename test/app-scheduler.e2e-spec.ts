@@ -5,7 +5,8 @@ import { Injectable } from '@nestjs/common';
 import { Cron, Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { CreateOutboxTable, OutboxModule, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, type OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { waitFor } from './support/wait-for';
 

@@ -4,6 +4,7 @@ import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxWriteError } from '@nest-outbox/outbox';
 import { captureReader, type CaptureMode, type CapturedMessage } from './support/captured-messages';
+import { outboxMessageEntity, type OutboxMessageRow } from '@nest-outbox/outbox/typeorm';
 import { waitFor } from './support/wait-for';
 import { isolatedDatabase } from './support/outbox-harness';
 import { BookedEntries, EntryBooked, Journal, Ledger } from './support/ledger.fixtures';

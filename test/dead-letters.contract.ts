@@ -1,4 +1,6 @@
-import { createSqlOutboxMaintenanceStore, OutboxAdmin, OutboxAdminError, OutboxCleaner } from '@nest-outbox/outbox';
+import { OutboxAdmin, OutboxAdminError } from '@nest-outbox/outbox';
+import { OutboxCleaner } from '@nest-outbox/outbox/core';
+import { createSqlOutboxMaintenanceStore } from '@nest-outbox/outbox/typeorm';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { Parcel } from './support/parcel.fixtures';
 import { RecordingTransport } from './support/recording.transport';

@@ -8,16 +8,15 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   CreateOutboxTable,
-  createOutboxTableMigration,
-  outboxMessageEntity,
   OutboxConfigurationError,
   OutboxModule,
   OutboxPublisher,
   OutboxRelayHost,
   type OutboxModuleOptions,
   type OutboxTransport,
-  type OutgoingMessage,
 } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
+import { createOutboxTableMigration, outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { startupFailure } from './support/startup-failure';
 import { waitFor } from './support/wait-for';

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Counter, Registry } from 'prom-client';
-import { CreateOutboxTable, OutboxConfigurationError, OutboxHealthIndicator, OutboxModule, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxConfigurationError, OutboxModule, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
+import { OutboxHealthIndicator } from '@nest-outbox/outbox/observability';
 
 const transport: OutboxTransport = { name: 'nowhere', publish: async () => undefined };
 

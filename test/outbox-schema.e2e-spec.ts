@@ -5,15 +5,15 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   CreateOutboxTable,
-  createOutboxTableMigration,
   OutboxAdmin,
-  OutboxCleanupHost,
   OutboxConfigurationError,
   OutboxModule,
   OutboxRelayHost,
-  OutboxStats,
   type OutboxModuleOptions,
 } from '@nest-outbox/outbox';
+import { createOutboxTableMigration } from '@nest-outbox/outbox/typeorm';
+import { OutboxStats } from '@nest-outbox/outbox/observability';
+import { OutboxCleanupHost } from '../libs/outbox/src/nest/outbox-cleanup.host';
 import { runCli } from '../libs/outbox/src/cli/outbox-cli';
 import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { postgresAdmin, privateMariaDbDatabase } from './support/databases';

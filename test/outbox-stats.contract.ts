@@ -1,4 +1,6 @@
-import { createSqlOutboxStatsSource, OutboxRelayHost, OutboxStats } from '@nest-outbox/outbox';
+import { OutboxRelayHost } from '@nest-outbox/outbox';
+import { createSqlOutboxStatsSource } from '@nest-outbox/outbox/typeorm';
+import { OutboxStats } from '@nest-outbox/outbox/observability';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
 import { waitFor } from './support/wait-for';

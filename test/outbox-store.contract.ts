@@ -1,5 +1,6 @@
-import type { OutboxRelay } from '@nest-outbox/outbox';
-import { describeOutboxStoreContract, getRecordedEvents, OutboxWriteError } from '@nest-outbox/outbox';
+import type { OutboxRelay } from '@nest-outbox/outbox/core';
+import { OutboxWriteError } from '@nest-outbox/outbox';
+import { describeOutboxStoreContract, getRecordedEvents } from '@nest-outbox/outbox/testing';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { Parcel, ParcelRegistered, Shipment } from './support/parcel.fixtures';
 import { RecordingTransport } from './support/recording.transport';

@@ -1,7 +1,7 @@
 import { describeMalformedRows } from './malformed-rows.contract';
 import type { EntityManager } from 'typeorm';
 import { describeDeadLettersAndCleanup } from './dead-letters.contract';
-import { describeOutboxStoreContract } from '@nest-outbox/outbox';
+import { describeOutboxStoreContract } from '@nest-outbox/outbox/testing';
 import { describeOutboxContract } from './outbox-store.contract';
 import { sqlStoreSubject } from './support/sql-store.subject';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';

@@ -1,4 +1,4 @@
-import { describeOutboxStoreContract } from '@nest-outbox/outbox';
+import { describeOutboxStoreContract } from '@nest-outbox/outbox/testing';
 import { describeMalformedRows } from './malformed-rows.contract';
 import { describeDeadLettersAndCleanup } from './dead-letters.contract';
 import { describeOutboxContract } from './outbox-store.contract';

@@ -1,5 +1,6 @@
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { CreateOutboxTable, OutboxConfigurationError, OutboxModule, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { privatePostgresSchema } from './support/databases';
 import { startupFailure } from './support/startup-failure';
 

@@ -2,13 +2,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import * as outbox from '@nest-outbox/outbox';
+import * as root from '@nest-outbox/outbox';
 import { OutboxConfigurationError } from '@nest-outbox/outbox';
+import * as core from '@nest-outbox/outbox/core';
+import * as typeorm from '@nest-outbox/outbox/typeorm';
+import * as observability from '@nest-outbox/outbox/observability';
+import * as consoleEntry from '@nest-outbox/outbox/console';
+import * as testing from '@nest-outbox/outbox/testing';
+import { createSqlOutboxConsoleStore } from '../libs/outbox/src/typeorm/outbox-sql.factory';
+import { walNames } from '../libs/outbox/src/core/stream/wal-options';
+
+/** Every entry point of the package, and two internals the module feeds with names from its options. */
+const outbox = { ...root, ...core, ...typeorm, ...observability, ...consoleEntry, ...testing, createSqlOutboxConsoleStore, walNames };
 
 /**
  * Table and schema names go into SQL text. Every exported class, factory or module that takes one
  * must refuse anything but a plain identifier before it builds a statement; the list below is
- * checked against the package's exports, so a new export that takes a name cannot be left out.
+ * checked against the exports of every entry point, so a new export that takes a name cannot be left out.
  */
 const HOSTILE = 'victims"; DROP TABLE victims; --';
 

@@ -1,4 +1,5 @@
-import { getRecordedEvents, OutboxConfigurationError, PublishesEvents } from '@nest-outbox/outbox';
+import { OutboxConfigurationError, PublishesEvents } from '@nest-outbox/outbox';
+import { getRecordedEvents } from '@nest-outbox/outbox/testing';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { Parcel } from './support/parcel.fixtures';
 

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable, outboxMessageEntity } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable } from '@nest-outbox/outbox';
+import { outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 import { CreateOrderTables1767225600001 } from '../../apps/order-service/src/database/create-order-tables.migration';
 import { Order, OrderLine } from '../../apps/order-service/src/orders/order.entity';
 import type { OutboxRow } from './analysis';

@@ -1,4 +1,5 @@
-import type { OutboxTransport, OutgoingMessage } from '@nest-outbox/outbox';
+import type { OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { BATCH_HEADER, errorText, RELAY_HEADER, type RelayReport } from './chaos.protocol';
 
 export class InjectedPublishError extends Error {

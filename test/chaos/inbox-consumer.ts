@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Admin, type Consumer } from 'kafkajs';
 import { DataSource } from 'typeorm';
-import { TypeOrmInbox, TypeOrmInboxStore, type OutboxEnvelope } from '@nest-outbox/outbox';
+import type { OutboxEnvelope } from '@nest-outbox/outbox';
+import { TypeOrmInbox, TypeOrmInboxStore } from '@nest-outbox/outbox/typeorm';
 import type { Finding } from './analysis';
 
 const CONSUMER = 'chaos.order-projector';

@@ -9,7 +9,10 @@ import { Injectable, Module, type DynamicModule, type LoggerService, type OnModu
 import { NestFactory } from '@nestjs/core';
 import { ClientKafka, ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ClientProxyTransport, OutboxModule, OutboxObservers, type ClaimedMessage, type OutgoingMessage, type RelayObserver, type SettledBatch } from '@nest-outbox/outbox';
+import { OutboxModule } from '@nest-outbox/outbox';
+import type { ClaimedMessage, OutgoingMessage } from '@nest-outbox/outbox/core';
+import { OutboxObservers, type RelayObserver, type SettledBatch } from '@nest-outbox/outbox/observability';
+import { ClientProxyTransport } from '../../libs/outbox/src/transports/client-proxy.transport';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from '../../apps/order-service/src/broker.options';
 import { ChaosTransport } from './chaos.transport';
 import { BATCH_HEADER, errorText, STREAM_BATCH_BASE, type RelayReport, type RelaySettings } from './chaos.protocol';

@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { Registry } from 'prom-client';
-import { OutboxHealthIndicator } from '@nest-outbox/outbox';
+import { OutboxHealthIndicator } from '@nest-outbox/outbox/observability';
 import type { TestDatabase } from '../support/outbox-harness';
 import { createConsoleHarness, OPERATOR_TOKEN, type ConsoleHarness } from '../support/console.harness';
 import { RecordingTransport } from '../support/recording.transport';

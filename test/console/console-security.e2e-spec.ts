@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import request from 'supertest';
-import { OutboxConsoleModule, OutboxConfigurationError } from '@nest-outbox/outbox';
+import { OutboxConfigurationError } from '@nest-outbox/outbox';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 import { BearerTokenGuard, createConsoleHarness, OPERATOR_TOKEN, type ConsoleHarness } from '../support/console.harness';
 
 const id = randomUUID();

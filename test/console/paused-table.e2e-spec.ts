@@ -5,7 +5,8 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DataSource } from 'typeorm';
-import { AddOutboxPausedTable, AddOutboxPauseReason, CreateOutboxTable, OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
+import { AddOutboxPausedTable, AddOutboxPauseReason } from '@nest-outbox/outbox/console';
 
 /** An outbox table made before paused destinations existed. */
 class DropPausedTable1767225600001 implements MigrationInterface {

@@ -10,12 +10,12 @@ import {
   CreateInboxTable,
   CreateOutboxTable,
   Idempotent,
-  OutboxConsoleModule,
   OutboxInbox,
   OutboxInboxModule,
   OutboxModule,
   type OutboxEnvelope,
 } from '@nest-outbox/outbox';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 import { BearerTokenGuard, OPERATOR_TOKEN } from '../support/console.harness';
 import { launchChromium } from '../support/chromium';
 import { isolatedDatabase } from '../support/outbox-harness';

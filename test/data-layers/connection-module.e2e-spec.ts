@@ -6,17 +6,10 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Kafka, logLevel } from 'kafkajs';
 import { Kysely, PostgresDialect } from 'kysely';
 import { Pool, type PoolClient } from 'pg';
-import {
-  OutboxConfigurationError,
-  OutboxConsoleModule,
-  OutboxInbox,
-  OutboxInboxModule,
-  OutboxModule,
-  OutboxPublisher,
-  OutboxRelayHost,
-  type ConsoleSummary,
-  type OutgoingMessage,
-} from '@nest-outbox/outbox';
+import { OutboxConfigurationError, OutboxInbox, OutboxInboxModule, OutboxModule, OutboxPublisher, OutboxRelayHost } from '@nest-outbox/outbox';
+import type { ConsoleSummary } from '../../libs/outbox/src/console/outbox-console.service';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
+import { type OutgoingMessage } from '@nest-outbox/outbox/core';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';

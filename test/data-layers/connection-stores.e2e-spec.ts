@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Pool } from 'pg';
-import { describeOutboxStoreContract, type OutboxStoreContractSubject } from '@nest-outbox/outbox';
+import { describeOutboxStoreContract, type OutboxStoreContractSubject } from '@nest-outbox/outbox/testing';
 import { openConnection, type OpenedConnection } from '../../libs/outbox/src/adapters/connection/open-connection';
 import { resolveConnectionOption } from '../../libs/outbox/src/adapters/connection/outbox-connection.options';
 import { randomUUID } from 'node:crypto';

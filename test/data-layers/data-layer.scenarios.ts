@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { DataLayerInbox, OutboxWriteError, RecordingOutboxTransport, type DataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
+import { DataLayerInbox, OutboxWriteError, type DataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { waitFor } from '../support/wait-for';

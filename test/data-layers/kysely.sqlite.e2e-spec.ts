@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { DataLayerInbox, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { DataLayerInbox } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { issueInvoice, type BillingDatabase } from './examples/kysely.example';

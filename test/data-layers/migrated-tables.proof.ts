@@ -2,18 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  createSqlOutboxStore,
-  DataLayerInbox,
-  OutboxModule,
-  OutboxPublisher,
-  OutboxRelay,
-  RecordingOutboxTransport,
-  RetryPolicy,
-  TypeOrmInbox,
-  TypeOrmInboxStore,
-  type DataLayerTransaction,
-} from '@nest-outbox/outbox';
+import { createSqlOutboxStore, TypeOrmInbox, TypeOrmInboxStore } from '@nest-outbox/outbox/typeorm';
+import { DataLayerInbox, OutboxModule, OutboxPublisher, type DataLayerTransaction } from '@nest-outbox/outbox';
+import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 

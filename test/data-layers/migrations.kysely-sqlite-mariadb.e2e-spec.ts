@@ -3,7 +3,7 @@ import { Kysely, MysqlDialect, SqliteDialect, type Dialect } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import { createPool } from 'mysql2';
 import type { DataSourceOptions } from 'typeorm';
-import { outboxKyselyMigration, type OutboxDdlDialect } from '@nest-outbox/outbox';
+import { outboxKyselyMigration, type OutboxDdlDialect } from '@nest-outbox/outbox/migrations';
 import { isolatedDatabase } from '../support/outbox-harness';
 import { proveTables } from './migrated-tables.proof';
 

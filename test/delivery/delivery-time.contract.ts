@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { NonRetryableOutboxError, type OutboxRelay, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
+import { OutboxNonRetryableError, type OutboxTransport } from '@nest-outbox/outbox';
+import type { OutboxRelay, OutgoingMessage } from '@nest-outbox/outbox/core';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from '../support/outbox-harness';
 import { Parcel, ParcelRegistered } from '../support/parcel.fixtures';
 import { waitFor } from '../support/wait-for';
@@ -13,7 +14,7 @@ class TimedTransport implements OutboxTransport {
   readonly delivered: Array<{ message: OutgoingMessage; at: number }> = [];
 
   async publish(message: OutgoingMessage): Promise<void> {
-    if ((message.envelope.payload as { poison?: boolean }).poison) throw new NonRetryableOutboxError(`schema rejected ${message.envelope.id}`);
+    if ((message.envelope.payload as { poison?: boolean }).poison) throw new OutboxNonRetryableError(`schema rejected ${message.envelope.id}`);
     this.delivered.push({ message, at: Date.now() });
   }
 
@@ -82,7 +83,7 @@ export function describeDeliveryTime(database: TestDatabase): void {
       expect(await harness.dataSource.getRepository(Parcel).count()).toBe(0);
     });
 
-    it('sends a row that failed with NonRetryableOutboxError to dead after one attempt, keeping the error', async () => {
+    it('sends a row that failed with OutboxNonRetryableError to dead after one attempt, keeping the error', async () => {
       const transport = new TimedTransport();
       relay = harness.relay('poison-relay', transport, { maxAttempts: 10 });
       const [poison] = await harness.dataSource.transaction((manager) =>

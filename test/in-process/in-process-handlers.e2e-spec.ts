@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { NonRetryableOutboxError, OnOutboxEvent, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { OutboxNonRetryableError, OnOutboxEvent, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
 import { ParcelRegistered } from '../support/parcel.fixtures';
 import { waitFor } from '../support/wait-for';
@@ -27,7 +27,7 @@ class Journal {
     const key = `${handler}:${envelope.id}`;
     const attempt = (this.attempts.get(key) ?? 0) + 1;
     this.attempts.set(key, attempt);
-    if (step.fatal) throw new NonRetryableOutboxError(`cannot ever handle ${envelope.id}`);
+    if (step.fatal) throw new OutboxNonRetryableError(`cannot ever handle ${envelope.id}`);
     if (step.refused) throw new RangeError(`out of range ${envelope.id}`);
     if (step.poison && handler === 'parcels.count') throw new Error(`poison ${envelope.id}`);
     if (step.failOnce && attempt === 1) throw new Error(`transient ${envelope.id}`);
@@ -108,7 +108,7 @@ describe.each<TestDatabase>(['postgres', 'sqlite'])('in-process handlers on %s',
     expect(rows.find((row) => row.destination === 'parcels.audit')).toMatchObject({ status: 'published', attempts: 1 });
   });
 
-  it('sends a row dead after one attempt when the handler throws NonRetryableOutboxError, keeping the error', async () => {
+  it('sends a row dead after one attempt when the handler throws OutboxNonRetryableError, keeping the error', async () => {
     app = await startHandlersApp(isolated.options, [ParcelHandlers]);
     await app.add('f', [{ seq: 0, fatal: true }]);
     await waitFor('both rows dead', async () => (await app!.rows()).every((row) => row.status === 'dead'));

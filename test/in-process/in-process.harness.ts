@@ -2,7 +2,8 @@ import type { Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable, OutboxInboxModule, OutboxModule, OutboxPublisher, outboxMessageEntity, type OutboxInboxModuleOptions, type OutboxModuleOptions } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable, OutboxInboxModule, OutboxModule, OutboxPublisher, type OutboxInboxModuleOptions, type OutboxModuleOptions } from '@nest-outbox/outbox';
+import { outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 
 /** A Nest app with the outbox module and the given handler providers, on a database the test owns. */
 export async function startHandlersApp(database: Partial<DataSourceOptions>, providers: Provider[], options: OutboxModuleOptions = {}, withInbox: boolean | OutboxInboxModuleOptions = false) {

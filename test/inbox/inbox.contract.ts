@@ -3,7 +3,8 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, EntitySchema } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, TypeOrmPoisonStore, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
 import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
 
 /** The side effect a consumer writes: one row per handled message. */

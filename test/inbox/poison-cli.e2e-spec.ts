@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, TypeOrmPoisonStore } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable } from '@nest-outbox/outbox';
+import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
 import { runCli } from '../../libs/outbox/src/cli/outbox-cli';
 
 /** `nest-outbox poison …` against a real SQLite file written by the inbox's own store. */

@@ -1,11 +1,13 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, InboxPoisonHealthIndicator, OutboxInbox, OutboxInboxModule, TypeOrmPoisonStore } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, OutboxInbox, OutboxInboxModule } from '@nest-outbox/outbox';
+import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
+import { OutboxInboxPoisonHealthIndicator } from '@nest-outbox/outbox/observability';
 import { isolatedDatabase } from '../support/outbox-harness';
 
 /** The inbox's terminus indicator on a real SQLite inbox: down while a message waits set aside, up once an operator deals with it. */
-describe('InboxPoisonHealthIndicator (SQLite)', () => {
+describe('OutboxInboxPoisonHealthIndicator (SQLite)', () => {
   let isolated: Awaited<ReturnType<typeof isolatedDatabase>>;
   let module: TestingModule;
 
@@ -26,7 +28,7 @@ describe('InboxPoisonHealthIndicator (SQLite)', () => {
   });
 
   it('is down with the count and the oldest age while messages wait set aside, up when only failing or none', async () => {
-    const health = module.get(InboxPoisonHealthIndicator);
+    const health = module.get(OutboxInboxPoisonHealthIndicator);
     expect((await health.isHealthy())['inbox-poison']).toMatchObject({ status: 'up', waiting: 0, oldestWaitingAgeSeconds: null });
 
     const store = new TypeOrmPoisonStore(module.get(DataSource), 'outbox_inbox_poison', 'outbox_inbox');

@@ -1,5 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable, TypeOrmPoisonStore } from '@nest-outbox/outbox';
+import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable } from '@nest-outbox/outbox';
+import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
 import { runCli } from '../../libs/outbox/src/cli/outbox-cli';
 import { isolatedDatabase } from '../support/outbox-harness';
 

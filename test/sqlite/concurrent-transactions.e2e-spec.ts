@@ -1,4 +1,5 @@
-import { OutboxPublisher, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { OutboxPublisher } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import type { DataSource, EntityManager } from 'typeorm';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { Parcel } from '../support/parcel.fixtures';

@@ -4,17 +4,15 @@ import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   CreateOutboxTable,
-  createSqlOutboxStore,
-  OutboxConsoleModule,
   OutboxModule,
   OutboxPublisher,
-  OutboxRelay,
-  RetryPolicy,
-  type OutboxConsoleOptions,
   type OutboxMessageInput,
   type OutboxModuleOptions,
   type OutboxTransport,
 } from '@nest-outbox/outbox';
+import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
+import { createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
+import { OutboxConsoleModule, type OutboxConsoleOptions } from '@nest-outbox/outbox/console';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
 
 export const OPERATOR_TOKEN = 'operator-secret';

@@ -4,18 +4,9 @@ import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  CreateOutboxTable,
-  createSqlOutboxStore,
-  OutboxModule,
-  OutboxPublisher,
-  OutboxRelay,
-  outboxMessageEntity,
-  RetryPolicy,
-  type OutboxMessageRow,
-  type OutboxModuleOptions,
-  type OutboxTransport,
-} from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
+import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
+import { createSqlOutboxStore, outboxMessageEntity, type OutboxMessageRow } from '@nest-outbox/outbox/typeorm';
 import { PARCEL_ENTITIES } from './parcel.fixtures';
 import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
 

@@ -1,4 +1,5 @@
-import type { OutboxTransport, OutgoingMessage } from '@nest-outbox/outbox';
+import type { OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 
 /** A transport for store tests: records what was published and fails on request. */
 export class RecordingTransport implements OutboxTransport {

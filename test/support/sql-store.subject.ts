@@ -1,5 +1,8 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateOutboxTable, createSqlOutboxStore, type NewOutboxMessage, type OutboxStoreContractSubject } from '@nest-outbox/outbox';
+import { CreateOutboxTable } from '@nest-outbox/outbox';
+import { createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
+import type { OutboxStoreContractSubject } from '@nest-outbox/outbox/testing';
+import type { NewOutboxMessage } from '@nest-outbox/outbox/core';
 // The writer's own insert statement: what the outbox writes in production, without the Nest module around it.
 import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factory';
 // The WAL mode's way into the table: what its stream moves there when a message keeps failing.

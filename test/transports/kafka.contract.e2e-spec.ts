@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { logLevel } from 'kafkajs';
 import { ClientKafka, ClientProxyFactory, Transport, type KafkaOptions } from '@nestjs/microservices';
-import { ClientProxyTransport, describeOutboxTransportContract, type OpenTransport, type OutboxEnvelope } from '@nest-outbox/outbox';
+import type { OutboxEnvelope } from '@nest-outbox/outbox';
+import { describeOutboxTransportContract, type OpenTransport } from '@nest-outbox/outbox/testing';
+import { ClientProxyTransport } from '../../libs/outbox/src/transports/client-proxy.transport';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
 

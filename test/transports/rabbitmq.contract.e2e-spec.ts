@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { connect, type ChannelModel } from 'amqplib';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
-import { ClientProxyTransport, describeOutboxTransportContract, type OpenTransport, type OutboxEnvelope, type ReceivedMessage } from '@nest-outbox/outbox';
+import type { OutboxEnvelope } from '@nest-outbox/outbox';
+import { describeOutboxTransportContract, type OpenTransport, type ReceivedMessage } from '@nest-outbox/outbox/testing';
+import { ClientProxyTransport } from '../../libs/outbox/src/transports/client-proxy.transport';
 import { requireService } from '../support/services';
 import { stringHeaders } from './transport-contract';
 

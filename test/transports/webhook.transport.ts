@@ -1,4 +1,5 @@
-import type { OutboxTransport, OutgoingMessage } from '@nest-outbox/outbox';
+import type { OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 
 /**
  * The custom-transport example from the README: POSTs each message to an HTTP endpoint. A 2xx

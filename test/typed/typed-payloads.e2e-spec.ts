@@ -10,9 +10,9 @@ import {
   OutboxModule,
   OutboxPublisher,
   PublishesEvents,
-  outboxMessageEntity,
   toOutboxEvent,
 } from '@nest-outbox/outbox';
+import { outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
 
 class InvoiceLine {

@@ -3,7 +3,7 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { BookedEntries, EntryBooked, Journal, Ledger } from '../support/ledger.fixtures';
 import { ParcelDesk } from '../support/parcel-desk.fixture';
 import { Parcel } from '../support/parcel.fixtures';

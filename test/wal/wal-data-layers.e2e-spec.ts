@@ -1,5 +1,5 @@
 import { Pool } from 'pg';
-import { RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inTransaction } from '../data-layers/examples/pg.example';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';

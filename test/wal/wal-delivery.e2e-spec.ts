@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { Parcel } from '../support/parcel.fixtures';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';

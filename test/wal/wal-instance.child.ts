@@ -7,7 +7,8 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OutboxModule, type OutboxTransport, type OutgoingMessage } from '@nest-outbox/outbox';
+import { OutboxModule, type OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { PARCEL_ENTITIES } from '../support/parcel.fixtures';
 
 const { url, schema, slotName } = JSON.parse(process.env.WAL_CHILD ?? '{}') as { url: string; schema: string; slotName: string };

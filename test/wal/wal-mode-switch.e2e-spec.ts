@@ -1,4 +1,5 @@
-import { OutboxConfigurationError, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { OutboxConfigurationError } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalSandbox } from '../support/wal.harness';
 

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
-import { OutboxWalHealthIndicator, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { OutboxWalHealthIndicator } from '@nest-outbox/outbox/observability';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalSandbox } from '../support/wal.harness';
 

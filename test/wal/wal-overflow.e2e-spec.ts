@@ -1,4 +1,5 @@
-import type { OutboxTransport, OutgoingMessage } from '@nest-outbox/outbox';
+import type { OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
 

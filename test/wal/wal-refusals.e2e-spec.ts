@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { OutboxConfigurationError, OutboxModule, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { OutboxConfigurationError, OutboxModule } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { isolatedDatabase } from '../support/outbox-harness';
 import { postgresAdmin } from '../support/databases';
 import { startupFailure } from '../support/startup-failure';

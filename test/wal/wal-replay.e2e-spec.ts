@@ -1,6 +1,7 @@
 import { Client } from 'pg';
-import { RecordingOutboxTransport, type OutboxTransport } from '@nest-outbox/outbox';
-import type { OutgoingMessage } from '@nest-outbox/outbox';
+import type { OutboxTransport } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalSandbox } from '../support/wal.harness';
 

@@ -1,4 +1,4 @@
-import { RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { runCli } from '../../libs/outbox/src/cli/outbox-cli';
 import { postgresAdmin } from '../support/databases';
 import { waitFor } from '../support/wait-for';

@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core';
-import { OutboxConsoleModule, OutboxStats, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { OutboxStats } from '@nest-outbox/outbox/observability';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { launchChromium } from '../support/chromium';
 import { createConsoleHarness } from '../support/console.harness';
 import { waitFor } from '../support/wait-for';

@@ -1,7 +1,8 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ClientsModule } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { OutboxConsoleModule, OutboxInboxModule, OutboxModule } from '@nest-outbox/outbox';
+import { OutboxInboxModule, OutboxModule } from '@nest-outbox/outbox';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { currentRequestContext } from './correlation/correlation.context';

@@ -1,7 +1,15 @@
 // The library as the benchmarks use it. Imported by relative path (not through the
 // `@nest-outbox/outbox` alias) so that plain tsc output runs under node without a path resolver;
 // it is the same source tree the alias points at.
+// The package's entry points (they share no name), then the internals the benchmarks reach into.
 export * from '../../../libs/outbox/src/index';
+export * from '../../../libs/outbox/src/core/index';
+export * from '../../../libs/outbox/src/typeorm/index';
+export * from '../../../libs/outbox/src/observability/index';
+export * from '../../../libs/outbox/src/testing/index';
+export { dropWalSlot } from '../../../libs/outbox/src/postgres-wal/wal-slot.setup';
+export { PoisonPolicy } from '../../../libs/outbox/src/core/poison/poison-policy';
+export { ClientProxyTransport } from '../../../libs/outbox/src/transports/client-proxy.transport';
 export { PostgresOutboxDialect } from '../../../libs/outbox/src/sql/dialects/postgres-outbox.dialect';
 export { toOutgoingMessage } from '../../../libs/outbox/src/core/envelope';
 export { OUTBOX_SETTINGS } from '../../../libs/outbox/src/nest/outbox.constants';

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Inject, Res, ServiceUnavailableException } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import type { Response } from 'express';
-import { OutboxHealthIndicator } from '@nest-outbox/outbox';
+import { OutboxHealthIndicator } from '@nest-outbox/outbox/observability';
 import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from './metrics-registry.module';
 import { ConsumerReadiness } from './consumer-readiness';

@@ -2,7 +2,8 @@ import { Controller, Get, Logger, ParseUUIDPipe, Query, type Type } from '@nestj
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { Ctx, EventPattern, KafkaContext, Payload } from '@nestjs/microservices';
-import { continueOutboxTrace, Idempotent, isOutboxEnvelope, OutboxInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { Idempotent, isOutboxEnvelope, OutboxInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { continueOutboxTrace } from '@nest-outbox/outbox/observability';
 import { OrderTimelineEntry } from './order-timeline.entity';
 import { ReceivedEventsStore, type ReceivedEvent } from './received-events.store';
 

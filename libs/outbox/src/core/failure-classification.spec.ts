@@ -1,14 +1,14 @@
 import { classifyFailure } from './failure-classification';
 import { InMemoryOutboxStore } from './in-memory-outbox.store';
-import { NonRetryableOutboxError } from './outbox.errors';
+import { OutboxNonRetryableError } from './outbox.errors';
 import { OutboxRelay } from './outbox-relay';
 import type { OutboxTransport } from './outbox-transport.port';
 import { RetryPolicy } from './retry-policy';
 
 describe('classifyFailure', () => {
-  it('makes a NonRetryableOutboxError final, also as the cause of another error', () => {
-    expect(classifyFailure(new NonRetryableOutboxError('bad'), 'bad').final).toBe(true);
-    expect(classifyFailure(new Error('wrapped', { cause: new NonRetryableOutboxError('bad') }), 'wrapped').final).toBe(true);
+  it('makes a OutboxNonRetryableError final, also as the cause of another error', () => {
+    expect(classifyFailure(new OutboxNonRetryableError('bad'), 'bad').final).toBe(true);
+    expect(classifyFailure(new Error('wrapped', { cause: new OutboxNonRetryableError('bad') }), 'wrapped').final).toBe(true);
     expect(classifyFailure(new Error('timeout'), 'timeout').final).toBe(false);
   });
 
@@ -16,7 +16,7 @@ describe('classifyFailure', () => {
     const retryIf = (error: unknown) => !(error instanceof TypeError);
     expect(classifyFailure(new TypeError('schema'), 'schema', retryIf).final).toBe(true);
     expect(classifyFailure(new Error('later'), 'later', retryIf).final).toBe(false);
-    expect(classifyFailure(new NonRetryableOutboxError('no'), 'no', () => true).final).toBe(true);
+    expect(classifyFailure(new OutboxNonRetryableError('no'), 'no', () => true).final).toBe(true);
     expect(classifyFailure(new Error('x'), 'x', () => { throw new Error('bug in retryIf'); }).final).toBe(false);
   });
 });
@@ -34,7 +34,7 @@ describe('OutboxRelay with failures that should not be retried', () => {
     const transport: OutboxTransport = {
       name: 'test',
       async publish(message) {
-        if (message.envelope.id === 'poison') throw new NonRetryableOutboxError('schema rejected: "amount" missing');
+        if (message.envelope.id === 'poison') throw new OutboxNonRetryableError('schema rejected: "amount" missing');
         if (message.envelope.id === 'refused') throw new RangeError('403 forbidden');
         throw new Error('broker busy');
       },

@@ -1,5 +1,5 @@
 import { types } from 'node:util';
-import { NonRetryableOutboxError } from './outbox.errors';
+import { OutboxNonRetryableError } from './outbox.errors';
 
 /** One failed publish: the text recorded on the row, and whether another attempt could help. */
 export interface PublishFailure {
@@ -12,7 +12,7 @@ export interface PublishFailure {
 export type RetryIf = (error: unknown) => boolean;
 
 /**
- * A `NonRetryableOutboxError` (or an error caused by one) is final. Other errors are retried,
+ * A `OutboxNonRetryableError` (or an error caused by one) is final. Other errors are retried,
  * unless `retryIf` says no; a `retryIf` that throws counts as "retry", so a bug in it never kills rows.
  */
 export function classifyFailure(error: unknown, text: string, retryIf?: RetryIf): PublishFailure {
@@ -28,7 +28,7 @@ export function classifyFailure(error: unknown, text: string, retryIf?: RetryIf)
 function isNonRetryable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 5; depth++) {
     // By name as well: the class may come from another copy of the library or another realm.
-    if (current instanceof NonRetryableOutboxError || ((types.isNativeError(current) || current instanceof Error) && (current as Error).name === 'NonRetryableOutboxError')) {
+    if (current instanceof OutboxNonRetryableError || ((types.isNativeError(current) || current instanceof Error) && (current as Error).name === 'OutboxNonRetryableError')) {
       return true;
     }
     current = (current as { cause?: unknown }).cause;

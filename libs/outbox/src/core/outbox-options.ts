@@ -113,7 +113,7 @@ export interface OutboxSettings {
   health?: HealthThresholds;
   /**
    * Decides whether a failed publish (or in-process handler) is tried again: return `false` to send
-   * the row to dead at once, keeping the error. A `NonRetryableOutboxError` is never retried,
+   * the row to dead at once, keeping the error. A `OutboxNonRetryableError` is never retried,
    * whatever this says; an exception thrown here counts as "retry". Default: retry every error.
    */
   retryIf?: (error: unknown) => boolean;

@@ -37,7 +37,7 @@ export interface OutboxRelayConfig {
   logger: RelayLogger;
   /** Follows claims, publishes and outcomes (metrics, tracing, diagnostics channels). */
   observer?: RelayObserver;
-  /** Whether an error is worth another attempt; `NonRetryableOutboxError` never is. Default: retry every error. */
+  /** Whether an error is worth another attempt; `OutboxNonRetryableError` never is. Default: retry every error. */
   retryIf?: RetryIf;
 }
 

@@ -26,8 +26,8 @@ export class OutboxWriteError extends Error {
  * the receiver rejects for good, a destination that does not exist): the row becomes dead at
  * once, with this error kept, instead of being retried `maxAttempts` times.
  */
-export class NonRetryableOutboxError extends Error {
-  override readonly name = 'NonRetryableOutboxError';
+export class OutboxNonRetryableError extends Error {
+  override readonly name = 'OutboxNonRetryableError';
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

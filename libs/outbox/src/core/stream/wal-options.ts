@@ -22,7 +22,7 @@ export interface WalDeliveryOptions {
    * Attempts the stream makes at a message before moving it, and its aggregate's later messages,
    * to the outbox table, where the table relay retries them in order (and makes them dead after
    * `maxAttempts`) while other aggregates stream on. A failure that is final (`retryIf`,
-   * `NonRetryableOutboxError`) moves it at once. Default `3`.
+   * `OutboxNonRetryableError`) moves it at once. Default `3`.
    */
   attemptsBeforeTable?: number;
   /**

@@ -1,5 +1,5 @@
 import { getOutboxEventMetadata } from '../../decorators/outbox-event.decorator';
-import { NonRetryableOutboxError } from '../outbox.errors';
+import { OutboxNonRetryableError } from '../outbox.errors';
 import type { OutboxEnvelope } from '../outbox-message';
 import { payloadProblems } from './payload-validation';
 import { invalidPayload, newerVersion, notAnEventClass, olderVersionWithoutUpcaster, wrongEventType } from './typed-events.messages';
@@ -8,8 +8,8 @@ import { invalidPayload, newerVersion, notAnEventClass, olderVersionWithoutUpcas
  * A received payload that can never be handled (wrong type, unknown version, invalid fields).
  * Non-retryable: an in-process handler throwing it sends its row to dead at once.
  */
-export class OutboxEventValidationError extends NonRetryableOutboxError {
-  override readonly name = 'NonRetryableOutboxError';
+export class OutboxEventValidationError extends OutboxNonRetryableError {
+  override readonly name = 'OutboxNonRetryableError';
 }
 
 type EventClass<T> = new (...args: any[]) => T;

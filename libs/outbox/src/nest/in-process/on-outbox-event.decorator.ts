@@ -18,7 +18,7 @@ export interface OnOutboxEventMetadata {
  * Runs a provider method for every event of a type, from the outbox, in this app: no broker.
  * Each handler gets rows of its own, with the guarantees of a broker destination (retries with
  * backoff, dead letters, per-aggregate order). The method receives the `OutboxEnvelope`; a
- * `NonRetryableOutboxError` it throws sends the row to dead at once.
+ * `OutboxNonRetryableError` it throws sends the row to dead at once.
  */
 export function OnOutboxEvent(event: string | Type<unknown>, options: OnOutboxEventOptions): MethodDecorator {
   return (target, key, descriptor) => {

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { resolveInboxSettings } from '../../core/inbox/inbox-settings';
 import { IdempotentExplorer } from './idempotent.explorer';
 import { InboxPoisonMetricsHost } from '../../observability/metrics/inbox-poison-metrics.host';
-import { InboxPoisonHealthIndicator } from '../../observability/health/inbox-poison.health-indicator';
+import { OutboxInboxPoisonHealthIndicator } from '../../observability/health/outbox-inbox-poison.health-indicator';
 import { OutboxInbox, INBOX_SETTINGS } from './outbox-inbox';
 import { ConfigurableInboxModule, INBOX_MODULE_OPTIONS } from './outbox-inbox.module-definition';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
@@ -17,8 +17,8 @@ import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
     OutboxInbox,
     IdempotentExplorer,
     InboxPoisonMetricsHost,
-    InboxPoisonHealthIndicator,
+    OutboxInboxPoisonHealthIndicator,
   ],
-  exports: [OutboxInbox, InboxPoisonHealthIndicator],
+  exports: [OutboxInbox, OutboxInboxPoisonHealthIndicator],
 })
 export class OutboxInboxModule extends ConfigurableInboxModule {}

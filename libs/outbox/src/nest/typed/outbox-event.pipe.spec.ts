@@ -1,5 +1,5 @@
 import { OutboxEvent } from '../../decorators/outbox-event.decorator';
-import { NonRetryableOutboxError } from '../../core/outbox.errors';
+import { OutboxNonRetryableError } from '../../core/outbox.errors';
 import { OutboxEventPipe } from './outbox-event.pipe';
 
 @OutboxEvent('pipes.thing-renamed', { version: 2, upcast: ({ payload }) => ({ name: (payload as { title: string }).title }) })
@@ -23,7 +23,7 @@ describe('OutboxEventPipe', () => {
 
   it('refuses another event type with a non-retryable error naming both types', () => {
     const wrong = { ...envelope(2, {}), type: 'pipes.thing-removed' };
-    expect(() => pipe.transform(wrong)).toThrow(NonRetryableOutboxError);
+    expect(() => pipe.transform(wrong)).toThrow(OutboxNonRetryableError);
     expect(() => pipe.transform(wrong)).toThrow(/type "pipes\.thing-renamed", got "pipes\.thing-removed"/);
   });
 });

@@ -1,4 +1,5 @@
-import { describeOutboxStoreContract, InMemoryOutboxStore } from '@nest-outbox/outbox';
+import { InMemoryOutboxStore } from '@nest-outbox/outbox/core';
+import { describeOutboxStoreContract } from '@nest-outbox/outbox/testing';
 
 // The README's example of checking a store: the library's in-memory store keeps the same promises as the SQL ones.
 describeOutboxStoreContract({

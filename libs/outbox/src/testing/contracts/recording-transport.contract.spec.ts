@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describeOutboxTransportContract, RecordingOutboxTransport } from '@nest-outbox/outbox';
+import { describeOutboxTransportContract, RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 
 // The recording transport is its own broker: what it keeps is what "arrived".
 const created: RecordingOutboxTransport[] = [];

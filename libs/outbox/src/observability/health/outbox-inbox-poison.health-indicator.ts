@@ -16,14 +16,14 @@ import { judgeInboxPoison } from './inbox-poison.health';
  * ```
  */
 @Injectable()
-export class InboxPoisonHealthIndicator {
+export class OutboxInboxPoisonHealthIndicator {
   private indicators: HealthIndicatorService | undefined;
 
   constructor(private readonly inbox: OutboxInbox) {}
 
   /** `maxWaiting`: set-aside messages tolerated before it is down (default `0`). */
   async isHealthy<Key extends string = 'inbox-poison'>(key: Key = 'inbox-poison' as Key, { maxWaiting = 0 }: { maxWaiting?: number } = {}): Promise<HealthIndicatorResult<Key>> {
-    this.indicators ??= new (loadOptional<typeof import('@nestjs/terminus')>('@nestjs/terminus', 'InboxPoisonHealthIndicator').HealthIndicatorService)();
+    this.indicators ??= new (loadOptional<typeof import('@nestjs/terminus')>('@nestjs/terminus', 'OutboxInboxPoisonHealthIndicator').HealthIndicatorService)();
     const indicator = this.indicators.check(key);
     const poison = this.inbox.poison;
     if (!poison) return indicator.up({ poison: 'off' });

@@ -1,0 +1,38 @@
+// @nest-outbox/outbox/core: plain TypeScript, no Nest and no TypeORM: the ports a store or a
+// transport of your own implements, the relay and its policies, an in-memory store, the settings.
+export type { OutboxTransport, Acknowledgement } from './outbox-transport.port';
+export type { OutboxStore, ClaimRequest, FailedDelivery, OutboxWriterPort } from './outbox-store.port';
+export type {
+  ClaimedMessage,
+  NewOutboxMessage,
+  OutgoingMessage,
+  OutboxEnvelope,
+  MessageMetadata,
+  OutboxMessageStatus,
+  DeliveryOptions,
+} from './outbox-message';
+export { ENVELOPE_HEADERS } from './envelope';
+export { OutboxRelay, type BatchOutcome } from './outbox-relay';
+export { RetryPolicy, type BackoffOptions } from './retry-policy';
+export type { RetryIf } from './failure-classification';
+export { InMemoryOutboxStore } from './in-memory-outbox.store';
+export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './outbox-cleaner';
+export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './outbox-options';
+export { MESSAGE_LIMITS, ERROR_LIMITS } from './message-limits';
+export type { OutboxDelivery, WalDeliveryOptions } from './stream/wal-options';
+export type { InboxOutcome, InboxSettings, InboxStore } from './inbox/inbox.port';
+export { INBOX_LIMITS } from './inbox/inbox-settings';
+export {
+  POISON_DEFAULTS,
+  type PoisonSettings,
+  type PoisonStore,
+  type PoisonRecord,
+  type PoisonState,
+  type PoisonListFilter,
+  type PoisonCount,
+} from './poison/poison.port';
+export type { DeadMessage } from './outbox-maintenance.port';
+// A data layer of your own hands OutboxPublisher.add a SqlTransaction. A type only: core loads nothing of sql/.
+export type { SqlTransaction, SqlDialectName } from '../sql/sql-transaction.port';
+// A connection of your own (OutboxModule's `connection: { pool }` takes a driver's pool; this is the port under it).
+export type { SqlConnection, SqlRunner, SqlResult } from '../sql/sql-connection.port';
