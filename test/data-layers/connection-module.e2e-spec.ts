@@ -9,7 +9,7 @@ import { Pool, type PoolClient } from 'pg';
 import { OutboxConfigurationError, OutboxInbox, OutboxInboxModule, OutboxModule, OutboxPublisher, OutboxRelayHost } from '@nest-outbox/outbox';
 import type { ConsoleSummary } from '../../libs/outbox/src/console/outbox-console.service';
 import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
-import { type OutgoingMessage } from '@nest-outbox/outbox/core';
+import { type OutgoingMessage, type SqlTransaction } from '@nest-outbox/outbox/core';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
@@ -245,16 +245,21 @@ describe('OutboxInboxModule with connection, without TypeORM (Kysely on PostgreS
     expect(await marks()).toEqual([]);
   });
 
-  it('refuses process() (a TypeORM transaction) and says what to call instead', async () => {
-    await expect(app!.get(OutboxInbox).process(randomUUID(), 'billing', () => undefined)).rejects.toThrow(/processIn\(tx, message, consumer, work\)/);
+  it('runs process() in a transaction of its own on the connection, which the work writes through', async () => {
+    const inbox = app!.get(OutboxInbox);
+    const id = randomUUID();
+    const work = (tx: SqlTransaction) => tx.execute('INSERT INTO invoices (id, status) VALUES ($1, $2)', [id, 'paid']).then(() => 'paid');
+    expect(await inbox.process(id, 'billing-own', work)).toEqual({ duplicate: false, result: 'paid' });
+    expect(await inbox.process(id, 'billing-own', work)).toEqual({ duplicate: true });
+    expect((await pool.query('SELECT status FROM invoices WHERE id = $1', [id])).rows).toEqual([{ status: 'paid' }]);
   });
 
-  it('refuses to start with the poison policy on, naming poison: false', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [OutboxInboxModule.forRoot({ connection: { pool } })] })
+  it('refuses runTransaction (TypeORM transactions) with connection, naming both options', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [OutboxInboxModule.forRoot({ connection: { pool }, runTransaction: (work) => work(undefined as never) })] })
       .setLogger(silentLogger)
       .compile()
       .catch((error: unknown) => error);
     expect(moduleRef).toBeInstanceOf(OutboxConfigurationError);
-    expect(String(moduleRef)).toMatch(/Set poison: false/);
+    expect(String(moduleRef)).toMatch(/"runTransaction" and "connection" exclude each other/);
   });
 });

@@ -1,22 +1,8 @@
 import { Controller, Injectable } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
-import { DataSource, EntitySchema } from 'typeorm';
-import { CreateInboxPoisonTable, CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
-import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
-import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
-
-/** The side effect a consumer writes: one row per handled message. */
-interface Shipment {
-  id: number;
-  messageId: string;
-}
-const ShipmentEntity = new EntitySchema<Shipment>({
-  name: 'InboxTestShipment',
-  tableName: 'inbox_test_shipments',
-  columns: { id: { type: 'integer', primary: true, generated: 'increment' }, messageId: { name: 'message_id', type: 'varchar', length: 64 } },
-});
+import { Idempotent, OutboxInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
+import type { TestDatabase } from '../support/outbox-harness';
+import { startInbox, type InboxDatabase, type InboxVariant } from './inbox.harness';
 
 const envelope = (id: string): OutboxEnvelope => ({
   id,
@@ -31,6 +17,8 @@ const envelope = (id: string): OutboxEnvelope => ({
 
 /** While true, the shipping handler writes its row and then fails (a warehouse outage). */
 let warehouseDown = false;
+/** The database of the app under test: handlers write through it into the inbox's transaction. */
+let db: InboxDatabase;
 
 @Controller()
 class ShippingConsumer {
@@ -39,7 +27,7 @@ class ShippingConsumer {
   @EventPattern('orders')
   @Idempotent('shipping.ship-order')
   async onOrder(@Payload() event: OutboxEnvelope): Promise<string> {
-    await this.inbox.manager().getRepository(ShipmentEntity).insert({ messageId: event.id });
+    await db.ship(this.inbox.manager<unknown>(), event.id);
     if (warehouseDown) throw new Error('warehouse unavailable');
     return 'shipped';
   }
@@ -51,57 +39,25 @@ class CopyCatConsumer {
   async onOrder(): Promise<void> {}
 }
 
-async function start(database: TestDatabase, extra: { controllers?: any[]; providers?: any[] } = {}) {
-  const isolated = await isolatedDatabase(database);
-  let module: TestingModule | undefined;
-  try {
-    module = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRoot({
-          ...isolated.options,
-          entities: [ShipmentEntity],
-          synchronize: true,
-          migrations: [CreateInboxTable, CreateInboxPoisonTable],
-          migrationsRun: true,
-          logging: false,
-        } as TypeOrmModuleOptions),
-        OutboxInboxModule.forRoot({ pruneIntervalMs: 0, retentionMs: 60_000, replayPollMs: 0, poison: { maxAttempts: 3 } }),
-      ],
-      controllers: extra.controllers ?? [ShippingConsumer],
-      providers: extra.providers ?? [],
-    }).compile();
-    module.useLogger(false);
-    await module.init();
-  } catch (error) {
-    await module?.close();
-    await isolated.drop();
-    throw error;
-  }
-  const dataSource = module.get(DataSource);
-  return {
-    module,
-    dataSource,
-    inbox: module.get(OutboxInbox),
-    consumer: module.get(ShippingConsumer),
-    shipments: () => dataSource.getRepository(ShipmentEntity).count(),
-    marks: async () => Number((await dataSource.query(`SELECT COUNT(*) AS n FROM ${database === 'mariadb' ? '`outbox_inbox`' : '"outbox_inbox"'}`))[0].n),
-    close: async () => {
-      await module!.close();
-      await isolated.drop();
-    },
-  };
+async function start(database: TestDatabase, variant: InboxVariant, extra: { controllers?: any[]; providers?: any[] } = {}) {
+  const started = await startInbox(database, variant, { maxAttempts: 3 }, { controllers: extra.controllers ?? [ShippingConsumer], providers: extra.providers ?? [] });
+  return { ...started, inbox: started.module.get(OutboxInbox), consumer: started.module.get(ShippingConsumer) };
 }
 
-export function describeInboxContract(database: TestDatabase): void {
-  describe(`inbox on ${database}`, () => {
+/** The inbox's behaviour on `database`, in TypeORM's transactions or (`variant: 'connection'`) the module's own, without TypeORM. */
+export function describeInboxContract(database: TestDatabase, variant: InboxVariant = 'typeorm'): void {
+  describe(`inbox on ${database}${variant === 'connection' ? ' with connection, without TypeORM' : ''}`, () => {
     let app: Awaited<ReturnType<typeof start>>;
-    beforeAll(async () => (app = await start(database)));
+    beforeAll(async () => {
+      app = await start(database, variant);
+      db = app;
+    });
     afterAll(() => app?.close());
 
     it('runs a message once per consumer and skips its redelivery', async () => {
       const message = envelope('00000000-0000-7000-8000-000000000001');
-      const first = await app.inbox.process(message, 'billing', (manager) => manager.getRepository(ShipmentEntity).insert({ messageId: message.id }).then(() => 'done'));
-      const again = await app.inbox.process(message, 'billing', (manager) => manager.getRepository(ShipmentEntity).insert({ messageId: message.id }));
+      const first = await app.inbox.process(message, 'billing', (tx) => app.ship(tx, message.id).then(() => 'done'));
+      const again = await app.inbox.process(message, 'billing', (tx) => app.ship(tx, message.id));
       const otherConsumer = await app.inbox.process(message.id, 'analytics', () => 'seen');
       expect(first).toEqual({ duplicate: false, result: 'done' });
       expect(again).toEqual({ duplicate: true });
@@ -114,10 +70,10 @@ export function describeInboxContract(database: TestDatabase): void {
       const before = await app.shipments();
       const outcomes = await Promise.all(
         Array.from({ length: 6 }, () =>
-          app.inbox.process(message, 'billing', async (manager) => {
-            await manager.getRepository(ShipmentEntity).insert({ messageId: message.id });
+          app.inbox.process(message, 'billing', async (tx) => {
+            await app.ship(tx, message.id);
             // Hold the transaction open a little so the others meet the uncommitted mark.
-            await manager.query('SELECT 1');
+            await app.hold(tx);
             return 'ran';
           }),
         ),
@@ -131,19 +87,14 @@ export function describeInboxContract(database: TestDatabase): void {
       const [shipmentsBefore, marksBefore] = [await app.shipments(), await app.marks()];
       const messages = Array.from({ length: 5 }, (_, i) => envelope(`00000000-0000-7000-8000-0000000001${String(i).padStart(2, '0')}`));
       const deliveries = messages.map((message, i) =>
-        app.inbox.process(message, 'overlap', async (manager) => {
-          await manager.getRepository(ShipmentEntity).insert({ messageId: message.id });
+        app.inbox.process(message, 'overlap', async (tx) => {
+          await app.ship(tx, message.id);
           // Let the app's transactions start while this one is open (SQLite: one shared connection).
           await new Promise((resolve) => setImmediate(resolve));
           throw new Error(`refused ${i}`);
         }),
       );
-      const ownWork = Array.from({ length: 5 }, (_, i) =>
-        app.dataSource.transaction(async (manager) => {
-          await manager.getRepository(ShipmentEntity).insert({ messageId: `own-${i}-${shipmentsBefore}` });
-          await new Promise((resolve) => setImmediate(resolve));
-        }),
-      );
+      const ownWork = Array.from({ length: 5 }, (_, i) => app.ownTransaction(`own-${i}-${shipmentsBefore}`));
       const outcomes = await Promise.allSettled([...deliveries, ...ownWork]);
 
       expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array(5).fill('rejected'), ...Array(5).fill('fulfilled')]);
@@ -157,14 +108,14 @@ export function describeInboxContract(database: TestDatabase): void {
       const before = await app.shipments();
       const marksBefore = await app.marks();
       await expect(
-        app.inbox.process(message, 'billing', async (manager) => {
-          await manager.getRepository(ShipmentEntity).insert({ messageId: message.id });
+        app.inbox.process(message, 'billing', async (tx) => {
+          await app.ship(tx, message.id);
           throw new Error('warehouse unavailable');
         }),
       ).rejects.toThrow('warehouse unavailable');
       expect(await app.shipments()).toBe(before);
       expect(await app.marks()).toBe(marksBefore);
-      const retry = await app.inbox.process(message, 'billing', (manager) => manager.getRepository(ShipmentEntity).insert({ messageId: message.id }).then(() => 'ok'));
+      const retry = await app.inbox.process(message, 'billing', (tx) => app.ship(tx, message.id).then(() => 'ok'));
       expect(retry).toEqual({ duplicate: false, result: 'ok' });
       expect((await app.shipments()) - before).toBe(1);
     });
@@ -179,7 +130,7 @@ export function describeInboxContract(database: TestDatabase): void {
           : database === 'mariadb'
             ? 'UPDATE `outbox_inbox` SET processed_at = UTC_TIMESTAMP(3) - INTERVAL 2 MINUTE WHERE message_id = ?'
             : `UPDATE "outbox_inbox" SET processed_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '-120 seconds') WHERE message_id = ?`;
-      await app.dataSource.query(backdate, [old.id]);
+      await app.query(backdate, [old.id]);
       const marksBefore = await app.marks();
       expect(await app.inbox.pruneNow()).toBe(1);
       expect(await app.marks()).toBe(marksBefore - 1);
@@ -268,7 +219,7 @@ export function describeInboxContract(database: TestDatabase): void {
       // Hidden at once (the message is marked handled), deleted by the next sweep.
       await expect(app.inbox.poison!.get('shipping.ship-order', message.id)).rejects.toThrow(/No poison record/);
       expect((await app.inbox.poison!.list({ state: 'failing', limit: 50 })).map((r) => r.key)).not.toContain(message.id);
-      const store = new TypeOrmPoisonStore(app.dataSource, 'outbox_inbox_poison', 'outbox_inbox');
+      const store = app.poisonStore();
       // This one and the one of the rollback test above (failed once, then handled).
       expect(await store.sweep()).toBe(2);
       expect(await store.sweep()).toBe(0);
@@ -279,7 +230,7 @@ export function describeInboxContract(database: TestDatabase): void {
       warehouseDown = true;
       for (let i = 0; i < 3; i++) await app.consumer.onOrder(message).catch(() => undefined);
       warehouseDown = false;
-      const store = new TypeOrmPoisonStore(app.dataSource, 'outbox_inbox_poison', 'outbox_inbox');
+      const store = app.poisonStore();
       expect(await store.requestReplay('shipping.ship-order', message.id)).toBe(true);
       const [undecodable] = (await store.list({ consumer: 'shipping.ship-order', limit: 50 })).filter((r) => r.messageId === null);
       expect(await store.requestReplay('shipping.ship-order', undecodable.key)).toBe(false);
@@ -295,7 +246,7 @@ export function describeInboxContract(database: TestDatabase): void {
     });
 
     it('refuses a consumer name used by two handlers, naming both', async () => {
-      await expect(start(database, { controllers: [ShippingConsumer], providers: [CopyCatConsumer] })).rejects.toThrow(
+      await expect(start(database, variant, { controllers: [ShippingConsumer], providers: [CopyCatConsumer] })).rejects.toThrow(
         /"shipping\.ship-order" is used by both (ShippingConsumer\.onOrder and CopyCatConsumer\.onOrder|CopyCatConsumer\.onOrder and ShippingConsumer\.onOrder)/,
       );
     });

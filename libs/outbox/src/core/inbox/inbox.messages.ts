@@ -49,15 +49,6 @@ export const inboxConnectionWithDataSource = (dataSource: string) =>
   `OutboxInboxModule options "connection" and "dataSource" ("${dataSource}") exclude each other: "dataSource" names the TypeORM data source the inbox ` +
   `opens its transactions on; "connection" runs the inbox without TypeORM, recording messages in your data layer's transaction with processIn(tx, …). Keep one.`;
 
-export const inboxConnectionNeedsPoisonOff = () =>
-  `OutboxInboxModule with "connection" cannot apply the poison policy yet: it counts a failure after the handler's transaction rolled back, ` +
-  `and a transaction of your data layer ends after processIn() returns. Set poison: false (a failing message is then redelivered by the broker), ` +
-  `or use the inbox on a TypeORM data source.`;
-
-export const inboxProcessNeedsTypeOrm = (method: string) =>
-  `OutboxInbox.${method}() opens a TypeORM transaction, and this inbox runs on "connection", without TypeORM. ` +
-  `Use processIn(tx, message, consumer, work) inside a transaction of your data layer (Prisma, Drizzle, Kysely, MikroORM, pg).`;
-
-export const idempotentNeedsTypeOrm = (handler: string) =>
-  `@Idempotent() on ${handler} runs the handler in a TypeORM transaction, and OutboxInboxModule runs on "connection", without TypeORM. ` +
-  `Call inbox.processIn(tx, message, consumer, work) from the handler inside your data layer's transaction instead.`;
+export const inboxRunTransactionWithConnection = () =>
+  `OutboxInboxModule options "runTransaction" and "connection" exclude each other: "runTransaction" opens TypeORM transactions, and with ` +
+  `"connection" the inbox opens its transactions on that connection (reach one from a handler with OutboxInbox.manager()). Remove "runTransaction".`;

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { duplicateConsumerName, idempotentNeedsTypeOrm } from '../../core/inbox/inbox.messages';
+import { duplicateConsumerName } from '../../core/inbox/inbox.messages';
 import { IDEMPOTENT_HANDLER_METADATA, IDEMPOTENT_METADATA, INBOX_REF } from './idempotent.decorator';
 import { OutboxInbox } from './outbox-inbox';
 
@@ -26,7 +26,6 @@ export class IdempotentExplorer implements OnModuleInit {
         const consumer = Reflect.getMetadata(IDEMPOTENT_METADATA, prototype[method]) as string | undefined;
         if (consumer === undefined) continue;
         const handler = `${instance.constructor.name}.${method}`;
-        if (!this.inbox.opensTransactions) throw new OutboxConfigurationError(idempotentNeedsTypeOrm(handler));
         const first = owners.get(consumer);
         if (first && first !== handler) throw new OutboxConfigurationError(duplicateConsumerName(consumer, first, handler));
         owners.set(consumer, handler);

@@ -3,13 +3,16 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { InboxOutcome } from '../../core/inbox/inbox.port';
 import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { inboxConnectionNeedsPoisonOff, inboxProcessNeedsTypeOrm, inboxTableMissing } from '../../core/inbox/inbox.messages';
+import { inboxRunTransactionWithConnection, inboxTableMissing } from '../../core/inbox/inbox.messages';
 import { poisonTableMissing } from '../../core/poison/poison.messages';
 import { PoisonPolicy } from '../../core/poison/poison-policy';
 import { errorText } from '../../core/error-text';
 import { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
 import { TypeOrmInboxStore } from '../../typeorm/inbox/typeorm-inbox.store';
 import { TypeOrmPoisonStore } from '../../typeorm/poison/typeorm-poison.store';
+import type { TransactionalInbox } from '../../core/inbox/transactional-inbox';
+import { connectionInbox } from '../../sql/inbox/connection-inbox';
+import type { SqlPoisonStore } from '../../sql/poison/sql-poison.store';
 import { serializeSqliteTransactions } from '../../typeorm/sqlite/serialized-transactions';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
 import { INBOX_CONNECTION, INBOX_DATA_SOURCE, INBOX_EXTRAS, type ResolvedInboxExtras } from './outbox-inbox.module-definition';
@@ -23,17 +26,20 @@ import { PoisonReplays } from './poison-replays';
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
 /**
- * The idempotent-consumer API: `process(envelope, 'consumer-name', (manager) => work)` runs the
- * work once per message and consumer, in a transaction that also records the message as seen.
+ * The idempotent-consumer API: `process(envelope, 'consumer-name', (tx) => work)` runs the work
+ * once per message and consumer, in a transaction that also records the message as seen: a TypeORM
+ * EntityManager, or, with the module's `connection` option, an `SqlTransaction` the inbox opens
+ * on that connection (name it as the type argument: `manager<SqlTransaction>()`).
  * Applies the poison policy, prunes old marks and runs replays asked for from the CLI on a schedule.
  */
 @Injectable()
 export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('OutboxInbox');
-  /** The TypeORM inbox; `undefined` with `connection`, where handlers use `processIn`. */
-  private readonly inbox: TypeOrmInbox | undefined;
+  // The transaction type is the data layer's, fixed by the module's options: EntityManager or SqlTransaction.
+  private readonly inbox: TransactionalInbox<any>;
   private readonly marks: SqlInbox;
   private readonly store: { probe(): Promise<void>; prune(olderThanMs: number, limit: number): Promise<number> };
+  private readonly poisonStore: SqlPoisonStore<any> | undefined;
   /** Recorded poison messages: list, replay, delete. `undefined` with `poison: false`. */
   readonly poison: PoisonReplays | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -49,29 +55,29 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   ) {
     this.marks = new SqlInbox(extras.tableName);
     if (!dataSource) {
-      // With `connection`: the handlers' transactions are their data layer's, which the inbox neither opens nor sees end.
-      if (settings.poison) throw new OutboxConfigurationError(inboxConnectionNeedsPoisonOff());
+      // With `connection`: the inbox opens its transactions on the connection; the handler's writes join them through `transaction()`.
+      if (settings.runTransaction) throw new OutboxConfigurationError(inboxRunTransactionWithConnection());
+      const built = connectionInbox(opened.connection, { inbox: extras.tableName, poison: extras.poisonTableName }, settings.poison || undefined);
       this.unserialize = () => undefined;
       this.store = new SqlInboxStore(opened.connection, extras.tableName);
-      return;
+      this.inbox = built.inbox;
+      this.poisonStore = built.poisonStore;
+    } else {
+      this.unserialize = serializeSqliteTransactions(dataSource);
+      this.poisonStore = settings.poison ? new TypeOrmPoisonStore(dataSource, extras.poisonTableName, extras.tableName) : undefined;
+      const policy = this.poisonStore && settings.poison ? new PoisonPolicy(this.poisonStore, settings.poison) : undefined;
+      const inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName), settings.runTransaction, policy);
+      this.store = inbox.store;
+      this.inbox = inbox;
     }
-    this.unserialize = serializeSqliteTransactions(dataSource);
-    const policy = settings.poison ? new PoisonPolicy(new TypeOrmPoisonStore(dataSource, extras.poisonTableName, extras.tableName), settings.poison) : undefined;
-    this.inbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, extras.tableName), settings.runTransaction, policy);
-    this.store = this.inbox.store;
-    this.poison = policy ? new PoisonReplays(this.inbox, policy.store) : undefined;
-  }
-
-  /** Whether `process`, `processEnvelope` and `@Idempotent()` are offered: on a TypeORM data source, not with `connection`. */
-  get opensTransactions(): boolean {
-    return this.inbox !== undefined;
+    this.poison = this.poisonStore ? new PoisonReplays(this.inbox, this.poisonStore) : undefined;
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.store.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(inboxTableMissing(this.extras.tableName, errorText(error)));
     });
-    await (this.inbox?.poison?.store as TypeOrmPoisonStore | undefined)?.probe().catch((error: unknown) => {
+    await this.poisonStore?.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(poisonTableMissing(this.extras.poisonTableName, errorText(error)));
     });
     if (this.settings.pruneIntervalMs > 0) {
@@ -101,41 +107,42 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * acknowledges it and moves on. If `work` throws, the transaction rolls back with the mark, and
    * the error is rethrown so the broker redelivers, until the poison policy sets the message aside:
    * then (and at once for a message without a valid id) it resolves `{ setAside: record }`, and the
-   * caller acknowledges it too.
+   * caller acknowledges it too. `work` gets the transaction: TypeORM's EntityManager, or with
+   * `connection` an `SqlTransaction` (`tx.query(sql, params)`, `OutboxPublisher.add(tx, …)`).
    */
-  async process<R>(message: { id: string } | string, consumer: string, work: (manager: EntityManager) => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.typeOrm('process').process(message, consumer, work);
+  async process<R, T = EntityManager>(message: { id: string } | string, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
+    return this.inbox.process(message, consumer, work);
   }
 
   /**
    * Records `message` for `consumer` in `transaction`, a transaction of another data layer (Prisma,
    * Drizzle, Kysely, MikroORM, pg: what `OutboxPublisher.add` takes), and runs `work` unless it was
    * already processed: `{ duplicate: true }` then. If `work` throws, let the transaction roll back:
-   * the mark goes with it, and a redelivery runs the work again. PostgreSQL and SQLite.
+   * the mark goes with it, and a redelivery runs the work again. PostgreSQL and SQLite. The poison
+   * policy does not apply here: the transaction is yours, and ends after this call returns.
    */
   processIn<R>(transaction: DataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.marks.process(toSqlTransaction(transaction), message, consumer, work);
   }
 
   /** `process` for a delivery that must be a whole outbox envelope (every field's type is checked): what `@Idempotent()` uses. */
-  async processEnvelope<R>(message: unknown, consumer: string, work: (manager: EntityManager) => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.typeOrm('processEnvelope').process(message, consumer, work, 'envelope');
+  async processEnvelope<R, T = EntityManager>(message: unknown, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
+    return this.inbox.process(message, consumer, work, 'envelope');
   }
 
-  /** The EntityManager of the inbox transaction of the handler now running (for `@Idempotent()` handlers). */
-  manager(): EntityManager {
-    return this.typeOrm('manager').manager();
+  /**
+   * The transaction of the handler now running (an `@Idempotent()` handler, or the work given to
+   * `process`): TypeORM's EntityManager, or with `connection` the inbox's `SqlTransaction`.
+   * Only writes made through it commit or roll back with the mark.
+   */
+  manager<T = EntityManager>(): T {
+    return this.inbox.transaction() as T;
   }
 
   /** Deletes marks older than `retentionMs` now; resolves with how many went. */
   pruneNow(): Promise<number> {
     this.pruning ??= pruneInBatches((ms, limit) => this.store.prune(ms, limit), this.settings.retentionMs, this.settings.pruneBatchSize).finally(() => (this.pruning = undefined));
     return this.pruning;
-  }
-
-  private typeOrm(method: string): TypeOrmInbox {
-    if (!this.inbox) throw new OutboxConfigurationError(inboxProcessNeedsTypeOrm(method));
-    return this.inbox;
   }
 
   private every(ms: number, task: () => Promise<unknown>, failure: string): void {

@@ -3,10 +3,10 @@ import { errorText } from '../../core/error-text';
 import { OutboxAdminError } from '../../core/outbox.errors';
 import { noPoisonRecord, noReplayHandler, notReplayable, replayFailed } from '../../core/poison/poison.messages';
 import type { PoisonCount, PoisonListFilter, PoisonRecord, PoisonStore } from '../../core/poison/poison.port';
-import type { TypeOrmInbox } from '../../typeorm/inbox/typeorm-inbox';
+import type { TransactionalInbox } from '../../core/inbox/transactional-inbox';
 
-/** Runs a recorded message the way the consumer's handler would: it receives the stored message. */
-export type ReplayHandler = (message: unknown, manager: EntityManager) => Promise<unknown> | unknown;
+/** Runs a recorded message the way the consumer's handler would: it receives the stored message, and the replay's transaction (an EntityManager on TypeORM). */
+export type ReplayHandler<T = EntityManager> = (message: unknown, transaction: T) => Promise<unknown> | unknown;
 
 const REPLAYS_PER_LOOK = 100;
 
@@ -16,15 +16,16 @@ const REPLAYS_PER_LOOK = 100;
  * under its consumer name; `OutboxInbox.poison.register()` adds one for `process()` callers.
  */
 export class PoisonReplays {
-  private readonly handlers = new Map<string, ReplayHandler>();
+  // Handlers take the inbox's transaction type (EntityManager, or InboxSqlTransaction with `connection`).
+  private readonly handlers = new Map<string, ReplayHandler<any>>();
   private running: Promise<unknown> | undefined;
 
   constructor(
-    private readonly inbox: TypeOrmInbox,
-    private readonly store: PoisonStore<EntityManager>,
+    private readonly inbox: TransactionalInbox<any>,
+    private readonly store: PoisonStore<any>,
   ) {}
 
-  register(consumer: string, handler: ReplayHandler): void {
+  register<T = EntityManager>(consumer: string, handler: ReplayHandler<T>): void {
     this.handlers.set(consumer, handler);
   }
 

@@ -1,0 +1,147 @@
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { Pool } from 'pg';
+import { DataSource, EntitySchema, type EntityManager } from 'typeorm';
+import { CreateInboxPoisonTable, CreateInboxTable, OutboxInboxModule } from '@nest-outbox/outbox';
+import type { SqlTransaction } from '@nest-outbox/outbox/core';
+import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
+import { PgPoolConnection, type PgPoolLike } from '../../libs/outbox/src/adapters/pg/pg-pool.connection';
+import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
+import { poisonDialectFor } from '../../libs/outbox/src/sql/poison/poison-sql.dialect';
+import { SqlPoisonStore } from '../../libs/outbox/src/sql/poison/sql-poison.store';
+import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
+
+/**
+ * Which transactions the inbox opens: TypeORM's (`dataSource`, the default) or the library's own on
+ * `OutboxInboxModule.forRoot({ connection })`, without TypeORM. The inbox tests run over both.
+ */
+export type InboxVariant = 'typeorm' | 'connection';
+
+/** The side effect a consumer writes: one row per handled message. */
+interface Shipment {
+  id: number;
+  messageId: string;
+}
+const ShipmentEntity = new EntitySchema<Shipment>({
+  name: 'InboxTestShipment',
+  tableName: 'inbox_test_shipments',
+  columns: { id: { type: 'integer', primary: true, generated: 'increment' }, messageId: { name: 'message_id', type: 'varchar', length: 64 } },
+});
+
+/** What a test does to the database, whichever variant runs it. */
+export interface InboxDatabase {
+  /** Writes a shipment in the inbox's transaction `tx` (what `process` hands the work, or `OutboxInbox.manager()`). */
+  ship(tx: unknown, messageId: string): Promise<unknown>;
+  /** Runs `SELECT 1` in `tx`, to hold it open a little. */
+  hold(tx: unknown): Promise<unknown>;
+  /** A transaction of the application's own, outside the inbox, that writes a shipment. */
+  ownTransaction(messageId: string): Promise<void>;
+  /** One statement in autocommit; the dialect's placeholders. */
+  query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  shipments(): Promise<number>;
+  marks(): Promise<number>;
+  /** The poison table, read and written from outside the app (as the CLI does). */
+  poisonStore(): { sweep(): Promise<number>; requestReplay(consumer: string, key: string): Promise<boolean>; list: SqlPoisonStore<unknown>['list']; get: SqlPoisonStore<unknown>['get'] };
+  close(): Promise<void>;
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Starts a Nest testing module with the inbox on `database`, in `variant`, and the given controllers and providers. */
+export async function startInbox(
+  database: TestDatabase,
+  variant: InboxVariant,
+  poison: { maxAttempts: number },
+  extra: { controllers: any[]; providers: any[] },
+): Promise<{ module: TestingModule } & InboxDatabase> {
+  const isolated = await isolatedDatabase(database);
+  const settings = { pruneIntervalMs: 0, retentionMs: 60_000, replayPollMs: 0, poison };
+  let pool: Pool | undefined;
+  let module: TestingModule | undefined;
+  try {
+    if (variant === 'connection') {
+      if (database !== 'postgres') throw new Error(`the connection variant of the inbox tests runs on postgres; got ${database}`);
+      const schema = (isolated.options as { schema: string }).schema;
+      pool = new Pool({ connectionString: (isolated.options as { url: string }).url, options: `-c search_path=${schema}`, max: 12 });
+      const ddl = [
+        'CREATE TABLE inbox_test_shipments (id serial PRIMARY KEY, message_id varchar(64) NOT NULL)',
+        ...inboxDialectFor('postgres', 'outbox_inbox').createTable(),
+        ...poisonDialectFor('postgres', 'outbox_inbox_poison').createTable(),
+      ];
+      for (const sql of ddl) await pool.query(sql);
+    }
+    module = await Test.createTestingModule({
+      imports:
+        variant === 'connection'
+          ? [OutboxInboxModule.forRoot({ ...settings, connection: { pool: pool! } })]
+          : [
+              TypeOrmModule.forRoot({
+                ...isolated.options,
+                entities: [ShipmentEntity],
+                synchronize: true,
+                migrations: [CreateInboxTable, CreateInboxPoisonTable],
+                migrationsRun: true,
+                logging: false,
+              } as TypeOrmModuleOptions),
+              OutboxInboxModule.forRoot(settings),
+            ],
+      controllers: extra.controllers,
+      providers: extra.providers,
+    }).compile();
+    module.useLogger(false);
+    await module.init();
+  } catch (error) {
+    await module?.close();
+    await pool?.end();
+    await isolated.drop();
+    throw error;
+  }
+  const close = async () => {
+    await module!.close();
+    await pool?.end();
+    await isolated.drop();
+  };
+  const count = async (rows: Record<string, unknown>[]) => Number(rows[0].n);
+  if (pool) {
+    const own = pool;
+    const query = async (sql: string, params: unknown[] = []) => (await own.query(sql, params)).rows as Record<string, unknown>[];
+    return {
+      module,
+      ship: (tx, messageId) => (tx as SqlTransaction).execute('INSERT INTO inbox_test_shipments (message_id) VALUES ($1)', [messageId]),
+      hold: (tx) => (tx as SqlTransaction).query('SELECT 1', []),
+      ownTransaction: async (messageId) => {
+        const client = await own.connect();
+        try {
+          await client.query('BEGIN');
+          await client.query('INSERT INTO inbox_test_shipments (message_id) VALUES ($1)', [messageId]);
+          await tick();
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+      },
+      query,
+      shipments: async () => count(await query('SELECT COUNT(*) AS n FROM inbox_test_shipments')),
+      marks: async () => count(await query('SELECT COUNT(*) AS n FROM outbox_inbox')),
+      poisonStore: () => new SqlPoisonStore<SqlTransaction>(new PgPoolConnection(own as unknown as PgPoolLike), 'outbox_inbox_poison', 'outbox_inbox', (tx, { sql, params }) => tx.query(sql, params)),
+      close,
+    };
+  }
+  const dataSource = module.get(DataSource);
+  const inboxTable = database === 'mariadb' ? '`outbox_inbox`' : '"outbox_inbox"';
+  return {
+    module,
+    ship: (tx, messageId) => (tx as EntityManager).getRepository(ShipmentEntity).insert({ messageId }),
+    hold: (tx) => (tx as EntityManager).query('SELECT 1'),
+    ownTransaction: (messageId) =>
+      dataSource.transaction(async (manager) => {
+        await manager.getRepository(ShipmentEntity).insert({ messageId });
+        await tick();
+      }),
+    query: (sql, params) => dataSource.query(sql, params),
+    shipments: () => dataSource.getRepository(ShipmentEntity).count(),
+    marks: async () => count(await dataSource.query(`SELECT COUNT(*) AS n FROM ${inboxTable}`)),
+    poisonStore: () => new TypeOrmPoisonStore(dataSource, 'outbox_inbox_poison', 'outbox_inbox'),
+    close,
+  };
+}
