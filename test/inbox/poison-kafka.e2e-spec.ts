@@ -4,9 +4,14 @@ import { EventPattern, Payload, Transport, type MicroserviceOptions } from '@nes
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
-import { DataSource } from 'typeorm';
+import { Pool } from 'pg';
+import { DataSource, type EntityManager } from 'typeorm';
 import { CreateInboxPoisonTable, CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import type { SqlTransaction } from '@nest-outbox/outbox/core';
+import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
+import { poisonDialectFor } from '../../libs/outbox/src/sql/poison/poison-sql.dialect';
 import { isolatedDatabase } from '../support/outbox-harness';
+import type { InboxVariant } from './inbox.harness';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 
@@ -14,14 +19,16 @@ const envelope = (id: string, payload: Record<string, unknown> = {}): OutboxEnve
   id, type: 'orders.order-placed', version: 1, aggregateType: 'order', aggregateId: 'o-1', occurredAt: new Date().toISOString(), headers: {}, payload,
 });
 
-/** Message ids whose handler fails while this holds them. */
-const failing = new Set<string>();
+const PROJECT = 'INSERT INTO poison_projection (message_id) VALUES ($1)';
 
 /**
  * A plain Nest Kafka consumer with the inbox, fed one partition that holds poison: the bar is that
  * every valid message behind a bad one is handled within seconds and the group's offset passes it.
+ * Run with TypeORM's transactions and with `connection` (a pg pool, no TypeORM in the app).
  */
-describe('poison messages behind a Nest Kafka consumer', () => {
+describe.each<InboxVariant>(['typeorm', 'connection'])('poison messages behind a Nest Kafka consumer (%s)', (variant) => {
+  /** Message ids whose handler fails while this holds them. */
+  const failing = new Set<string>();
   const brokers = requireService('kafka').split(',');
   const suffix = randomBytes(5).toString('hex');
   const topic = `poison-${suffix}`;
@@ -29,6 +36,8 @@ describe('poison messages behind a Nest Kafka consumer', () => {
   const handled: string[] = [];
   let app: INestMicroservice | undefined;
   let isolated: Awaited<ReturnType<typeof isolatedDatabase>> | undefined;
+  let pool: Pool | undefined;
+  const query = async (sql: string) => (pool ? (await pool.query(sql)).rows : await app!.get(DataSource).query(sql)) as Record<string, unknown>[];
   let producer: Producer | undefined;
   let admin: Admin | undefined;
 
@@ -40,21 +49,33 @@ describe('poison messages behind a Nest Kafka consumer', () => {
     @Idempotent('poison-kafka.projector')
     async project(@Payload() event: OutboxEnvelope): Promise<void> {
       if (failing.has(event.id)) throw new Error(`projection of ${event.id} refused`);
-      await this.inbox.manager().query('INSERT INTO poison_projection (message_id) VALUES ($1)', [event.id]);
+      // The projection joins the inbox's transaction: TypeORM's EntityManager, or the connection's SqlTransaction.
+      if (variant === 'typeorm') await this.inbox.manager<EntityManager>().query(PROJECT, [event.id]);
+      else await this.inbox.manager<SqlTransaction>().execute(PROJECT, [event.id]);
       handled.push(event.id);
     }
   }
 
   beforeAll(async () => {
     isolated = await isolatedDatabase('postgres');
+    const settings = { pruneIntervalMs: 0, replayPollMs: 0, poison: { maxAttempts: 3 } };
+    const projection = 'CREATE TABLE poison_projection (n serial PRIMARY KEY, message_id text NOT NULL)';
+    if (variant === 'connection') {
+      const { url, schema } = isolated.options as { url: string; schema: string };
+      pool = new Pool({ connectionString: url, options: `-c search_path=${schema}`, max: 6 });
+      for (const sql of [projection, ...inboxDialectFor('postgres', 'outbox_inbox').createTable(), ...poisonDialectFor('postgres', 'outbox_inbox_poison').createTable()]) await pool.query(sql);
+    }
     const module = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRoot({ ...isolated.options, migrations: [CreateInboxTable, CreateInboxPoisonTable], migrationsRun: true, logging: false } as TypeOrmModuleOptions),
-        OutboxInboxModule.forRoot({ pruneIntervalMs: 0, replayPollMs: 0, poison: { maxAttempts: 3 } }),
-      ],
+      imports:
+        variant === 'connection'
+          ? [OutboxInboxModule.forRoot({ ...settings, connection: { pool: pool! } })]
+          : [
+              TypeOrmModule.forRoot({ ...isolated.options, migrations: [CreateInboxTable, CreateInboxPoisonTable], migrationsRun: true, logging: false } as TypeOrmModuleOptions),
+              OutboxInboxModule.forRoot(settings),
+            ],
       controllers: [Projector],
     }).compile();
-    await module.get(DataSource).query('CREATE TABLE poison_projection (n serial PRIMARY KEY, message_id text NOT NULL)');
+    if (variant === 'typeorm') await module.get(DataSource).query(projection);
     const kafka = new Kafka({ clientId: `poison-${suffix}`, brokers, logLevel: logLevel.NOTHING });
     producer = kafka.producer({ allowAutoTopicCreation: true });
     await producer.connect();
@@ -80,6 +101,7 @@ describe('poison messages behind a Nest Kafka consumer', () => {
     await producer?.disconnect();
     await admin?.disconnect();
     await app?.close();
+    await pool?.end();
     await isolated?.drop();
   });
 
@@ -111,7 +133,7 @@ describe('poison messages behind a Nest Kafka consumer', () => {
     expect(reasons).toEqual(
       expect.arrayContaining(['not an outbox envelope: got a string', expect.stringMatching(/^no valid message id: "id" contains a control character \(.*\\u0000\)$/)]),
     );
-    const projected = await app!.get(DataSource).query('SELECT count(*)::int AS n FROM poison_projection');
+    const projected = await query('SELECT count(*)::int AS n FROM poison_projection');
     expect(projected[0].n).toBe(5); // the warm-up and the four valid ones
   });
 
@@ -130,5 +152,14 @@ describe('poison messages behind a Nest Kafka consumer', () => {
     await app!.get(OutboxInbox).poison!.replay('poison-kafka.projector', poison);
     expect(handled).toContain(poison);
     await expect(app!.get(OutboxInbox).poison!.get('poison-kafka.projector', poison)).rejects.toThrow(/No poison record/);
+  });
+
+  it('applies a duplicate delivery once and commits past it', async () => {
+    const id = randomUUID();
+    const value = JSON.stringify(envelope(id));
+    const [{ baseOffset }] = await producer!.send({ topic, messages: [value, value, value].map((v) => ({ partition: 0, value: v })) });
+    await waitFor('the committed offset to pass the three deliveries', async () => (await committed()) >= Number(baseOffset) + 3, 10_000);
+    expect(handled.filter((handledId) => handledId === id)).toEqual([id]);
+    expect(await query(`SELECT count(*)::int AS n FROM poison_projection WHERE message_id = '${id}'`)).toEqual([{ n: 1 }]);
   });
 });
