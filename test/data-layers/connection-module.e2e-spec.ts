@@ -254,6 +254,39 @@ describe('OutboxInboxModule with connection, without TypeORM (Kysely on PostgreS
     expect((await pool.query('SELECT status FROM invoices WHERE id = $1', [id])).rows).toEqual([{ status: 'paid' }]);
   });
 
+  it('lets the work add an event with OutboxPublisher.add(tx) in the inbox transaction: committed with the mark, or rolled back with it', async () => {
+    const table = OutboxTable.on('postgres', { tableName: 'outbox_messages', schema: database.schema });
+    for (const sql of tableDialectFor('postgres', table).createTable()) await pool.query(sql);
+    const published: string[] = [];
+    const transport = { name: 'recording', publish: async (message: OutgoingMessage) => void published.push(message.envelope.aggregateId) };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        OutboxModule.forRoot({ connection: { pool }, schema: database.schema, transport, defaultTopic: 'billing', pollIntervalMs: 100 }),
+        OutboxInboxModule.forRoot({ connection: { pool }, tableName: 'outbox_inbox', pruneIntervalMs: 0, replayPollMs: 0, poison: false }),
+      ],
+    })
+      .setLogger(silentLogger)
+      .compile();
+    const both = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const [inbox, outbox] = [both.get(OutboxInbox), both.get(OutboxPublisher)];
+      const [kept, dropped] = [`inv-${randomUUID()}`, `inv-${randomUUID()}`];
+      const event = (aggregateId: string) => ({ type: 'billing.invoice-paid', aggregateType: 'invoice', aggregateId, payload: { aggregateId } });
+      await expect(
+        inbox.process(randomUUID(), 'billing-events', async (tx: SqlTransaction) => {
+          await outbox.add(tx, event(dropped));
+          throw new Error('the handler failed after adding');
+        }),
+      ).rejects.toThrow('the handler failed after adding');
+      expect(await inbox.process(randomUUID(), 'billing-events', (tx: SqlTransaction) => outbox.add(tx, event(kept)).then(() => 'added'))).toEqual({ duplicate: false, result: 'added' });
+      await waitFor('the committed event published', () => published.includes(kept), 10_000);
+      const rows = await pool.query(`SELECT aggregate_id FROM ${database.schema}.outbox_messages WHERE aggregate_id = ANY($1)`, [[kept, dropped]]);
+      expect(rows.rows).toEqual([{ aggregate_id: kept }]);
+    } finally {
+      await both.close();
+    }
+  });
+
   it('refuses runTransaction (TypeORM transactions) with connection, naming both options', async () => {
     const moduleRef = await Test.createTestingModule({ imports: [OutboxInboxModule.forRoot({ connection: { pool }, runTransaction: (work) => work(undefined as never) })] })
       .setLogger(silentLogger)
