@@ -1,9 +1,13 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import BetterSqlite from 'better-sqlite3';
 import { Pool } from 'pg';
 import { DataSource, EntitySchema, type EntityManager } from 'typeorm';
 import { CreateInboxPoisonTable, CreateInboxTable, OutboxInboxModule } from '@nest-outbox/outbox';
-import type { SqlTransaction } from '@nest-outbox/outbox/core';
+import type { SqlConnection, SqlTransaction } from '@nest-outbox/outbox/core';
+import type { OutboxConnectionOptions } from '@nest-outbox/outbox';
+import { BetterSqliteConnection, type BetterSqliteLike } from '../../libs/outbox/src/adapters/better-sqlite3/better-sqlite3.connection';
+import { driverTypeOf } from '../../libs/outbox/src/sql/sql-connection.port';
 import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
 import { PgPoolConnection, type PgPoolLike } from '../../libs/outbox/src/adapters/pg/pg-pool.connection';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
@@ -56,24 +60,24 @@ export async function startInbox(
 ): Promise<{ module: TestingModule } & InboxDatabase> {
   const isolated = await isolatedDatabase(database);
   const settings = { pruneIntervalMs: 0, retentionMs: 60_000, replayPollMs: 0, poison };
-  let pool: Pool | undefined;
+  // With `connection`, the test's side of the database (the app's own transactions, reads, the CLI's poison store) is a connection of its own.
+  let own: { connection: SqlConnection; connectionOption: OutboxConnectionOptions; close(): Promise<void> } | undefined;
   let module: TestingModule | undefined;
   try {
     if (variant === 'connection') {
-      if (database !== 'postgres') throw new Error(`the connection variant of the inbox tests runs on postgres; got ${database}`);
-      const schema = (isolated.options as { schema: string }).schema;
-      pool = new Pool({ connectionString: (isolated.options as { url: string }).url, options: `-c search_path=${schema}`, max: 12 });
-      const ddl = [
-        'CREATE TABLE inbox_test_shipments (id serial PRIMARY KEY, message_id varchar(64) NOT NULL)',
-        ...inboxDialectFor('postgres', 'outbox_inbox').createTable(),
-        ...poisonDialectFor('postgres', 'outbox_inbox_poison').createTable(),
-      ];
-      for (const sql of ddl) await pool.query(sql);
+      own = await ownConnection(database, isolated.options);
+      for (const sql of [
+        database === 'sqlite' ? 'CREATE TABLE inbox_test_shipments (id integer PRIMARY KEY AUTOINCREMENT, message_id varchar(64) NOT NULL)' : 'CREATE TABLE inbox_test_shipments (id serial PRIMARY KEY, message_id varchar(64) NOT NULL)',
+        ...inboxDialectFor(driverTypeOf(own.connection.dialect), 'outbox_inbox').createTable(),
+        ...poisonDialectFor(driverTypeOf(own.connection.dialect), 'outbox_inbox_poison').createTable(),
+      ]) {
+        await own.connection.run({ sql, params: [] });
+      }
     }
     module = await Test.createTestingModule({
       imports:
         variant === 'connection'
-          ? [OutboxInboxModule.forRoot({ ...settings, connection: { pool: pool! } })]
+          ? [OutboxInboxModule.forRoot({ ...settings, connection: own!.connectionOption })]
           : [
               TypeOrmModule.forRoot({
                 ...isolated.options,
@@ -92,38 +96,33 @@ export async function startInbox(
     await module.init();
   } catch (error) {
     await module?.close();
-    await pool?.end();
+    await own?.close();
     await isolated.drop();
     throw error;
   }
   const close = async () => {
     await module!.close();
-    await pool?.end();
+    await own?.close();
     await isolated.drop();
   };
   const count = async (rows: Record<string, unknown>[]) => Number(rows[0].n);
-  if (pool) {
-    const own = pool;
-    const query = async (sql: string, params: unknown[] = []) => (await own.query(sql, params)).rows as Record<string, unknown>[];
+  if (own) {
+    const { connection } = own;
+    const insert = `INSERT INTO inbox_test_shipments (message_id) VALUES (${connection.dialect === 'postgres' ? '$1' : '?'})`;
+    const query = async (sql: string, params: unknown[] = []) => (await connection.run({ sql, params })).records;
     return {
       module,
-      ship: (tx, messageId) => (tx as SqlTransaction).execute('INSERT INTO inbox_test_shipments (message_id) VALUES ($1)', [messageId]),
+      ship: (tx, messageId) => (tx as SqlTransaction).execute(insert, [messageId]),
       hold: (tx) => (tx as SqlTransaction).query('SELECT 1', []),
-      ownTransaction: async (messageId) => {
-        const client = await own.connect();
-        try {
-          await client.query('BEGIN');
-          await client.query('INSERT INTO inbox_test_shipments (message_id) VALUES ($1)', [messageId]);
+      ownTransaction: (messageId) =>
+        connection.transaction(async (run) => {
+          await run({ sql: insert, params: [messageId] });
           await tick();
-          await client.query('COMMIT');
-        } finally {
-          client.release();
-        }
-      },
+        }),
       query,
       shipments: async () => count(await query('SELECT COUNT(*) AS n FROM inbox_test_shipments')),
       marks: async () => count(await query('SELECT COUNT(*) AS n FROM outbox_inbox')),
-      poisonStore: () => new SqlPoisonStore<SqlTransaction>(new PgPoolConnection(own as unknown as PgPoolLike), 'outbox_inbox_poison', 'outbox_inbox', (tx, { sql, params }) => tx.query(sql, params)),
+      poisonStore: () => new SqlPoisonStore<SqlTransaction>(connection, 'outbox_inbox_poison', 'outbox_inbox', (tx, { sql, params }) => tx.query(sql, params)),
       close,
     };
   }
@@ -144,4 +143,18 @@ export async function startInbox(
     poisonStore: () => new TypeOrmPoisonStore(dataSource, 'outbox_inbox_poison', 'outbox_inbox'),
     close,
   };
+}
+
+/** A connection of the test's own to the isolated database, and the `connection` option that gives the module one to the same database. */
+async function ownConnection(database: TestDatabase, options: Record<string, unknown>) {
+  if (database === 'sqlite') {
+    // The module opens its own handle on the file (`sqlite:` url); this one stands for the app's data layer.
+    const file = options.database as string;
+    // No busy timeout: a blocking wait would stall the event loop, and with it the module's transaction it waits for.
+    const handle = new BetterSqlite(file, { timeout: 0 });
+    return { connection: new BetterSqliteConnection(handle as unknown as BetterSqliteLike), connectionOption: { url: `sqlite:${file}` }, close: async () => void handle.close() };
+  }
+  if (database !== 'postgres') throw new Error(`the connection variant of the inbox tests runs on postgres and sqlite; got ${database}`);
+  const pool = new Pool({ connectionString: options.url as string, options: `-c search_path=${options.schema as string}`, max: 12 });
+  return { connection: new PgPoolConnection(pool as unknown as PgPoolLike), connectionOption: { pool }, close: () => pool.end() };
 }
