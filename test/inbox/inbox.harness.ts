@@ -45,7 +45,7 @@ export interface InboxDatabase {
   shipments(): Promise<number>;
   marks(): Promise<number>;
   /** The poison table, read and written from outside the app (as the CLI does). */
-  poisonStore(): { sweep(): Promise<number>; requestReplay(consumer: string, key: string): Promise<boolean>; list: SqlPoisonStore<unknown>['list']; get: SqlPoisonStore<unknown>['get'] };
+  poisonStore(): Omit<SqlPoisonStore<unknown>, 'claim' | 'unmark'>;
   close(): Promise<void>;
 }
 
