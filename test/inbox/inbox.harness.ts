@@ -1,12 +1,14 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import BetterSqlite from 'better-sqlite3';
+import { createPool } from 'mysql2/promise';
 import { Pool } from 'pg';
 import { DataSource, EntitySchema, type EntityManager } from 'typeorm';
 import { CreateInboxPoisonTable, CreateInboxTable, OutboxInboxModule } from '@nest-outbox/outbox';
 import type { SqlConnection, SqlTransaction } from '@nest-outbox/outbox/core';
 import type { OutboxConnectionOptions } from '@nest-outbox/outbox';
 import { BetterSqliteConnection, type BetterSqliteLike } from '../../libs/outbox/src/adapters/better-sqlite3/better-sqlite3.connection';
+import { Mysql2PoolConnection, type Mysql2PoolLike } from '../../libs/outbox/src/adapters/mysql2/mysql2-pool.connection';
 import { driverTypeOf } from '../../libs/outbox/src/sql/sql-connection.port';
 import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
 import { PgPoolConnection, type PgPoolLike } from '../../libs/outbox/src/adapters/pg/pg-pool.connection';
@@ -49,6 +51,12 @@ export interface InboxDatabase {
   close(): Promise<void>;
 }
 
+const SHIPMENTS_TABLE: Record<TestDatabase, string> = {
+  postgres: 'CREATE TABLE inbox_test_shipments (id serial PRIMARY KEY, message_id varchar(64) NOT NULL)',
+  sqlite: 'CREATE TABLE inbox_test_shipments (id integer PRIMARY KEY AUTOINCREMENT, message_id varchar(64) NOT NULL)',
+  mariadb: 'CREATE TABLE inbox_test_shipments (id int AUTO_INCREMENT PRIMARY KEY, message_id varchar(64) NOT NULL)',
+};
+
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** Starts a Nest testing module with the inbox on `database`, in `variant`, and the given controllers and providers. */
@@ -67,7 +75,7 @@ export async function startInbox(
     if (variant === 'connection') {
       own = await ownConnection(database, isolated.options);
       for (const sql of [
-        database === 'sqlite' ? 'CREATE TABLE inbox_test_shipments (id integer PRIMARY KEY AUTOINCREMENT, message_id varchar(64) NOT NULL)' : 'CREATE TABLE inbox_test_shipments (id serial PRIMARY KEY, message_id varchar(64) NOT NULL)',
+        SHIPMENTS_TABLE[database],
         ...inboxDialectFor(driverTypeOf(own.connection.dialect), 'outbox_inbox').createTable(),
         ...poisonDialectFor(driverTypeOf(own.connection.dialect), 'outbox_inbox_poison').createTable(),
       ]) {
@@ -154,7 +162,10 @@ async function ownConnection(database: TestDatabase, options: Record<string, unk
     const handle = new BetterSqlite(file, { timeout: 0 });
     return { connection: new BetterSqliteConnection(handle as unknown as BetterSqliteLike), connectionOption: { url: `sqlite:${file}` }, close: async () => void handle.close() };
   }
-  if (database !== 'postgres') throw new Error(`the connection variant of the inbox tests runs on postgres and sqlite; got ${database}`);
+  if (database === 'mariadb') {
+    const pool = createPool({ uri: options.url as string, connectionLimit: 12, supportBigNumbers: true, bigNumberStrings: true });
+    return { connection: new Mysql2PoolConnection(pool as unknown as Mysql2PoolLike), connectionOption: { pool }, close: () => pool.end() };
+  }
   const pool = new Pool({ connectionString: options.url as string, options: `-c search_path=${options.schema as string}`, max: 12 });
   return { connection: new PgPoolConnection(pool as unknown as PgPoolLike), connectionOption: { pool }, close: () => pool.end() };
 }
