@@ -23,4 +23,4 @@ export const missingDataLayerPackage = (packageName: string, layer: string) =>
 
 export const inboxNotOffered = (layer: string) =>
   `DataLayerInbox.process() cannot record messages through a ${layer} transaction on MariaDB/MySQL yet. ` +
-  `Use OutboxInbox.process() with a TypeORM transaction there, or PostgreSQL or SQLite with ${layer}.`;
+  `Use OutboxInbox.process() there (on a TypeORM data source, or with OutboxInboxModule's "connection" option on a mysql2 pool), or PostgreSQL or SQLite with ${layer}.`;

@@ -11,7 +11,7 @@ export interface OutboxInboxModuleOptions extends InboxSettings {
   /**
    * How the inbox opens its transactions. Default: `dataSource.transaction` (one after another on
    * SQLite). On SQLite, pass the runner that serializes the rest of your units of work, so an inbox
-   * transaction never overlaps one of yours on TypeORM's single connection.
+   * transaction never overlaps one of yours on TypeORM's single connection. Not with `connection`.
    */
   runTransaction?: InboxTransactionRunner;
   /**
@@ -31,9 +31,12 @@ export interface OutboxInboxModuleExtras {
   /** Name of the TypeORM data source holding the inbox table and the handlers' data. Default: the default data source. */
   dataSource?: string;
   /**
-   * Without TypeORM: the database of the inbox table, as `OutboxModule`'s `connection` (`{ url }` or
-   * `{ pool }`). Handlers record messages with `processIn(tx, …)` in their data layer's transaction;
-   * the module prunes old marks. Needs `poison: false` for now; excludes `dataSource`. Default: none.
+   * Without TypeORM: the database of the inbox and poison tables, as `OutboxModule`'s `connection`
+   * (`{ url }` or `{ pool }`). The inbox opens its transactions there, so `process()`, `@Idempotent()`
+   * and the poison policy work; a handler's writes commit with the mark only through that
+   * transaction (`manager<SqlTransaction>()`, or `process`'s work argument). `processIn(tx, …)`
+   * records a message in your data layer's own transaction instead. Excludes `dataSource` and
+   * `runTransaction`. Default: none.
    */
   connection?: OutboxConnectionOptions;
   /** Register the module globally, so `OutboxInbox` can be injected anywhere. Default `true`. */
