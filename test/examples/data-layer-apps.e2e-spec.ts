@@ -1,7 +1,9 @@
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { postgresAdmin } from '../support/databases';
 import { installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
@@ -9,10 +11,13 @@ import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 
+const run = promisify(execFile);
 const examples = join(__dirname, '..', '..', 'examples');
 
 interface ExampleApp {
   name: string;
+  /** The app's migration of the outbox tables, and the `nest-outbox sql --format` that writes it. */
+  outboxMigration: { file: string; format: 'prisma' | 'drizzle' };
   /** Environment of the app's own `npm run build`. */
   buildEnv: Record<string, string>;
   /** Creates the tables the way the app's data layer does, where the app does not do it at startup. */
@@ -22,6 +27,7 @@ interface ExampleApp {
 const apps: ExampleApp[] = [
   {
     name: 'prisma',
+    outboxMigration: { file: 'prisma/migrations/20261124081618_outbox/migration.sql', format: 'prisma' },
     // `prisma generate` only checks that the schema engine it names exists; it is not downloadable offline.
     buildEnv: { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
     // What `npm run migrate` (`prisma migrate deploy`) does, minus its bookkeeping table: that command needs
@@ -29,7 +35,7 @@ const apps: ExampleApp[] = [
     migrate: (appDir, databaseUrl) => applyPrismaMigrations(join(appDir, 'prisma', 'migrations'), databaseUrl),
   },
   // The Drizzle app runs drizzle-orm's migrator over drizzle/ at startup.
-  { name: 'drizzle', buildEnv: {}, migrate: async () => undefined },
+  { name: 'drizzle', outboxMigration: { file: 'drizzle/0001_outbox.sql', format: 'drizzle' }, buildEnv: {}, migrate: async () => undefined },
 ];
 
 /**
@@ -70,6 +76,12 @@ describe('the example apps per data layer', () => {
       const manifest = readManifest(appDir);
       expect(Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) => /typeorm/.test(name))).toEqual([]);
       expect(builtFiles(join(appDir, 'dist')).filter((file) => /from '(@nestjs\/)?typeorm'/.test(readFileSync(file, 'utf8')))).toEqual([]);
+    });
+
+    it('keeps the outbox migration that the packed CLI writes today', async () => {
+      const { file, format } = example.outboxMigration;
+      const { stdout } = await run('npx', ['--no-install', 'nest-outbox', 'sql', '--dialect', 'postgres', '--format', format], { cwd: appDir });
+      expect(readFileSync(join(appDir, file), 'utf8').trimEnd()).toBe(stdout.trimEnd());
     });
 
     it('publishes the committed order’s event to Kafka, and nothing of the order rolled back', async () => {
