@@ -49,6 +49,7 @@ alone=(
   '/test/order-service\.(kafka|readiness|operations|hardening)\.'
   '/test/packaging/'
   '/test/tutorial/'                  # packs the library's dist, as packaging does
+  '/test/examples/'                  # packs the library's dist, as the tutorial does
   '/test/postgres-notifications\.'   # counts LISTEN connections server-wide
 )
 

@@ -1,15 +1,12 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { postgresAdmin } from '../support/databases';
+import { freePort, installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 
-const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
 const example = join(root, 'examples', 'tutorial');
 
@@ -26,17 +23,7 @@ describe('the tutorial app', () => {
   const started: RunningApp[] = [];
 
   beforeAll(async () => {
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: join(root, 'libs/outbox'), maxBuffer: 64 << 20 });
-    const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>;
-    cpSync(example, appDir, { recursive: true, filter: (path) => !/\/(node_modules|dist)$|\.sqlite$|\.tsbuildinfo$/.test(path) });
-    // The one change to the copy: its dependency on the library points at the tarball just packed.
-    const manifestPath = join(appDir, 'package.json');
-    const manifest = readManifest(appDir);
-    manifest.dependencies['@nest-outbox/outbox'] = `file:${join(workDir, packed.filename)}`;
-    writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-    // better-sqlite3 compiles from source when its prebuilt binary cannot be downloaded: both its files at once.
-    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: appDir, maxBuffer: 64 << 20, env: { ...process.env, JOBS: 'max' } });
-    await run('npm', ['run', 'build'], { cwd: appDir, maxBuffer: 64 << 20 });
+    await installExample(example, appDir, await packLibrary(workDir));
   }, 600_000);
 
   afterAll(async () => {
@@ -93,58 +80,11 @@ describe('the tutorial app', () => {
   }, 180_000);
 });
 
-function readManifest(dir: string): { dependencies: Record<string, string>; devDependencies: Record<string, string> } {
-  return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
-}
-
-interface RunningApp {
-  readonly port: number;
-  log(): string;
-  stop(): Promise<void>;
-}
-
-/** `npm run start:prod` on free ports; resolves once the HTTP server answers. */
+/** `npm run start:prod` with the consumer's TCP port free too; resolves once the HTTP server answers. */
 async function startApp(cwd: string, env: Record<string, string>): Promise<RunningApp> {
-  const [port, tcpPort] = [await freePort(), await freePort()];
-  const child: ChildProcess = spawn('npm', ['run', 'start:prod'], {
-    cwd,
-    env: { ...process.env, ...env, PORT: String(port), TCP_PORT: String(tcpPort), NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true, // its own process group: stop() ends npm and the node it started together
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  // 'close': npm has exited and so has every process holding its output, the app's node among them.
-  let closed = false;
-  const exited = new Promise<void>((resolve) => child.once('close', () => resolve(void (closed = true))));
-  const app: RunningApp = {
-    port,
-    log: () => output,
-    stop: async () => {
-      if (closed) return;
-      // enableShutdownHooks: Nest closes the app (the relay drains first) and exits on SIGTERM.
-      try {
-        process.kill(-child.pid!, 'SIGTERM');
-      } catch {
-        // The group is gone already; 'close' is on its way.
-      }
-      await exited;
-    },
-  };
-  const outcome = await waitFor(
-    'the tutorial app to listen',
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return 'exited';
-      return fetch(`http://127.0.0.1:${port}/shipments/none`).then((response) => response.status === 404 && 'listening', () => false);
-    },
-    60_000,
-  ).catch((error: Error) => error.message);
-  if (outcome !== 'listening') {
-    await app.stop();
-    throw new Error(`The tutorial app did not start (${outcome}); its output:\n${output}`);
-  }
-  return app;
+  return startExampleApp(cwd, { ...env, TCP_PORT: String(await freePort()) }, (port) =>
+    fetch(`http://127.0.0.1:${port}/shipments/none`).then((response) => response.status === 404),
+  );
 }
 
 async function placeOrder(app: RunningApp): Promise<string> {
@@ -165,15 +105,4 @@ async function shipment(app: RunningApp, orderId: string): Promise<unknown> {
   if (response.status === 404) return undefined;
   expect(response.status).toBe(200);
   return response.json();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
