@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { DataLayerInbox, OutboxWriteError, type DataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
+import { OutboxDataLayerInbox, OutboxWriteError, type OutboxDataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
@@ -11,7 +11,7 @@ export interface OpenDataLayer {
   /** The README example of this layer: an invoice row and its event in one transaction of the layer. */
   issueInvoice(outbox: OutboxPublisher, id: string, correlationId: string): Promise<void>;
   /** Runs `work` in a transaction of the layer's own API: commits unless `work` throws. */
-  inTransaction(work: (tx: DataLayerTransaction) => Promise<void>): Promise<void>;
+  inTransaction(work: (tx: OutboxDataLayerTransaction) => Promise<void>): Promise<void>;
   /** An object of this layer that is not inside a transaction, which `add` must refuse. */
   outsideTransaction: object;
   close(): Promise<void>;
@@ -45,7 +45,7 @@ export function describeDataLayer(subject: DataLayerSubject): void {
     const rolledBack: string[] = [];
     // A table name of its own, so that its statements are this test's alone in pg_stat_activity.
     const inboxTable = `inbox_${randomBytes(4).toString('hex')}`;
-    const inbox = new DataLayerInbox(inboxTable);
+    const inbox = new OutboxDataLayerInbox(inboxTable);
 
     beforeAll(async () => {
       harness = await createOutboxHarness('postgres');
@@ -113,7 +113,7 @@ export function describeDataLayer(subject: DataLayerSubject): void {
 
     it('refuses an object that is not inside a transaction, and writes nothing', async () => {
       const id = `inv-${randomUUID()}`;
-      const attempt = harness.publisher.add(layer.outsideTransaction as DataLayerTransaction, event(id, 'billing.invoice-issued'));
+      const attempt = harness.publisher.add(layer.outsideTransaction as OutboxDataLayerTransaction, event(id, 'billing.invoice-issued'));
       await expect(attempt).rejects.toThrow(OutboxWriteError);
       await expect(attempt).rejects.toThrow(/not inside a transaction/);
       expect(await rowsOf(id)).toEqual([]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { DataLayerInbox } from '@nest-outbox/outbox';
+import { OutboxDataLayerInbox } from '@nest-outbox/outbox';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
@@ -12,10 +12,10 @@ import { issueInvoice, type BillingDatabase } from './examples/kysely.example';
  * file the module's TypeORM data source relays from. SQLite lets one writer in at a time, so no
  * aggregate lock is taken: positions follow commit order by themselves.
  */
-describe('OutboxPublisher.add and DataLayerInbox in a Kysely transaction, on SQLite', () => {
+describe('OutboxPublisher.add and OutboxDataLayerInbox in a Kysely transaction, on SQLite', () => {
   let harness: OutboxHarness;
   let db: Kysely<BillingDatabase>;
-  const inbox = new DataLayerInbox();
+  const inbox = new OutboxDataLayerInbox();
 
   beforeAll(async () => {
     harness = await createOutboxHarness('sqlite');

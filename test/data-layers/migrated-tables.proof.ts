@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { createSqlOutboxStore, TypeOrmInbox, TypeOrmInboxStore } from '@nest-outbox/outbox/typeorm';
-import { DataLayerInbox, OutboxModule, OutboxPublisher, type DataLayerTransaction } from '@nest-outbox/outbox';
+import { OutboxDataLayerInbox, OutboxModule, OutboxPublisher, type OutboxDataLayerTransaction } from '@nest-outbox/outbox';
 import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 
@@ -16,7 +16,7 @@ const silent = { log: () => undefined, warn: () => undefined, error: () => undef
  */
 export async function proveTables(
   database: Partial<DataSourceOptions>,
-  inTransaction: (work: (tx: DataLayerTransaction) => Promise<void>) => Promise<void>,
+  inTransaction: (work: (tx: OutboxDataLayerTransaction) => Promise<void>) => Promise<void>,
   { schema, inboxTable = 'outbox_inbox', throughTypeOrm = false }: { schema?: string; inboxTable?: string; throughTypeOrm?: boolean } = {},
 ): Promise<{ published: unknown[]; duplicate: boolean }> {
   const module = await Test.createTestingModule({
@@ -46,7 +46,7 @@ export async function proveTables(
     await relay.trigger();
     await relay.stop(5_000);
     const envelope = { id: randomUUID() };
-    const layerInbox = new DataLayerInbox(inboxTable);
+    const layerInbox = new OutboxDataLayerInbox(inboxTable);
     const typeOrmInbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, inboxTable));
     const deliver = async () => {
       if (throughTypeOrm) return (await typeOrmInbox.process(envelope, 'shipping', () => undefined)).duplicate;

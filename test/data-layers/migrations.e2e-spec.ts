@@ -10,13 +10,13 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { Migrator as KyselyMigrator } from 'kysely/migration';
 import { Client, Pool } from 'pg';
 import { drizzleMigrationSql, outboxKyselyMigration, outboxMikroOrmMigration, prismaMigrationFile } from '@nest-outbox/outbox/migrations';
-import { type DataLayerTransaction } from '@nest-outbox/outbox';
+import { type OutboxDataLayerTransaction } from '@nest-outbox/outbox';
 import { privatePostgresSchema } from '../support/databases';
 import { proveTables } from './migrated-tables.proof';
 import type { InvoicePrisma } from './examples/prisma.example';
 import { generatePrismaClient } from './prisma/generate-client';
 
-type GeneratedPrismaClient = InvoicePrisma & { $transaction<T>(work: (tx: DataLayerTransaction) => Promise<T>): Promise<T>; $disconnect(): Promise<void> };
+type GeneratedPrismaClient = InvoicePrisma & { $transaction<T>(work: (tx: OutboxDataLayerTransaction) => Promise<T>): Promise<T>; $disconnect(): Promise<void> };
 
 const TABLES = ['outbox', 'inbox', 'poison'] as const;
 const NAMES = ['outbox_messages', 'outbox_messages_paused', 'outbox_inbox', 'outbox_inbox_poison'];

@@ -31,7 +31,7 @@ const VALUES = [
   'OutboxInboxModule',
   'OutboxInbox',
   'Idempotent',
-  'DataLayerInbox',
+  'OutboxDataLayerInbox',
   // errors
   'OutboxConfigurationError',
   'OutboxWriteError',
@@ -49,7 +49,7 @@ const TYPES = [
   'OutboxModuleExtras',
   'OutboxConnectionOptions',
   'OutboxMessageInput',
-  'DataLayerTransaction',
+  'OutboxDataLayerTransaction',
   'OutboxTransport',
   'JetStreamTransportOptions',
   'PublishesEventsOptions',

@@ -13,7 +13,7 @@ export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-modu
 export type { OutboxConnectionOptions } from './adapters/connection/outbox-connection.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
 export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
-export type { DataLayerTransaction } from './adapters/data-layer-transaction';
+export type { OutboxDataLayerTransaction } from './adapters/data-layer-transaction';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
 export { OutboxAdmin } from './nest/outbox.admin';
 export type { OutboxTransport } from './core/outbox-transport.port';
@@ -34,7 +34,7 @@ export { OutboxInboxModule } from './nest/inbox/outbox-inbox.module';
 export type { OutboxInboxModuleOptions } from './nest/inbox/outbox-inbox.options';
 export { OutboxInbox } from './nest/inbox/outbox-inbox';
 export { Idempotent } from './nest/inbox/idempotent.decorator';
-export { DataLayerInbox } from './adapters/data-layer-inbox';
+export { OutboxDataLayerInbox } from './adapters/data-layer-inbox';
 
 // Errors
 export { OutboxConfigurationError, OutboxWriteError, OutboxAdminError, OutboxNonRetryableError } from './core/outbox.errors';

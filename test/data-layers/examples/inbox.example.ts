@@ -1,12 +1,12 @@
 // docs/data-layers.md: the inbox, here with Kysely. Compiled by `npm run typecheck`.
-import { DataLayerInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { OutboxDataLayerInbox, type OutboxEnvelope } from '@nest-outbox/outbox';
 import type { Kysely } from 'kysely';
 
 export interface ShippingDatabase {
   shipments: { order_id: string };
 }
 
-const inbox = new DataLayerInbox(); // the outbox_inbox table of CreateInboxTable
+const inbox = new OutboxDataLayerInbox(); // the outbox_inbox table of CreateInboxTable
 
 export async function onOrderPaid(db: Kysely<ShippingDatabase>, envelope: OutboxEnvelope): Promise<void> {
   await db.transaction().execute(async (trx) => {

@@ -1,6 +1,6 @@
 import type { InboxOutcome } from '../core/inbox/inbox.port';
 import { SqlInbox } from '../sql/sql-inbox';
-import { toSqlTransaction, type DataLayerTransaction } from './data-layer-transaction';
+import { toSqlTransaction, type OutboxDataLayerTransaction } from './data-layer-transaction';
 
 /**
  * The idempotent consumer for apps on Prisma, Drizzle, Kysely, MikroORM or pg: records that
@@ -8,7 +8,7 @@ import { toSqlTransaction, type DataLayerTransaction } from './data-layer-transa
  * module needed); `tableName` is the inbox table, default `outbox_inbox` (made by the
  * `CreateInboxTable` migration). Pruning stays with `OutboxInboxModule`.
  */
-export class DataLayerInbox {
+export class OutboxDataLayerInbox {
   private readonly inbox: SqlInbox;
 
   constructor(tableName?: string) {
@@ -21,7 +21,7 @@ export class DataLayerInbox {
    * throws, let the transaction roll back (the layers' own transaction callbacks do): the mark goes
    * with it, and a redelivery runs the work again.
    */
-  async process<R>(transaction: DataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
+  async process<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.inbox.process(toSqlTransaction(transaction), message, consumer, work);
   }
 }

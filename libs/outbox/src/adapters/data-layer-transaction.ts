@@ -11,7 +11,7 @@ import { isPrismaClient, prismaTransaction, type PrismaTransactionLike } from '.
  * A transaction of a data layer other than TypeORM, as its own API hands it out. Typed by shape:
  * the library imports none of these packages' types, so an app needs only the layer it uses.
  */
-export type DataLayerTransaction =
+export type OutboxDataLayerTransaction =
   | PrismaTransactionLike
   | DrizzleTransactionLike
   | KyselyTransactionLike
@@ -30,7 +30,7 @@ export const ACCEPTED_TRANSACTIONS = [
 ] as const;
 
 /** Whether `value` looks like a transaction of one of the data layers above (checked further by `toSqlTransaction`). */
-export function isDataLayerTransaction(value: unknown): value is DataLayerTransaction {
+export function isDataLayerTransaction(value: unknown): value is OutboxDataLayerTransaction {
   if (value === null || typeof value !== 'object') return false;
   return (
     isSqlTransaction(value) ||

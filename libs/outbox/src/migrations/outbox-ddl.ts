@@ -15,7 +15,7 @@ export type OutboxDdlTable = 'outbox' | 'inbox' | 'poison';
 export interface OutboxDdlOptions {
   /** The database family: `postgres`, `mariadb` (also MySQL) or `sqlite`. Required. */
   dialect: OutboxDdlDialect;
-  /** Which tables. Default `['outbox']`; add `inbox` for `DataLayerInbox`/`OutboxInboxModule`, `poison` for the inbox's poison policy. */
+  /** Which tables. Default `['outbox']`; add `inbox` for `OutboxDataLayerInbox`/`OutboxInboxModule`, `poison` for the inbox's poison policy. */
   tables?: readonly OutboxDdlTable[];
   /** The outbox table (and its `<name>_paused` table). Default `outbox_messages`. */
   tableName?: string;

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { noAmbientTransaction } from '../core/outbox.messages';
 import type { OutboxMessageInput, TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
-import { isDataLayerTransaction, toSqlTransaction, type DataLayerTransaction } from '../adapters/data-layer-transaction';
+import { isDataLayerTransaction, toSqlTransaction, type OutboxDataLayerTransaction } from '../adapters/data-layer-transaction';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
 import { OUTBOX_SQL_WRITER, OUTBOX_WRITER } from './outbox.constants';
@@ -28,14 +28,14 @@ export class OutboxPublisher {
    * `em.transactional`, a node-postgres client after BEGIN, or your own `SqlTransaction`.
    * Throws if it is not inside a transaction, naming what to pass instead.
    */
-  add(transaction: DataLayerTransaction, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]>;
+  add(transaction: OutboxDataLayerTransaction, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]>;
   /**
    * Writes the messages in the ambient transaction: inside a `@Transactional()` method of
    * `@nestjs-cls/transactional` or `typeorm-transactional`. Throws when there is none.
    */
   add(messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]>;
   add(
-    managerOrMessages: EntityManager | DataLayerTransaction | OutboxMessageInput | OutboxMessageInput[],
+    managerOrMessages: EntityManager | OutboxDataLayerTransaction | OutboxMessageInput | OutboxMessageInput[],
     messages?: OutboxMessageInput | OutboxMessageInput[],
   ): Promise<string[]> {
     if (isEntityManager(managerOrMessages)) return this.writer.add(managerOrMessages, messages ?? []);

@@ -1,10 +1,10 @@
 // Error texts of the data-layer write path: each names what was passed and what to do instead.
 
 export const notInTransaction = (layer: string, passed: string, fix: string) =>
-  `OutboxPublisher.add() / DataLayerInbox.process() got ${passed} (${layer}) that is not inside a transaction, so what they write would commit with nothing. ${fix}`;
+  `OutboxPublisher.add() / OutboxDataLayerInbox.process() got ${passed} (${layer}) that is not inside a transaction, so what they write would commit with nothing. ${fix}`;
 
 export const unknownTransaction = (passed: string, accepted: readonly string[]) =>
-  `OutboxPublisher.add() / DataLayerInbox.process() cannot write through ${passed}: it is no transaction of a data layer the outbox knows. ` +
+  `OutboxPublisher.add() / OutboxDataLayerInbox.process() cannot write through ${passed}: it is no transaction of a data layer the outbox knows. ` +
   `Pass one of: ${accepted.join('; ')}.`;
 
 export const mariaDbNotOffered = (layer: string) =>
@@ -22,5 +22,5 @@ export const missingDataLayerPackage = (packageName: string, layer: string) =>
   `Run "npm install ${packageName}" (the same copy your app's ${layer} code uses).`;
 
 export const inboxNotOffered = (layer: string) =>
-  `DataLayerInbox.process() cannot record messages through a ${layer} transaction on MariaDB/MySQL yet. ` +
+  `OutboxDataLayerInbox.process() cannot record messages through a ${layer} transaction on MariaDB/MySQL yet. ` +
   `Use OutboxInbox.process() there (on a TypeORM data source, or with OutboxInboxModule's "connection" option on a mysql2 pool), or PostgreSQL or SQLite with ${layer}.`;

@@ -17,7 +17,7 @@ import { serializeSqliteTransactions } from '../../typeorm/sqlite/serialized-tra
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';
 import { INBOX_CONNECTION, INBOX_DATA_SOURCE, INBOX_EXTRAS, type ResolvedInboxExtras } from './outbox-inbox.module-definition';
 import type { OpenedConnection } from '../../adapters/connection/open-connection';
-import { toSqlTransaction, type DataLayerTransaction } from '../../adapters/data-layer-transaction';
+import { toSqlTransaction, type OutboxDataLayerTransaction } from '../../adapters/data-layer-transaction';
 import { SqlInbox } from '../../sql/sql-inbox';
 import { SqlInboxStore } from '../../sql/inbox/sql-inbox.store';
 import { pruneInBatches } from '../../core/inbox/prune-batches';
@@ -121,7 +121,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * the mark goes with it, and a redelivery runs the work again. PostgreSQL and SQLite. The poison
    * policy does not apply here: the transaction is yours, and ends after this call returns.
    */
-  processIn<R>(transaction: DataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
+  processIn<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.marks.process(toSqlTransaction(transaction), message, consumer, work);
   }
 
