@@ -90,7 +90,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     if (this.settings.delivery !== 'wal') return;
     loadPgLogicalReplication();
     const names = walNames(this.extras, this.settings.wal);
-    await prepareWalSlot(this.query, names, { streams: this.settings.relay });
+    await prepareWalSlot(this.query, names, { streams: this.settings.relay, table: OutboxTable.on('postgres', this.extras).quoted() });
     const metrics = resolveMetricsOptions(this.options.metrics);
     if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, names.slotName, () => this.slotLag());
     if (!this.settings.relay) return;

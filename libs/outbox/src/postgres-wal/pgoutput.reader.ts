@@ -29,6 +29,7 @@ export interface PgoutputReaderConfig extends WalNames {
 export class PgoutputReader {
   private service: { acknowledge(lsn: string, ping?: boolean): Promise<boolean>; destroy(): Promise<unknown> } | undefined;
   private current: StreamMessage[] = [];
+  private wroteTable = false;
   private ended = false;
   private confirmed: bigint | undefined;
   // Data messages handed to onData so far, and those being handled now (see onHeartbeat).
@@ -115,14 +116,16 @@ export class PgoutputReader {
     this.dataSeen++;
     this.dataInProgress++;
     try {
-      if (message.tag === 'begin') this.current = [];
+      if (message.tag === 'begin') (this.current = []), (this.wroteTable = false);
+      // The publication holds the outbox table only (inserts and updates): a row that may hold an aggregate.
+      else if ((message.tag === 'insert' || message.tag === 'update') && message.new?.status !== 'published') this.wroteTable = true;
       else if (message.tag === 'message' && message.transactional && message.prefix === this.config.prefix) this.decode(lsn, message);
       else if (message.tag === 'commit') {
         const messages = this.current;
         this.current = [];
         const commit = parseLsn(message.commitEndLsn ?? lsn);
         messages.forEach((m) => (m.commit = commit));
-        await this.config.onCommit({ lsn: commit, messages });
+        await this.config.onCommit({ lsn: commit, messages, wroteTable: this.wroteTable });
       }
     } catch (error) {
       this.end(error);
@@ -155,5 +158,6 @@ type PgoutputMessage =
   | { tag: 'begin' }
   | { tag: 'message'; transactional: boolean; prefix: string; content: Uint8Array }
   | { tag: 'commit'; commitEndLsn: string | null }
-  // relation, insert, … : other tables' changes, which the empty publication does not send anyway
+  | { tag: 'insert' | 'update'; new?: { status?: unknown } | null }
+  // relation, type, …
   | { tag: 'other' };

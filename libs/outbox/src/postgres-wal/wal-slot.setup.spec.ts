@@ -2,7 +2,7 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import { prepareWalSlot, type WalQuery } from './wal-slot.setup';
 
 // A scripted server: the refusals are checked here; the real server's answers are in test/wal/.
-function server(answers: { level?: string; allowed?: boolean; slotPlugin?: string; createError?: string; publicationError?: string }): { query: WalQuery; statements: string[] } {
+function server(answers: { level?: string; allowed?: boolean; slotPlugin?: string; createError?: string; publicationError?: string; addTableError?: string; tablePublished?: boolean }): { query: WalQuery; statements: string[] } {
   const statements: string[] = [];
   const query: WalQuery = async (sql) => {
     statements.push(sql);
@@ -11,6 +11,8 @@ function server(answers: { level?: string; allowed?: boolean; slotPlugin?: strin
     if (sql.includes('FROM pg_replication_slots')) return answers.slotPlugin ? [{ plugin: answers.slotPlugin }] : [];
     if (sql.includes('pg_create_logical_replication_slot') && answers.createError) throw new Error(answers.createError);
     if (sql.includes('CREATE PUBLICATION') && answers.publicationError) throw new Error(answers.publicationError);
+    if (sql.includes('ADD TABLE') && answers.addTableError) throw new Error(answers.addTableError);
+    if (sql.includes('pg_publication_rel')) return answers.tablePublished ? [{ member: true, exact: true }] : [{ member: false, exact: false }];
     return [];
   };
   return { query, statements };
@@ -59,5 +61,21 @@ describe('prepareWalSlot', () => {
     const again = server({ slotPlugin: 'pgoutput' });
     await prepareWalSlot(again.query, names);
     expect(again.statements.some((s) => s.includes('pg_create_logical_replication_slot'))).toBe(false);
+  });
+  it('puts the outbox table in the publication (inserts and updates) once, and names the ALTER to run when refused', async () => {
+    const table = '"app"."outbox_messages"';
+    const first = server({});
+    await prepareWalSlot(first.query, names, { streams: true, table });
+    expect(first.statements.filter((s) => s.startsWith('ALTER PUBLICATION'))).toEqual([
+      `ALTER PUBLICATION "outbox_s" ADD TABLE ${table}`,
+      `ALTER PUBLICATION "outbox_s" SET (publish = 'insert, update')`,
+    ]);
+    const again = server({ tablePublished: true, slotPlugin: 'pgoutput' });
+    await prepareWalSlot(again.query, names, { streams: true, table });
+    expect(again.statements.filter((s) => s.startsWith('ALTER PUBLICATION'))).toEqual([]);
+    const refused = await prepareWalSlot(server({ addTableError: 'must be owner of table outbox_messages' }).query, names, { streams: true, table }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OutboxConfigurationError);
+    expect(String(refused)).toContain('must be owner of table outbox_messages');
+    expect(String(refused)).toContain(`ALTER PUBLICATION "outbox_s" ADD TABLE ${table}`);
   });
 });

@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { checkWalNames } from '../core/stream/wal-options';
-import { walLevelNotLogical, walNoFreeSlot, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
+import { walLevelNotLogical, walNoFreeSlot, walPublicationTableRefused, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
 
 /** Runs one statement and returns its rows: the app's data source, a `pg` client, or the CLI's connection. */
 export type WalQuery = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -19,7 +19,7 @@ export interface WalNames {
  * exists already; without one it must create it, because WAL written before a slot exists is
  * never decoded: writing first would lose those events.
  */
-export async function prepareWalSlot(query: WalQuery, names: WalNames, options: { streams: boolean } = { streams: true }): Promise<void> {
+export async function prepareWalSlot(query: WalQuery, names: WalNames, options: { streams: boolean; table?: string } = { streams: true }): Promise<void> {
   checkWalNames(names);
   const [level] = await query(`SELECT current_setting('wal_level') AS level`);
   if (level.level !== 'logical') throw new OutboxConfigurationError(walLevelNotLogical(String(level.level)));
@@ -37,12 +37,40 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
       if (!/already exists|pg_publication_pubname_index/.test(String(error))) throw error;
     });
   }
+  if (options.table) await publishTable(query, names.publicationName, options.table);
   if (slot) return;
   await query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
     // Another instance starting at the same moment created it: the same slot, fine.
     if (/already exists/.test(String(error))) return;
     throw new OutboxConfigurationError(walNoFreeSlot(names.slotName, error instanceof Error ? error.message : String(error)));
   });
+}
+
+/**
+ * Puts the outbox table (`"schema"."name"`, quoted) in the publication, inserts and updates only:
+ * the stream then sees each commit that writes a row, and asks the table whether the aggregates
+ * behind it have a backlog only from then on (see StreamRelay.heldBehindTable), not for every batch.
+ * A publication made by an earlier version, without the table, gets it here.
+ */
+async function publishTable(query: WalQuery, publication: string, table: string): Promise<void> {
+  const [member] = await query(
+    `SELECT p.pubinsert AND p.pubupdate AND NOT p.pubdelete AND NOT p.pubtruncate AS exact,
+            EXISTS (SELECT 1 FROM pg_publication_rel r WHERE r.prpubid = p.oid AND r.prrelid = $2::regclass) AS member
+       FROM pg_publication p WHERE p.pubname = $1`,
+    [publication, table],
+  );
+  if (member?.member === true && member.exact === true) return;
+  try {
+    if (member?.member !== true) {
+      await query(`ALTER PUBLICATION "${publication}" ADD TABLE ${table}`).catch((error: unknown) => {
+        // Another instance starting at the same moment added it.
+        if (!/already member/.test(String(error))) throw error;
+      });
+    }
+    await query(`ALTER PUBLICATION "${publication}" SET (publish = 'insert, update')`);
+  } catch (error) {
+    throw new OutboxConfigurationError(walPublicationTableRefused(publication, table, error instanceof Error ? error.message : String(error)));
+  }
 }
 
 /**

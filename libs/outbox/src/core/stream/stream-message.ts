@@ -15,6 +15,12 @@ export interface StreamCommit {
   /** End position of the commit record in the WAL (an LSN as a number). */
   lsn: bigint;
   messages: StreamMessage[];
+  /**
+   * The transaction wrote an outbox row that may hold an aggregate (inserted, or updated to a status
+   * other than published): a table-mode writer, a delayed message, a requeue, the stream's own
+   * overflow. The stream then asks the table again before publishing what follows.
+   */
+  wroteTable?: boolean;
 }
 
 /** `'16/B374D848'` → 0x16B374D848. */

@@ -16,6 +16,16 @@ export interface StreamOverflow {
    * that only follow a failed one). Resolves once committed.
    */
   divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void>;
-  /** Of these aggregates (`aggregateOf`), those that still have unpublished rows in the table. */
-  backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>>;
+  /**
+   * Of these aggregates (`aggregateOf`), those that still have unpublished rows in the table, and
+   * whether the table holds such a row of any aggregate at all (read in the same snapshot).
+   */
+  backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog>;
+}
+
+export interface TableBacklog {
+  /** The asked aggregates (`aggregateOf`) that have unpublished rows. */
+  aggregates: Set<string>;
+  /** False when no aggregate has one: the stream may stop asking until a row is written again. */
+  any: boolean;
 }

@@ -5,7 +5,7 @@ import { AcknowledgedPositions } from './acknowledged-positions';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn, parseLsn } from './stream-message';
 import { StreamRelay, type StreamRelayConfig } from './stream-relay';
-import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
+import { aggregateOf, type StreamOverflow, type TableBacklog } from './stream-overflow.port';
 
 const message = (commit: bigint, index: number, aggregateId: string): StreamMessage => ({
   id: `${commit}-${index}`,
@@ -53,14 +53,16 @@ class FakeBroker implements OutboxTransport {
 class FakeTable implements StreamOverflow {
   readonly rows: Array<{ id: string; attempts: number; error: string }> = [];
   readonly backlog = new Set<string>();
+  asked = 0;
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>): Promise<void> {
     for (const { message, attempts, error } of messages) {
       this.rows.push({ id: message.id, attempts, error });
       this.backlog.add(aggregateOf(message));
     }
   }
-  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>> {
-    return new Set(aggregates.map(aggregateOf).filter((key) => this.backlog.has(key)));
+  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog> {
+    this.asked++;
+    return { aggregates: new Set(aggregates.map(aggregateOf).filter((key) => this.backlog.has(key))), any: this.backlog.size > 0 };
   }
 }
 
@@ -208,6 +210,62 @@ describe('StreamRelay', () => {
     await settled(() => confirmed.at(-1) === 40n);
     expect(broker.published.map((m) => m.envelope.id).at(-1)).toBe('40-0');
     expect(relay.divertedMessages).toBe(2);
+    await relay.stop();
+  });
+
+  it('asks the table only while it may hold rows: from the start until it holds none, and after a commit that wrote a row', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed, 1, 4, table);
+    await relay.accept(commit(10n, 'a'));
+    await relay.accept(commit(20n, 'b'));
+    await settled(() => confirmed.at(-1) === 20n);
+    expect(table.asked).toBe(1);
+    // A requeue (or a table-mode writer) commits a pending row of 'b': the stream sees the commit.
+    table.backlog.add(aggregateOf(message(0n, 0, 'b')));
+    await relay.accept({ lsn: 30n, messages: [], wroteTable: true });
+    await relay.accept(commit(40n, 'b'));
+    await relay.accept(commit(50n, 'c'));
+    await settled(() => confirmed.at(-1) === 50n);
+    expect(table.rows.map((row) => row.id)).toEqual(['40-0']);
+    expect(broker.published.map((m) => m.envelope.id)).toEqual(['10-0', '20-0', '50-0']);
+    // Drained: the next answer says none, and the stream stops asking again.
+    table.backlog.clear();
+    await relay.accept(commit(60n, 'b'));
+    await relay.accept(commit(70n, 'b'));
+    await settled(() => confirmed.at(-1) === 70n);
+    const asked = table.asked;
+    await relay.accept(commit(80n, 'b'));
+    await settled(() => confirmed.at(-1) === 80n);
+    expect(table.asked).toBe(asked);
+    expect(broker.published.map((m) => m.envelope.id).slice(-3)).toEqual(['60-0', '70-0', '80-0']);
+    await relay.stop();
+  });
+
+  it('keeps asking when a row was written while the answer "none" was being read', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const answer = table.backlogged.bind(table);
+    // The first answer is read before the row below commits, and arrives after the stream saw it.
+    table.backlogged = async (aggregates) => {
+      const backlog = await answer(aggregates);
+      if (table.asked === 1) await gate;
+      return backlog;
+    };
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed, 1, 4, table);
+    await relay.accept(commit(10n, 'a'));
+    await settled(() => table.asked === 1);
+    table.backlog.add(aggregateOf(message(0n, 0, 'b')));
+    await relay.accept({ lsn: 20n, messages: [], wroteTable: true });
+    await relay.accept(commit(30n, 'b'));
+    open();
+    await settled(() => confirmed.at(-1) === 30n);
+    expect(broker.published.map((m) => m.envelope.id)).toEqual(['10-0']);
+    expect(table.rows.map((row) => row.id)).toEqual(['30-0']);
     await relay.stop();
   });
 

@@ -60,6 +60,12 @@ export class StreamRelay {
   private readonly waiting = new Set<() => void>();
   private published = 0;
   private divertedCount = 0;
+  // Whether the table may hold rows that the stream's messages must wait behind. Unknown at start
+  // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): asked.
+  private tableMayHold = true;
+  // Counts the events that may have put such rows in the table, so that an answer "none" read
+  // before one of them does not clear the flag it set (see heldBehindTable).
+  private tableWrites = 0;
 
   constructor(private readonly config: StreamRelayConfig) {
     this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
@@ -87,6 +93,8 @@ export class StreamRelay {
   async accept(commit: StreamCommit): Promise<void> {
     if (this.stopped) return;
     this.positions.received(commit);
+    // Set before the commit's messages (and any later ones) are checked: a row it wrote precedes them.
+    if (commit.wroteTable) this.tableMayHoldRows();
     this.buffer.push(...commit.messages);
     if (commit.messages.length === 0) await this.confirmAdvance();
     this.kick();
@@ -184,18 +192,32 @@ export class StreamRelay {
     }
   }
 
+  private tableMayHoldRows(): void {
+    this.tableMayHold = true;
+    this.tableWrites++;
+  }
+
   /**
    * The messages of aggregates that have unpublished rows in the table: they go there too, behind
-   * them. An aggregate whose rows are all published streams directly again. Asked of the table for
-   * every batch rather than remembered, so that it also holds after a restart, behind rows pending
-   * from the table mode, and behind delayed messages (rows too). `undefined`: stopped.
+   * them. An aggregate whose rows are all published streams directly again.
+   *
+   * The table is asked only while it may hold such rows: from the start (rows pending from the
+   * table mode, a previous run's overflow) until an answer says it holds none, and again from any
+   * commit that wrote a row (`wroteTable`: a table-mode writer, a delayed message, a requeue) or a
+   * divert of this relay. A row that must precede a message is written by a commit before it, so
+   * the flag is set before that message is checked; an answer "none" counts only if no such event
+   * came while it was read, since a row committed after the answer's snapshot may have been
+   * accepted meanwhile. `undefined`: stopped.
    */
   private async heldBehindTable(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
     const overflow = this.config.overflow;
-    if (!overflow || batch.length === 0) return [];
+    if (!overflow || batch.length === 0 || !this.tableMayHold) return [];
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
-        const backlogged = await overflow.backlogged(batch);
+        const writes = this.tableWrites;
+        const backlog = await overflow.backlogged(batch);
+        if (!backlog.any && writes === this.tableWrites) this.tableMayHold = false;
+        const backlogged = backlog.aggregates;
         return backlogged.size === 0 ? [] : batch.filter((message) => backlogged.has(aggregateOf(message)));
       } catch (error) {
         this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
@@ -210,6 +232,7 @@ export class StreamRelay {
   /** Moves messages to the table (tried until it works, or the relay stops); true once committed. */
   private async divert(messages: Array<{ message: StreamMessage; attempts: number; error: string }>): Promise<boolean> {
     const overflow = this.config.overflow!;
+    this.tableMayHoldRows();
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
         await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);

@@ -50,3 +50,8 @@ export const walSlotUncheckable = (slot: string, cause: string) =>
 
 export const walTableUnreachable = (cause: string) =>
   `the outbox table could not be read or written (${cause}); the stream ends so that the server is not kept waiting for its confirmation, and reads again from the last one`;
+
+export const walPublicationTableRefused = (publication: string, table: string, cause: string) =>
+  `OutboxModule option "delivery" is 'wal', and the publication "${publication}" must hold the outbox table ${table} (inserts and updates), ` +
+  `so that the stream sees rows written to the table and keeps each aggregate's order behind them; adding it failed: ${cause}. ` +
+  `Run ALTER PUBLICATION "${publication}" ADD TABLE ${table}; ALTER PUBLICATION "${publication}" SET (publish = 'insert, update'); as the table's owner, then start again.`;

@@ -1,6 +1,6 @@
 import { clipErrorText } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
-import { aggregateOf, type StreamOverflow } from '../../core/stream/stream-overflow.port';
+import { aggregateOf, type StreamOverflow, type TableBacklog } from '../../core/stream/stream-overflow.port';
 import type { StreamMessage } from '../../core/stream/stream-message';
 import { aggregateKey } from '../aggregate-key';
 import type { SqlConnection } from '../sql-connection.port';
@@ -25,14 +25,18 @@ export class TableOverflow implements StreamOverflow {
     this.table = OutboxTable.on('postgres', location);
     // A dead row holds its aggregate's later rows under 'hold', so it holds the stream's too.
     const holding = options.deadLetterPolicy === 'hold' ? `('pending', 'dead')` : `('pending')`;
+    // One row per backlogged aggregate asked for, or one row with NULLs when another one has a backlog.
     this.backlogSql = `SELECT DISTINCT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId" FROM ${this.table.quoted()}
-      WHERE status IN ${holding} AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($1::text[], $2::text[]) AS a(t, i))`;
+      WHERE status IN ${holding} AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($1::text[], $2::text[]) AS a(t, i))
+      UNION ALL SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM ${this.table.quoted()} WHERE status IN ${holding})`;
   }
 
-  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<Set<string>> {
+  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog> {
     const distinct = [...new Map(aggregates.map((a) => [aggregateOf(a), a])).values()];
     const { records } = await this.connection.run({ sql: this.backlogSql, params: [distinct.map((a) => a.aggregateType), distinct.map((a) => a.aggregateId)] });
-    return new Set((records as Array<{ aggregateType: string; aggregateId: string }>).map(aggregateOf));
+    const rows = records as Array<{ aggregateType: string | null; aggregateId: string | null }>;
+    const held = rows.filter((row): row is { aggregateType: string; aggregateId: string } => row.aggregateType !== null);
+    return { aggregates: new Set(held.map(aggregateOf)), any: rows.length > 0 };
   }
 
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
