@@ -136,9 +136,7 @@ export class PgoutputReader {
 
   private decode(lsn: string, message: { prefix: string; content: Uint8Array }): void {
     try {
-      const offset = this.current.length;
-      const decoded = decodeWalRecord(Buffer.from(message.content).toString('utf8'));
-      decoded.forEach((fields, index) => this.current.push({ ...fields, commit: 0n, index: offset + index }));
+      for (const decoded of decodeWalRecord(Buffer.from(message.content).toString('utf8'), this.current.length)) this.current.push(decoded);
     } catch (error) {
       throw new Error(walUndecodableMessage(message.prefix, lsn, errorText(error)));
     }

@@ -266,7 +266,30 @@ export class StreamRelay {
 }
 
 /** The stream's messages have no row: the position names the commit and the index within it. */
+/** Field by field, once per event on the stream's one thread (see decodeWalRecord); the commit's position formatted once per commit. */
 function asClaimed(message: StreamMessage, attempt: number): ClaimedMessage {
-  const { commit, index, ...fields } = message;
-  return { ...fields, position: `${formatLsn(commit)}#${index}`, attempt };
+  return {
+    id: message.id,
+    type: message.type,
+    version: message.version,
+    aggregateType: message.aggregateType,
+    aggregateId: message.aggregateId,
+    transport: message.transport,
+    destination: message.destination,
+    occurredAt: message.occurredAt,
+    correlationId: message.correlationId,
+    causationId: message.causationId,
+    tenantId: message.tenantId,
+    headers: message.headers,
+    payloadJson: message.payloadJson,
+    position: `${commitPosition(message.commit)}#${message.index}`,
+    attempt,
+  };
+}
+
+let lastCommit: { lsn: bigint; text: string } | undefined;
+
+function commitPosition(lsn: bigint): string {
+  if (lastCommit?.lsn !== lsn) lastCommit = { lsn, text: formatLsn(lsn) };
+  return lastCommit.text;
 }

@@ -31,8 +31,8 @@ describe('WAL records', () => {
     const base = { type: 't', version: 2, aggregateType: 'a', transport: 'default', destination: 'd', occurredAt, headers: { h: 'v' }, payloadJson: '{"x":1}' };
     const decoded = decodeWalRecord(encodeWalRecord([{ ...base, id: '1', aggregateId: 'x', tenantId: 'acme' }, { ...base, id: '2', aggregateId: 'y' }]));
     expect(decoded).toEqual([
-      { ...base, id: '1', aggregateId: 'x', tenantId: 'acme', occurredAt: occurredAt.toISOString() },
-      { ...base, id: '2', aggregateId: 'y', occurredAt: occurredAt.toISOString() },
+      { ...base, id: '1', aggregateId: 'x', tenantId: 'acme', occurredAt: occurredAt.toISOString(), commit: 0n, index: 0 },
+      { ...base, id: '2', aggregateId: 'y', occurredAt: occurredAt.toISOString(), commit: 0n, index: 1 },
     ]);
   });
 
