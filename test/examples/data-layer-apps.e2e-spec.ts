@@ -4,8 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
-import { postgresAdmin } from '../support/databases';
+import { postgresAdmin, postgresRows as rows } from '../support/databases';
 import { installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
@@ -157,17 +156,6 @@ async function applyPrismaMigrations(folder: string, databaseUrl: string): Promi
   const migrations = readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
   expect(migrations).toEqual([expect.stringMatching(/_orders$/), expect.stringMatching(/_outbox$/)]);
   for (const migration of migrations) await rows(databaseUrl, readFileSync(join(folder, migration, 'migration.sql'), 'utf8'));
-}
-
-async function rows(databaseUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const result = await client.query(sql);
-    return (Array.isArray(result) ? result.at(-1) : result).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 function builtFiles(dir: string): string[] {

@@ -4,8 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
-import { postgresAdmin } from '../support/databases';
+import { postgresAdmin, postgresRows } from '../support/databases';
 import { installExample, packLibrary } from '../support/example-app';
 import { requireService } from '../support/services';
 
@@ -100,14 +99,14 @@ describe('the packed library in an app without TypeORM', () => {
       // The tables from the packed CLI, which needs no TypeORM either.
       const { stdout: ddl } = await run('npx', ['--no-install', 'nest-outbox', 'sql', '--dialect', 'postgres'], { cwd: appDir });
       expect(ddl).toMatch(/CREATE TABLE/);
-      await query(databaseUrl, `${ddl}\nCREATE TABLE greetings (name text PRIMARY KEY);`);
+      await postgresRows(databaseUrl, `${ddl}\nCREATE TABLE greetings (name text PRIMARY KEY);`);
 
       const { stdout } = await run('node', ['dist/src/main.js'], { cwd: appDir, env: { ...process.env, DATABASE_URL: databaseUrl } });
       const result = JSON.parse(stdout.trim().split('\n').pop()!) as { received: Array<Record<string, unknown>>; rows: unknown[]; loaded: string[] };
       expect(result.received).toEqual([expect.objectContaining({ type: 'greetings.greeted', aggregateType: 'greeting', aggregateId: 'committed', payload: { name: 'committed' } })]);
       expect(result.rows).toEqual([{ aggregate_id: 'committed', destination: 'greetings.log', status: 'published' }]);
       expect(result.loaded).toEqual([]);
-      expect(await query(databaseUrl, 'SELECT name FROM greetings')).toEqual([{ name: 'committed' }]);
+      expect(await postgresRows(databaseUrl, 'SELECT name FROM greetings')).toEqual([{ name: 'committed' }]);
 
       const { stdout: status } = await run('npx', ['--no-install', 'nest-outbox', 'status', '--json', '--url', databaseUrl], { cwd: appDir });
       expect(JSON.parse(status)).toMatchObject({ pending: 0, dead: 0, publishedLastHour: 1, ok: true });
@@ -129,14 +128,3 @@ describe('the packed library in an app without TypeORM', () => {
     expect(failure?.stderr).toContain('OutboxConfigurationError');
   }, 60_000);
 });
-
-async function query(databaseUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const result = await client.query(sql);
-    return (Array.isArray(result) ? result.at(-1) : result).rows;
-  } finally {
-    await client.end();
-  }
-}
