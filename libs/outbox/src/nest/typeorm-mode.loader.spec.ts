@@ -22,4 +22,31 @@ describe('TypeORM as an optional peer', () => {
       /and "@nest-outbox\/no-nest-typeorm" is not installed\. Run "npm install @nest-outbox\/no-nest-typeorm"/,
     );
   });
+
+  describe('with neither package installed', () => {
+    const notInstalled = (name: string) => () => {
+      throw Object.assign(new Error(`Cannot find module '${name}'`), { code: 'MODULE_NOT_FOUND' });
+    };
+
+    afterEach(() => {
+      jest.dontMock('typeorm');
+      jest.dontMock('@nestjs/typeorm');
+      jest.resetModules();
+    });
+
+    it('declares the modules with `connection`, and refuses them without it, naming both packages', () => {
+      jest.doMock('typeorm', notInstalled('typeorm'));
+      jest.doMock('@nestjs/typeorm', notInstalled('@nestjs/typeorm'));
+      jest.isolateModules(() => {
+        const { OutboxModule, OutboxInboxModule } = require('../index') as typeof import('../index');
+        const connection = { url: 'postgres://app@localhost:5432/app' };
+        expect(OutboxModule.forRoot({ connection }).providers?.length).toBeGreaterThan(0);
+        expect(OutboxInboxModule.forRoot({ connection }).providers?.length).toBeGreaterThan(0);
+        expect(() => OutboxModule.forRoot({})).toThrow(
+          'OutboxModule without the "connection" option runs on a TypeORM data source, and "typeorm" and "@nestjs/typeorm" are not installed. Run "npm install typeorm @nestjs/typeorm"',
+        );
+        expect(() => OutboxInboxModule.forRoot({})).toThrow('OutboxInboxModule without the "connection" option runs on a TypeORM data source');
+      });
+    });
+  });
 });
