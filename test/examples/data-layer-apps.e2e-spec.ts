@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Client } from 'pg';
-import { postgresAdmin } from '../support/databases';
+import { postgresAdmin, postgresRows as rows } from '../support/databases';
 import { installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
@@ -70,12 +69,14 @@ describe('the example apps per data layer', () => {
       expect(Object.fromEntries(Object.keys(appVersions).map((name) => [name, rootVersions[name]]))).toEqual(appVersions);
     });
 
-    it('builds as an ES module with the library from the tarball, and asks for no TypeORM', () => {
+    it('builds as an ES module with the library from the tarball, and asks for no TypeORM, and npm installs none', () => {
       expect(JSON.parse(readFileSync(join(appDir, 'node_modules/@nest-outbox/outbox/package.json'), 'utf8'))).toMatchObject({ name: '@nest-outbox/outbox' });
       expect(readFileSync(join(appDir, 'dist/main.js'), 'utf8')).toMatch(/^import .* from '\.\/app\.module\.js';$/m);
       const manifest = readManifest(appDir);
       expect(Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) => /typeorm/.test(name))).toEqual([]);
       expect(builtFiles(join(appDir, 'dist')).filter((file) => /from '(@nestjs\/)?typeorm'/.test(readFileSync(file, 'utf8')))).toEqual([]);
+      // Both are optional peers of the library: npm's peer resolution leaves them out of the installed app.
+      expect(['typeorm', '@nestjs/typeorm'].filter((name) => existsSync(join(appDir, 'node_modules', name)))).toEqual([]);
     });
 
     it('keeps the outbox migration that the packed CLI writes today', async () => {
@@ -155,17 +156,6 @@ async function applyPrismaMigrations(folder: string, databaseUrl: string): Promi
   const migrations = readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
   expect(migrations).toEqual([expect.stringMatching(/_orders$/), expect.stringMatching(/_outbox$/)]);
   for (const migration of migrations) await rows(databaseUrl, readFileSync(join(folder, migration, 'migration.sql'), 'utf8'));
-}
-
-async function rows(databaseUrl: string, sql: string): Promise<Array<Record<string, unknown>>> {
-  const client = new Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const result = await client.query(sql);
-    return (Array.isArray(result) ? result.at(-1) : result).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 function builtFiles(dir: string): string[] {

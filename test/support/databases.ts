@@ -14,6 +14,18 @@ export async function postgresAdmin(url: string, sql: string): Promise<number> {
   }
 }
 
+/** Runs `sql` (one statement or several) on a PostgreSQL connection of its own; returns the rows of the last. */
+export async function postgresRows(url: string, sql: string): Promise<Array<Record<string, unknown>>> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query(sql);
+    return (Array.isArray(result) ? result.at(-1) : result).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 /** A fresh PostgreSQL schema; connections reach it through `search_path`. */
 export async function privatePostgresSchema(prefix: string): Promise<{ url: string; schema: string; drop(): Promise<void> }> {
   const url = requireService('postgres');

@@ -1,10 +1,11 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidOption } from '../core/outbox.messages';
 import { validateSchemaName, validateTableName } from '../core/names';
-import { DEFAULT_OUTBOX_TABLE, outboxMessageEntity } from '../typeorm/outbox-message.entity';
+import { outboxMessageEntity } from '../typeorm/outbox-message.entity';
+import { DEFAULT_OUTBOX_TABLE } from '../sql/dialects/outbox-table';
+import { loadTypeOrmMode } from './typeorm-mode.loader';
 import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION } from './outbox.constants';
 import { resolveConnectionOption } from '../adapters/connection/outbox-connection.options';
 import { connectionWithDataSource } from '../adapters/connection/connection.messages';
@@ -38,11 +39,13 @@ export const {
       schema: validateSchemaName(extras.schema),
       dataSource: extras.dataSource,
     };
+    // Without `connection` the app has chosen TypeORM: only then are typeorm and @nestjs/typeorm loaded.
+    const typeOrmFeature = target ? [] : [loadTypeOrmMode('OutboxModule').TypeOrmModule.forFeature([outboxMessageEntity(resolved)], resolved.dataSource)];
     return {
       ...definition,
       global: resolved.isGlobal,
-      imports: [...(definition.imports ?? []), DiscoveryModule, ...(target ? [] : [TypeOrmModule.forFeature([outboxMessageEntity(resolved)], resolved.dataSource)])],
-      providers: [...(definition.providers ?? []), { provide: OUTBOX_EXTRAS, useValue: resolved }, ...connectionProviders({ dataSource: OUTBOX_DATA_SOURCE, connection: OUTBOX_OPENED_CONNECTION }, resolved.dataSource, target)],
+      imports: [...(definition.imports ?? []), DiscoveryModule, ...typeOrmFeature],
+      providers: [...(definition.providers ?? []), { provide: OUTBOX_EXTRAS, useValue: resolved }, ...connectionProviders('OutboxModule', { dataSource: OUTBOX_DATA_SOURCE, connection: OUTBOX_OPENED_CONNECTION }, resolved.dataSource, target)],
     };
   })
   .build();

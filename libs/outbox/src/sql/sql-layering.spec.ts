@@ -14,11 +14,13 @@ function runtimePackages(entry: string, seen = new Set<string>(), found = new Se
       found.add(specifier);
       continue;
     }
-    const file = join(dirname(entry), `${specifier}.ts`);
-    if (existsSync(file)) runtimePackages(file, seen, found);
+    const file = [`${specifier}.ts`, join(specifier, 'index.ts')].map((path) => join(dirname(entry), path)).find((path) => existsSync(path));
+    if (file) runtimePackages(file, seen, found);
   }
   // Lazily loaded optional peers count too.
   for (const [, name] of source.matchAll(/loadDataLayer<[^>]*>\('([^']+)'/g)) found.add(`lazy:${name}`);
+  for (const [, names] of source.matchAll(/loadDataLayers<[^>]*>\(\[([^\]]*)\]/g)) for (const [, name] of names.matchAll(/'([^']+)'/g)) found.add(`lazy:${name}`);
+  if (/\bloadTypeOrm\(/.test(source)) found.add('lazy:typeorm');
   return found;
 }
 
@@ -70,9 +72,16 @@ describe('the folders read core ← sql ← adapters ← nest', () => {
 });
 
 describe('the data-layer write path loads no ORM up front', () => {
-  it('(the scan sees what a file loads: the module loads Nest, and TypeORM through its writer)', () => {
+  it('(the scan sees what a file loads: the module loads Nest, and TypeORM when it is chosen)', () => {
     const packages = runtimePackages(join(SRC, 'nest', 'outbox.module.ts'));
-    expect(packages.has('@nestjs/common') && packages.has('typeorm')).toBe(true);
+    expect(packages.has('@nestjs/common')).toBe(true);
+    expect(['lazy:typeorm', 'lazy:@nestjs/typeorm'].filter((name) => !packages.has(name))).toEqual([]);
+  });
+
+  it('no entry point and not the CLI loads typeorm or @nestjs/typeorm up front: both are optional peers', () => {
+    const entries = ['index.ts', 'cli/outbox-cli.main.ts', ...['core', 'sql', 'testing', 'console', 'observability', 'typeorm', 'migrations'].map((folder) => `${folder}/index.ts`)];
+    const eager = entries.filter((entry) => existsSync(join(SRC, entry))).flatMap((entry) => [...runtimePackages(join(SRC, entry))].filter((name) => /^(typeorm|@nestjs\/typeorm)(\/|$)/.test(name)).map((name) => `${entry}: ${name}`));
+    expect(eager).toEqual([]);
   });
 
   it('sql/ loads neither Nest nor any data layer, TypeORM included', () => {

@@ -1,6 +1,7 @@
-import { EntitySchema } from 'typeorm';
+import type { EntitySchema } from 'typeorm';
 import { DEFAULT_OUTBOX_TABLE, OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import type { OutboxMessageStatus } from '../core/outbox-message';
+import { loadTypeOrm } from './typeorm.loader';
 
 export { DEFAULT_OUTBOX_TABLE };
 
@@ -49,6 +50,7 @@ export function outboxMessageEntity(location: string | OutboxTableLocation = DEF
   const key = table.toString();
   let entity = entities.get(key);
   if (!entity) {
+    const { EntitySchema } = loadTypeOrm('outboxMessageEntity()');
     entity = new EntitySchema<OutboxMessageRow>({
       name: entityName(table),
       tableName: table.name,

@@ -1,5 +1,6 @@
-import { QueryFailedError, type EntityManager, type QueryRunner } from 'typeorm';
+import type { EntityManager, QueryRunner } from 'typeorm';
 import { preparedStatementName } from '../sql/prepared-statement-name';
+import { loadTypeOrm } from './typeorm.loader';
 
 /** The part of node-postgres' client used here: a query config with a statement name. */
 interface NamedQueryClient {
@@ -32,6 +33,7 @@ export async function runNamed(queryRunner: QueryRunner, sql: string, params: un
     return (await client.query({ name: preparedStatementName(sql), text: sql, values: params })).rows;
   } catch (error) {
     logger.logQueryError(error as Error, sql, params, queryRunner);
+    const { QueryFailedError } = loadTypeOrm('A prepared statement on a TypeORM query runner');
     throw new QueryFailedError(sql, params, error as Error);
   }
 }

@@ -1,4 +1,5 @@
-import { EntityManager, type DataSource, type ObjectLiteral } from 'typeorm';
+import type { DataSource, EntityManager, ObjectLiteral } from 'typeorm';
+import { loadTypeOrm } from './typeorm.loader';
 
 type AfterSave = (manager: EntityManager, entity: ObjectLiteral, target?: unknown) => Promise<void>;
 
@@ -23,6 +24,8 @@ export function guardUnchangedSaves(dataSource: DataSource, afterSave: AfterSave
 function install(): void {
   if (installed) return;
   installed = true;
+  // The class of the app's own typeorm: the one its data sources' managers are made of.
+  const { EntityManager } = loadTypeOrm('The capture of unchanged saves');
   const save = EntityManager.prototype.save as (this: EntityManager, ...args: unknown[]) => Promise<unknown>;
   Object.defineProperty(EntityManager.prototype, 'save', {
     configurable: true,

@@ -38,7 +38,7 @@ export const {
       providers: [
         ...(definition.providers ?? []),
         { provide: INBOX_EXTRAS, useValue: resolved },
-        ...connectionProviders({ dataSource: INBOX_DATA_SOURCE, connection: INBOX_CONNECTION }, resolved.dataSource, target),
+        ...connectionProviders('OutboxInboxModule', { dataSource: INBOX_DATA_SOURCE, connection: INBOX_CONNECTION }, resolved.dataSource, target),
       ],
     };
   })
