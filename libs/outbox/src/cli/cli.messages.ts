@@ -24,7 +24,7 @@ Commands:
       --confirm-unknown       pause a destination that no message has used yet
   resume <destination>        publish to it again
   paused                      list paused destinations, since when and why
-\${POISON_USAGE}
+${POISON_USAGE}
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables (docs/migrations.md)
       --tables <list>         outbox, inbox, poison, comma-separated (default: outbox);

@@ -79,3 +79,13 @@ describe('nest-outbox sql', () => {
     expect(err).toMatch(message);
   });
 });
+
+describe('nest-outbox --help', () => {
+  it('lists every command group, the poison commands included, with no template left unfilled', async () => {
+    const out: string[] = [];
+    await runCli(['--help'], { out: (line) => out.push(line), err: () => undefined, env: {} });
+    const usage = out.join('\n');
+    for (const command of ['status', 'dead list', 'pause <destination>', 'poison list', 'sql --dialect']) expect(usage).toContain(command);
+    expect(usage).not.toContain('${');
+  });
+});
