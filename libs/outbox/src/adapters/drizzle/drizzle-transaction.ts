@@ -1,5 +1,5 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
-import { splitPlaceholders } from '../../sql/positional-params';
+import { splitPlaceholders, splitQuestionMarks } from '../../sql/positional-params';
 import { notInTransaction, unknownDialect } from '../../sql/sql-outbox.messages';
 import type { SqlTransaction } from '../../sql/sql-transaction.port';
 import { loadDataLayer } from '../load-data-layer';
@@ -51,14 +51,15 @@ function drizzleOn(dialect: 'postgres' | 'mariadb', tx: DrizzleTransactionLike, 
     throw new OutboxWriteError(notInTransaction('drizzle', 'a Drizzle database', 'Pass the transaction: db.transaction(async (tx) => outbox.add(tx, ...)).'));
   }
   const { sql } = drizzle;
+  const split = dialect === 'postgres' ? splitPlaceholders : splitQuestionMarks;
   const run = (text: string, params: readonly unknown[]) =>
-    tx.execute(sql.join(splitPlaceholders(text, params).map((part) => ('text' in part ? sql.raw(part.text) : sql.param(part.value)))));
+    tx.execute(sql.join(split(text, params).map((part) => ('text' in part ? sql.raw(part.text) : sql.param(part.value)))));
   return {
     dialect,
     layer: 'drizzle',
     owner: tx,
-    query: async (text, params) => resultOf(await run(text, params)).rows,
-    execute: async (text, params) => resultOf(await run(text, params)).affected,
+    query: async (text, params) => resultOf(dialect, await run(text, params)).rows,
+    execute: async (text, params) => resultOf(dialect, await run(text, params)).affected,
   };
 }
 
@@ -66,10 +67,11 @@ function drizzleOn(dialect: 'postgres' | 'mariadb', tx: DrizzleTransactionLike, 
  * node-postgres answers with a result object, postgres.js with the rows themselves, mysql2 with
  * `[rows or ResultSetHeader, fields]`.
  */
-function resultOf(result: unknown): { rows: Record<string, unknown>[]; affected?: number } {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[1])) {
+function resultOf(dialect: 'postgres' | 'mariadb', result: unknown): { rows: Record<string, unknown>[]; affected?: number } {
+  // mysql2's fields are an array for a SELECT and undefined for an INSERT; its ResultSetHeader has affectedRows.
+  if (dialect === 'mariadb' && Array.isArray(result)) {
     const [first] = result as [unknown];
-    return Array.isArray(first) ? { rows: first as Record<string, unknown>[] } : { rows: [], affected: (first as { affectedRows?: number }).affectedRows };
+    return Array.isArray(first) ? { rows: first as Record<string, unknown>[] } : { rows: [], affected: (first as { affectedRows?: number } | undefined)?.affectedRows };
   }
   if (Array.isArray(result)) return { rows: result as Record<string, unknown>[] };
   const { rows, rowCount } = (result ?? {}) as { rows?: Record<string, unknown>[]; rowCount?: number | null };
