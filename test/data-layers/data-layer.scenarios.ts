@@ -4,6 +4,7 @@ import { OutboxDataLayerInbox, OutboxWriteError, type OutboxDataLayerTransaction
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { lockBucket } from '../../libs/outbox/src/sql/dialects/aggregate-lock-buckets.sql';
+import { toSqlTransaction } from '../../libs/outbox/src/adapters/data-layer-transaction';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { MARIADB_LOCK_WAITS, POSTGRES_LOCK_WAITS, waitForLockWait, type LockWaits } from '../support/lock-waits';
 
@@ -261,6 +262,56 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
       expect(outcomes).toEqual([{ duplicate: false, result: undefined }, { duplicate: true }]);
       expect(await marks(envelope.id)).toBe(1);
     });
+
+    /** A TypeORM transaction that adds an event of `id` and stays open until `release` is called. */
+    async function typeOrmHolding(id: string): Promise<{ release(): void; done: Promise<void> }> {
+      let release!: () => void;
+      const mayCommit = new Promise<void>((resolve) => (release = resolve));
+      let held!: () => void;
+      const isHeld = new Promise<void>((resolve) => (held = resolve));
+      const done = harness.dataSource.transaction(async (manager) => {
+        await harness.publisher.add(manager, event(id, 'first'));
+        held();
+        await mayCommit;
+      });
+      await Promise.race([isHeld, done]);
+      return { release, done };
+    }
+
+    it("waits for a TypeORM transaction holding the aggregate's lock, and comes after it", async () => {
+      const id = `inv-${randomUUID()}`;
+      const first = await typeOrmHolding(id);
+      const second = layer.inTransaction(async (tx) => void (await harness.publisher.add(tx, event(id, 'second'))));
+      await waitForLockWait(locks, 'the layer to wait for the TypeORM writer', () => locks.someoneWaitsOn(harness.dataSource, 'outbox_messages'));
+      first.release();
+      await Promise.all([first.done, second]);
+      const rows = await rowsOf(id);
+      expect(rows.map((row) => row.eventType)).toEqual(['first', 'second']);
+      committed.push(...rows.map((row) => row.id));
+    });
+
+    if (database === 'mariadb') {
+      it('turns a lock wait past innodb_lock_wait_timeout into the OutboxWriteError naming the aggregate', async () => {
+        const id = `inv-${randomUUID()}`;
+        const first = await typeOrmHolding(id);
+        const second = layer.inTransaction(async (tx) => {
+          // Session settings outlive the transaction on a pooled connection: put it back for the tests after this one.
+          const session = toSqlTransaction(tx);
+          await session.execute('SET SESSION innodb_lock_wait_timeout = 1', []);
+          try {
+            await harness.publisher.add(tx, event(id, 'second'));
+          } finally {
+            await session.execute('SET SESSION innodb_lock_wait_timeout = DEFAULT', []);
+          }
+        });
+        await expect(second).rejects.toThrow(new RegExp(`Timed out waiting for the outbox lock of "invoice ${id}"`));
+        first.release();
+        await first.done;
+        const rows = await rowsOf(id);
+        expect(rows.map((row) => row.eventType)).toEqual(['first']);
+        committed.push(...rows.map((row) => row.id));
+      });
+    }
 
     it('is published by the relay: every committed message, none rolled back', async () => {
       const transport = new RecordingOutboxTransport();
