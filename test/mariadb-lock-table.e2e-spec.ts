@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxWriteError } from '@nest-outbox/outbox';
 import { createOutboxLocksTableMigration, outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 import { lockBucket } from '../libs/outbox/src/sql/dialects/aggregate-lock-buckets.sql';
+import { tableDialectFor } from '../libs/outbox/src/sql/outbox-sql.factory';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';
 import { privateMariaDbDatabase } from './support/databases';
 import { startupFailure } from './support/startup-failure';
@@ -86,6 +87,37 @@ describe('The MariaDB lock table', () => {
       expect(error).toBeInstanceOf(OutboxWriteError);
       expect(String(error)).toMatch(new RegExp(`Timed out waiting for the outbox lock of "parcel ${id}"`));
       expect((await harness.rows()).filter((row) => row.aggregateId === id).map((row) => JSON.parse(row.payload).label)).toEqual(['first']);
+    });
+
+    it('reads the buckets by primary key, few or many, so it locks those rows only', async () => {
+      const dialect = tableDialectFor('mariadb', 'outbox_messages');
+      // 3 keys, and 2,000 keys (nearly every bucket): a full scan would lock all 1,024 rows.
+      for (const count of [3, 2_000]) {
+        const statement = dialect.lockAggregates(Array.from({ length: count }, (_, index) => `parcel\u001f${index}`))!;
+        const [plan] = await harness.dataSource.query(`EXPLAIN ${statement.sql}`, statement.params);
+        expect({ count, type: plan.type, key: plan.key }).toEqual({ count, type: 'range', key: 'PRIMARY' });
+      }
+    });
+
+    it('takes record locks without gaps: the buckets beside a held one stay free', async () => {
+      const runner = harness.dataSource.createQueryRunner();
+      const neighbour = harness.dataSource.createQueryRunner();
+      try {
+        await runner.startTransaction();
+        await runner.query('SELECT bucket FROM outbox_messages_locks WHERE bucket IN (500) FOR UPDATE');
+        await neighbour.startTransaction();
+        // NOWAIT fails at once (1205) if one of these rows, or a gap beside the held one, were locked.
+        expect(await neighbour.query('SELECT bucket FROM outbox_messages_locks WHERE bucket IN (499, 501) ORDER BY bucket FOR UPDATE NOWAIT')).toEqual([
+          { bucket: 499 },
+          { bucket: 501 },
+        ]);
+        await expect(neighbour.query('SELECT bucket FROM outbox_messages_locks WHERE bucket IN (500) FOR UPDATE NOWAIT')).rejects.toThrow(/Lock wait timeout/);
+      } finally {
+        await neighbour.rollbackTransaction().catch(() => undefined);
+        await runner.rollbackTransaction().catch(() => undefined);
+        await neighbour.release();
+        await runner.release();
+      }
     });
 
     it('refuses to write when the bucket row is missing, naming the table, and writes nothing', async () => {
