@@ -34,8 +34,10 @@ export function lockBuckets(keys: readonly string[]): number[] {
 }
 
 /**
- * FORCE INDEX keeps the read on the primary key however many buckets are asked for: a full scan
- * under FOR UPDATE would lock every row it reads (REPEATABLE READ), serializing all writers.
+ * A range read on the primary key locks just the rows asked for (record locks, no gaps). MariaDB
+ * 10.11 picks it by itself even for 901 of the 1,024 buckets (EXPLAIN: range, PRIMARY); FORCE INDEX
+ * keeps it so on an optimizer that would rather scan, since a scan under FOR UPDATE would lock every
+ * row it reads (REPEATABLE READ) and serialize all writers.
  */
 export function lockBucketsStatement(table: OutboxTable, buckets: readonly number[]): SqlStatement {
   return {
