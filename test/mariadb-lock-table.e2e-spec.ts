@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxWriteError } from '@nest-outbox/outbox';
 import { createOutboxLocksTableMigration, outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 import { lockBucket } from '../libs/outbox/src/sql/dialects/aggregate-lock-buckets.sql';
@@ -7,6 +7,7 @@ import { tableDialectFor } from '../libs/outbox/src/sql/outbox-sql.factory';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';
 import { privateMariaDbDatabase } from './support/databases';
 import { startupFailure } from './support/startup-failure';
+import { holdTransaction } from './support/held-transaction';
 
 /**
  * MariaDB's commit-order locks are rows of `<table>_locks`: what happens when that table is missing
@@ -62,16 +63,7 @@ describe('The MariaDB lock table', () => {
 
     it('turns a lock wait past innodb_lock_wait_timeout into an OutboxWriteError naming the aggregate, and writes nothing', async () => {
       const id = `p-${randomUUID()}`;
-      let release!: () => void;
-      const mayCommit = new Promise<void>((resolve) => (release = resolve));
-      let held!: () => void;
-      const isHeld = new Promise<void>((resolve) => (held = resolve));
-      const first = harness.dataSource.transaction(async (manager) => {
-        await harness.publisher.add(manager, note(id, 'first'));
-        held();
-        await mayCommit;
-      });
-      await Promise.race([isHeld, first]);
+      const first = await holdTransaction<EntityManager>((work) => harness.dataSource.transaction(work), (manager) => harness.publisher.add(manager, note(id, 'first')));
       // The timeout error itself shows the second writer waited: no poll for the wait, which lasts only 1 s.
       const second = harness.dataSource.transaction(async (manager) => {
         await manager.query('SET SESSION innodb_lock_wait_timeout = 1');
@@ -82,8 +74,8 @@ describe('The MariaDB lock table', () => {
         (error: unknown) => error,
       );
       const error = await outcome;
-      release();
-      await first;
+      first.release();
+      await first.done;
       expect(error).toBeInstanceOf(OutboxWriteError);
       expect(String(error)).toMatch(new RegExp(`Timed out waiting for the outbox lock of "parcel ${id}"`));
       expect((await harness.rows()).filter((row) => row.aggregateId === id).map((row) => JSON.parse(row.payload).label)).toEqual(['first']);

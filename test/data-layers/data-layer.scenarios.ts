@@ -5,6 +5,8 @@ import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
 import { lockBucket } from '../../libs/outbox/src/sql/dialects/aggregate-lock-buckets.sql';
 import { toSqlTransaction } from '../../libs/outbox/src/adapters/data-layer-transaction';
+import type { EntityManager } from 'typeorm';
+import { holdTransaction } from '../support/held-transaction';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
 import { MARIADB_LOCK_WAITS, POSTGRES_LOCK_WAITS, waitForLockWait, type LockWaits } from '../support/lock-waits';
 
@@ -145,18 +147,7 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
 
     it("holds the aggregate's lock until it commits: a TypeORM add of the same aggregate waits, and comes after", async () => {
       const id = `inv-${randomUUID()}`;
-      let release!: () => void;
-      const mayCommit = new Promise<void>((resolve) => (release = resolve));
-      let wrote!: () => void;
-      const hasWritten = new Promise<void>((resolve) => (wrote = resolve));
-      const first = layer
-        .inTransaction(async (tx) => {
-          await harness.publisher.add(tx, event(id, 'first'));
-          wrote();
-          await mayCommit;
-        });
-      // A failing first transaction ends the test instead of leaving it waiting.
-      await Promise.race([hasWritten, first]);
+      const first = await holdTransaction(layer.inTransaction, (tx) => harness.publisher.add(tx, event(id, 'first')));
       let connection = 0;
       const second = harness.dataSource
         .transaction(async (manager) => {
@@ -164,8 +155,8 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
           await harness.publisher.add(manager, event(id, 'second'));
         });
       await waitForLockWait(locks, 'the TypeORM writer to wait for the lock', async () => connection !== 0 && (await locks.isWaiting(harness.dataSource, connection)));
-      release();
-      await Promise.all([first, second]);
+      first.release();
+      await Promise.all([first.done, second]);
       // Positions, not the order the two promises settle in: a layer may still release its client after COMMIT.
       const rows = await rowsOf(id);
       expect(rows.map((row) => row.eventType)).toEqual(['first', 'second']);
@@ -177,22 +168,13 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
       // On MariaDB two aggregates can share one of the 1,024 lock buckets: pick one that does not.
       let other = `inv-${randomUUID()}`;
       while (lockBucket(`invoice\u001f${other}`) === lockBucket(`invoice\u001f${held}`)) other = `inv-${randomUUID()}`;
-      let release!: () => void;
-      const mayCommit = new Promise<void>((resolve) => (release = resolve));
-      let wrote!: () => void;
-      const hasWritten = new Promise<void>((resolve) => (wrote = resolve));
-      const first = layer.inTransaction(async (tx) => {
-        await harness.publisher.add(tx, event(held, 'held'));
-        wrote();
-        await mayCommit;
-      });
-      await Promise.race([hasWritten, first]);
+      const first = await holdTransaction(layer.inTransaction, (tx) => harness.publisher.add(tx, event(held, 'held')));
       let secondCommitted = false;
       await harness.dataSource.transaction((manager) => harness.publisher.add(manager, event(other, 'not-held'))).then(() => (secondCommitted = true));
       expect(secondCommitted).toBe(true);
       expect((await rowsOf(other)).map((row) => row.eventType)).toEqual(['not-held']);
-      release();
-      await first;
+      first.release();
+      await first.done;
       committed.push(...(await rowsOf(held)).map((row) => row.id), ...(await rowsOf(other)).map((row) => row.id));
     });
 
@@ -263,20 +245,8 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
       expect(await marks(envelope.id)).toBe(1);
     });
 
-    /** A TypeORM transaction that adds an event of `id` and stays open until `release` is called. */
-    async function typeOrmHolding(id: string): Promise<{ release(): void; done: Promise<void> }> {
-      let release!: () => void;
-      const mayCommit = new Promise<void>((resolve) => (release = resolve));
-      let held!: () => void;
-      const isHeld = new Promise<void>((resolve) => (held = resolve));
-      const done = harness.dataSource.transaction(async (manager) => {
-        await harness.publisher.add(manager, event(id, 'first'));
-        held();
-        await mayCommit;
-      });
-      await Promise.race([isHeld, done]);
-      return { release, done };
-    }
+    const typeOrmHolding = (id: string) =>
+      holdTransaction<EntityManager>((work) => harness.dataSource.transaction(work), (manager) => harness.publisher.add(manager, event(id, 'first')));
 
     it("waits for a TypeORM transaction holding the aggregate's lock, and comes after it", async () => {
       const id = `inv-${randomUUID()}`;
