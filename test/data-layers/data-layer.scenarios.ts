@@ -3,10 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { OutboxDataLayerInbox, OutboxWriteError, type OutboxDataLayerTransaction, type OutboxMessageInput, type OutboxPublisher } from '@nest-outbox/outbox';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
+import { lockBucket } from '../../libs/outbox/src/sql/dialects/aggregate-lock-buckets.sql';
+import { toSqlTransaction } from '../../libs/outbox/src/adapters/data-layer-transaction';
+import type { EntityManager } from 'typeorm';
+import { holdTransaction } from '../support/held-transaction';
 import { createOutboxHarness, type OutboxHarness } from '../support/outbox-harness';
-import { waitFor } from '../support/wait-for';
+import { MARIADB_LOCK_WAITS, POSTGRES_LOCK_WAITS, waitForLockWait, type LockWaits } from '../support/lock-waits';
 
-/** A data layer opened on the test's PostgreSQL schema. */
+/** A data layer opened on the test's private PostgreSQL schema or MariaDB database. */
 export interface OpenDataLayer {
   /** The README example of this layer: an invoice row and its event in one transaction of the layer. */
   issueInvoice(outbox: OutboxPublisher, id: string, correlationId: string): Promise<void>;
@@ -19,9 +23,22 @@ export interface OpenDataLayer {
 
 export interface DataLayerSubject {
   name: string;
-  /** Opens the layer with `schema` first on its connections' search_path. */
+  /** Opens the layer on `url`; on PostgreSQL with `schema` first on its connections' search_path. */
   open(database: { url: string; schema: string }): Promise<OpenDataLayer>;
 }
+
+export type ScenarioDatabase = 'postgres' | 'mariadb';
+
+/** What differs between the two server databases in these scenarios: placeholders, DDL and how a lock wait shows. */
+const DATABASES: Record<ScenarioDatabase, { label: string; p: (n: number) => string; invoices: string; locks: LockWaits }> = {
+  postgres: { label: 'PostgreSQL', p: (n) => `$${n}`, invoices: 'CREATE TABLE invoices (id text PRIMARY KEY, status text NOT NULL)', locks: POSTGRES_LOCK_WAITS },
+  mariadb: {
+    label: 'MariaDB',
+    p: () => '?',
+    invoices: 'CREATE TABLE invoices (id varchar(64) PRIMARY KEY, status varchar(32) NOT NULL) ENGINE=InnoDB',
+    locks: MARIADB_LOCK_WAITS,
+  },
+};
 
 const event = (aggregateId: string, type: string, extra: Partial<OutboxMessageInput> = {}): OutboxMessageInput => ({
   type,
@@ -37,8 +54,9 @@ const event = (aggregateId: string, type: string, extra: Partial<OutboxMessageIn
  * commit writes the rows (envelope fields, positions in call order, the aggregate's lock taken), a
  * rollback writes nothing, a non-transaction is refused, and the relay publishes what committed.
  */
-export function describeDataLayer(subject: DataLayerSubject): void {
-  describe(`OutboxPublisher.add in a ${subject.name} transaction, on PostgreSQL`, () => {
+export function describeDataLayer(subject: DataLayerSubject, database: ScenarioDatabase = 'postgres'): void {
+  const { label, p, invoices, locks } = DATABASES[database];
+  describe(`OutboxPublisher.add in a ${subject.name} transaction, on ${label}`, () => {
     let harness: OutboxHarness;
     let layer: OpenDataLayer;
     const committed: string[] = [];
@@ -48,10 +66,10 @@ export function describeDataLayer(subject: DataLayerSubject): void {
     const inbox = new OutboxDataLayerInbox(inboxTable);
 
     beforeAll(async () => {
-      harness = await createOutboxHarness('postgres');
+      harness = await createOutboxHarness(database);
       const options = harness.dataSource.options as { url?: string; schema?: string };
-      await harness.dataSource.query('CREATE TABLE invoices (id text PRIMARY KEY, status text NOT NULL)');
-      for (const statement of inboxDialectFor('postgres', inboxTable).createTable()) await harness.dataSource.query(statement);
+      await harness.dataSource.query(invoices);
+      for (const statement of inboxDialectFor(database, inboxTable).createTable()) await harness.dataSource.query(statement);
       layer = await subject.open({ url: options.url!, schema: options.schema! });
     });
 
@@ -79,7 +97,7 @@ export function describeDataLayer(subject: DataLayerSubject): void {
         attempts: 0,
       });
       expect(JSON.parse(rows[0].payload)).toEqual({ id });
-      expect(await harness.dataSource.query('SELECT status FROM invoices WHERE id = $1', [id])).toEqual([{ status: 'issued' }]);
+      expect(await harness.dataSource.query(`SELECT status FROM invoices WHERE id = ${p(1)}`, [id])).toEqual([{ status: 'issued' }]);
       committed.push(rows[0].id);
     });
 
@@ -129,34 +147,38 @@ export function describeDataLayer(subject: DataLayerSubject): void {
 
     it("holds the aggregate's lock until it commits: a TypeORM add of the same aggregate waits, and comes after", async () => {
       const id = `inv-${randomUUID()}`;
-      let release!: () => void;
-      const mayCommit = new Promise<void>((resolve) => (release = resolve));
-      let wrote!: () => void;
-      const hasWritten = new Promise<void>((resolve) => (wrote = resolve));
-      const first = layer
-        .inTransaction(async (tx) => {
-          await harness.publisher.add(tx, event(id, 'first'));
-          wrote();
-          await mayCommit;
-        });
-      // A failing first transaction ends the test instead of leaving it waiting.
-      await Promise.race([hasWritten, first]);
-      let pid = 0;
+      const first = await holdTransaction(layer.inTransaction, (tx) => harness.publisher.add(tx, event(id, 'first')));
+      let connection = 0;
       const second = harness.dataSource
         .transaction(async (manager) => {
-          pid = (await manager.query('SELECT pg_backend_pid() AS pid'))[0].pid;
+          connection = await locks.connectionId(manager);
           await harness.publisher.add(manager, event(id, 'second'));
         });
-      await waitFor('the TypeORM writer to wait for the lock', async () => pid !== 0 && (await harness.dataSource.query('SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted', [pid])).length > 0);
-      release();
-      await Promise.all([first, second]);
+      await waitForLockWait(locks, 'the TypeORM writer to wait for the lock', async () => connection !== 0 && (await locks.isWaiting(harness.dataSource, connection)));
+      first.release();
+      await Promise.all([first.done, second]);
       // Positions, not the order the two promises settle in: a layer may still release its client after COMMIT.
       const rows = await rowsOf(id);
       expect(rows.map((row) => row.eventType)).toEqual(['first', 'second']);
       committed.push(...rows.map((row) => row.id));
     });
 
-    const marks = async (messageId: string) => (await harness.dataSource.query(`SELECT consumer FROM ${inboxTable} WHERE message_id = $1`, [messageId])).length;
+    it('does not hold back another aggregate: a TypeORM add of a different invoice commits while the first transaction is open', async () => {
+      const held = `inv-${randomUUID()}`;
+      // On MariaDB two aggregates can share one of the 1,024 lock buckets: pick one that does not.
+      let other = `inv-${randomUUID()}`;
+      while (lockBucket(`invoice\u001f${other}`) === lockBucket(`invoice\u001f${held}`)) other = `inv-${randomUUID()}`;
+      const first = await holdTransaction(layer.inTransaction, (tx) => harness.publisher.add(tx, event(held, 'held')));
+      let secondCommitted = false;
+      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, event(other, 'not-held'))).then(() => (secondCommitted = true));
+      expect(secondCommitted).toBe(true);
+      expect((await rowsOf(other)).map((row) => row.eventType)).toEqual(['not-held']);
+      first.release();
+      await first.done;
+      committed.push(...(await rowsOf(held)).map((row) => row.id), ...(await rowsOf(other)).map((row) => row.id));
+    });
+
+    const marks = async (messageId: string) => (await harness.dataSource.query(`SELECT consumer FROM ${inboxTable} WHERE message_id = ${p(1)}`, [messageId])).length;
 
     it('inbox: runs the work once per message, its writes (an outbox add here) committing with the mark', async () => {
       const envelope = { id: randomUUID(), type: 'billing.invoice-issued' };
@@ -215,15 +237,51 @@ export function describeDataLayer(subject: DataLayerSubject): void {
       const second = layer.inTransaction(async (tx) => {
         outcomes.push(await inbox.process(tx, envelope, 'shipping.ship-invoice', () => void (runs += 1)));
       });
-      await waitFor('the second delivery to wait on the first one’s mark', async () =>
-        (await harness.dataSource.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [`%${inboxTable}%`])).length > 0,
-      );
+      await waitForLockWait(locks, 'the second delivery to wait on the first one’s mark', () => locks.someoneWaitsOn(harness.dataSource, inboxTable));
       release();
       await Promise.all([first, second]);
       expect(runs).toBe(1);
       expect(outcomes).toEqual([{ duplicate: false, result: undefined }, { duplicate: true }]);
       expect(await marks(envelope.id)).toBe(1);
     });
+
+    const typeOrmHolding = (id: string) =>
+      holdTransaction<EntityManager>((work) => harness.dataSource.transaction(work), (manager) => harness.publisher.add(manager, event(id, 'first')));
+
+    it("waits for a TypeORM transaction holding the aggregate's lock, and comes after it", async () => {
+      const id = `inv-${randomUUID()}`;
+      const first = await typeOrmHolding(id);
+      const second = layer.inTransaction(async (tx) => void (await harness.publisher.add(tx, event(id, 'second'))));
+      await waitForLockWait(locks, 'the layer to wait for the TypeORM writer', () => locks.someoneWaitsOn(harness.dataSource, 'outbox_messages'));
+      first.release();
+      await Promise.all([first.done, second]);
+      const rows = await rowsOf(id);
+      expect(rows.map((row) => row.eventType)).toEqual(['first', 'second']);
+      committed.push(...rows.map((row) => row.id));
+    });
+
+    if (database === 'mariadb') {
+      it('turns a lock wait past innodb_lock_wait_timeout into the OutboxWriteError naming the aggregate', async () => {
+        const id = `inv-${randomUUID()}`;
+        const first = await typeOrmHolding(id);
+        const second = layer.inTransaction(async (tx) => {
+          // Session settings outlive the transaction on a pooled connection: put it back for the tests after this one.
+          const session = toSqlTransaction(tx);
+          await session.execute('SET SESSION innodb_lock_wait_timeout = 1', []);
+          try {
+            await harness.publisher.add(tx, event(id, 'second'));
+          } finally {
+            await session.execute('SET SESSION innodb_lock_wait_timeout = DEFAULT', []);
+          }
+        });
+        await expect(second).rejects.toThrow(new RegExp(`Timed out waiting for the outbox lock of "invoice ${id}"`));
+        first.release();
+        await first.done;
+        const rows = await rowsOf(id);
+        expect(rows.map((row) => row.eventType)).toEqual(['first']);
+        committed.push(...rows.map((row) => row.id));
+      });
+    }
 
     it('is published by the relay: every committed message, none rolled back', async () => {
       const transport = new RecordingOutboxTransport();

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { createSqlOutboxStore, TypeOrmInbox, TypeOrmInboxStore } from '@nest-outbox/outbox/typeorm';
+import { createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
 import { OutboxDataLayerInbox, OutboxModule, OutboxPublisher, type OutboxDataLayerTransaction } from '@nest-outbox/outbox';
 import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
@@ -17,7 +17,7 @@ const silent = { log: () => undefined, warn: () => undefined, error: () => undef
 export async function proveTables(
   database: Partial<DataSourceOptions>,
   inTransaction: (work: (tx: OutboxDataLayerTransaction) => Promise<void>) => Promise<void>,
-  { schema, inboxTable = 'outbox_inbox', throughTypeOrm = false }: { schema?: string; inboxTable?: string; throughTypeOrm?: boolean } = {},
+  { schema, inboxTable = 'outbox_inbox' }: { schema?: string; inboxTable?: string } = {},
 ): Promise<{ published: unknown[]; duplicate: boolean }> {
   const module = await Test.createTestingModule({
     imports: [TypeOrmModule.forRoot({ ...database, synchronize: false, migrationsRun: false, logging: false } as TypeOrmModuleOptions), OutboxModule.forRoot({ relay: false, schema })],
@@ -28,10 +28,8 @@ export async function proveTables(
     const publisher = module.get(OutboxPublisher);
     const aggregateId = `inv-${randomUUID()}`;
     const event = { type: 'billing.invoice-issued', aggregateType: 'invoice', aggregateId, payload: { aggregateId }, topic: 'billing' };
-    // On MariaDB the outbox and the inbox write through TypeORM only (GET_LOCK must end with the transaction).
     const dataSource = module.get(DataSource);
-    if (throughTypeOrm) await dataSource.transaction((manager) => publisher.add(manager, event));
-    else await inTransaction(async (tx) => void (await publisher.add(tx, event)));
+    await inTransaction(async (tx) => void (await publisher.add(tx, event)));
     const transport = new RecordingOutboxTransport();
     const relay = new OutboxRelay({
       store: createSqlOutboxStore(dataSource, { tableName: 'outbox_messages', schema }),
@@ -47,9 +45,7 @@ export async function proveTables(
     await relay.stop(5_000);
     const envelope = { id: randomUUID() };
     const layerInbox = new OutboxDataLayerInbox(inboxTable);
-    const typeOrmInbox = new TypeOrmInbox(dataSource, new TypeOrmInboxStore(dataSource, inboxTable));
     const deliver = async () => {
-      if (throughTypeOrm) return (await typeOrmInbox.process(envelope, 'shipping', () => undefined)).duplicate;
       let duplicate = false;
       await inTransaction(async (tx) => void ({ duplicate } = await layerInbox.process(tx, envelope, 'shipping', () => undefined)));
       return duplicate;

@@ -10,12 +10,14 @@ const root = join(__dirname, '..', '..', '..');
  * PrismaPg driver adapter needs no native engine. Tables come from plain SQL: `prisma migrate` would
  * need the engine.
  */
-export function generatePrismaClient(): string {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'prisma', 'build', 'index.js'), 'generate', '--schema', join(__dirname, 'schema.prisma')], {
+export function generatePrismaClient(provider: 'postgresql' | 'mysql' = 'postgresql'): string {
+  // One schema per provider, each generating into its own folder (schema.mysql.prisma: `.prisma-client-mysql`).
+  const schema = provider === 'postgresql' ? 'schema.prisma' : `schema.${provider}.prisma`;
+  execFileSync(process.execPath, [join(root, 'node_modules', 'prisma', 'build', 'index.js'), 'generate', '--schema', join(__dirname, schema)], {
     cwd: root,
     env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.env.PRISMA_SCHEMA_ENGINE_BINARY ?? process.execPath, CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
     stdio: 'pipe',
     timeout: 60_000,
   });
-  return join(__dirname, '..', '.prisma-client', 'client');
+  return join(__dirname, '..', provider === 'postgresql' ? '.prisma-client' : `.prisma-client-${provider}`, 'client');
 }

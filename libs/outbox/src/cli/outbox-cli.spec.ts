@@ -46,6 +46,13 @@ describe('nest-outbox sql', () => {
     expect(out).not.toMatch(/outbox_messages/);
   });
 
+  it('prints on MariaDB the lock table beside the outbox table, filled with its 1,024 buckets', async () => {
+    const { code, out } = await run('sql', '--dialect', 'mariadb', '--table', 'events');
+    expect(code).toBe(0);
+    expect(out).toMatch(/CREATE TABLE `events_locks` \(bucket int NOT NULL PRIMARY KEY\)/);
+    expect(out).toMatch(/INSERT INTO `events_locks` \(bucket\) VALUES\n\s*\(0\), \(1\),[^;]*\(1023\);/);
+  });
+
   it('writes a Prisma migration once, and refuses to rewrite it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'outbox-prisma-'));
     // Only the clock is faked: both runs name their folder after the same second.

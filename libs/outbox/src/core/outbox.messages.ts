@@ -74,7 +74,8 @@ export function outboxTableUnreadable({ tableName, schema }: { tableName: string
       `Add CreateOutboxTable (or createOutboxTableMigration('${tableName}')) to the data source's migrations and run them. ` +
       `A table made by an earlier version lacks "${tableName}_paused": add AddOutboxPausedTable ` +
       `(or createOutboxPausedTableMigration('${tableName}')) to the migrations, and for its "reason" column AddOutboxPauseReason ` +
-      `(or createOutboxPauseReasonMigration('${tableName}')); "npx nest-outbox sql" prints the DDL.`
+      `(or createOutboxPauseReasonMigration('${tableName}')). On MariaDB/MySQL, a table made before the commit-order locks moved to a table ` +
+      `lacks "${tableName}_locks": add createOutboxLocksTableMigration('${tableName}') from '@nest-outbox/outbox/typeorm'; "npx nest-outbox sql" prints the DDL.`
     );
   }
   const location = `{ tableName: '${tableName}', schema: '${schema}' }`;
@@ -197,6 +198,11 @@ export const cannotHandOverEvents = (className: string) =>
   `@PublishesEvents() on ${className}: ${className} has no way to hand its events to the outbox, so they would never be written. ` +
   `Extend OutboxAggregateRoot, or WithOutboxEvents(YourBase) if it already extends a class, ` +
   `or @nestjs/cqrs's AggregateRoot / WithAggregateRoot(YourBase) to record events with apply().`;
+
+export const lockBucketsMissing = (lockTable: string, found: number, expected: number) =>
+  `The outbox cannot lock its aggregates: "${lockTable}" returned ${found} of the ${expected} bucket rows asked for, so the events could be ` +
+  `published out of commit order, and nothing was written. The migration fills it with 1,024 rows (0-1023): recreate it with ` +
+  `createOutboxLocksTableMigration (TypeORM) or the statements of "npx nest-outbox sql --dialect mariadb".`;
 
 export const aggregateLockTimeout = (aggregates: string[]) =>
   `Timed out waiting for the outbox lock of ${aggregates.map((aggregate) => `"${aggregate}"`).join(', ')} ` +

@@ -32,3 +32,13 @@ export function toQuestionMarks(sql: string, params: readonly unknown[]): { sql:
     .join('');
   return { sql: text, params: values };
 }
+
+/**
+ * Splits MariaDB/MySQL SQL with `?` placeholders into text and values, in order. Only for the
+ * outbox's own statements, none of which has a `?` inside a string literal.
+ */
+export function splitQuestionMarks(sql: string, params: readonly unknown[]): SqlPart[] {
+  const texts = sql.split('?');
+  if (texts.length - 1 !== params.length) throw new RangeError(`SQL has ${texts.length - 1} placeholders for ${params.length} parameters`);
+  return texts.flatMap((text, index) => (index < params.length ? [{ text }, { value: params[index] }] : [{ text }]));
+}

@@ -3,7 +3,7 @@ import { SqlInbox } from './sql-inbox';
 import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
 
 /** Answers the mark with `rows`; the SQL itself runs against real PostgreSQL in test/data-layers. */
-function transaction(dialect: SqlDialectName, rows: Record<string, unknown>[]): SqlTransaction & { sql: string[] } {
+function transaction(dialect: SqlDialectName, rows: Record<string, unknown>[], affected?: number): SqlTransaction & { sql: string[] } {
   const sql: string[] = [];
   return {
     dialect,
@@ -13,7 +13,10 @@ function transaction(dialect: SqlDialectName, rows: Record<string, unknown>[]): 
       sql.push(text);
       return rows;
     },
-    execute: async () => undefined,
+    execute: async (text) => {
+      sql.push(text);
+      return affected;
+    },
   };
 }
 
@@ -33,12 +36,26 @@ describe('SqlInbox', () => {
     expect(tx.sql).toEqual([expect.stringMatching(/^INSERT OR IGNORE INTO "my_inbox"/)]);
   });
 
-  it('refuses, before any SQL, a bad table name, consumer or message id, and MariaDB', async () => {
+  it('on MariaDB, runs the work when INSERT IGNORE changed a row, and not when it changed none', async () => {
+    const work = jest.fn(() => 'done');
+    const first = transaction('mariadb', [], 1);
+    expect(await new SqlInbox('my_inbox').process(first, envelope, 'shipping', work)).toEqual({ duplicate: false, result: 'done' });
+    expect(first.sql).toEqual([expect.stringMatching(/^INSERT IGNORE INTO `my_inbox`/)]);
+    expect(await new SqlInbox().process(transaction('mariadb', [], 0), envelope, 'shipping', work)).toEqual({ duplicate: true });
+    expect(work).toHaveBeenCalledTimes(1);
+  });
+
+  it('refuses on MariaDB a transaction whose execute() does not tell the affected rows, and runs no work', async () => {
+    const work = jest.fn();
+    await expect(new SqlInbox().process(transaction('mariadb', []), envelope, 'shipping', work)).rejects.toThrow(/cannot tell on MariaDB\/MySQL.*affected-row count/s);
+    expect(work).not.toHaveBeenCalled();
+  });
+
+  it('refuses, before any SQL, a bad table name, consumer or message id', async () => {
     expect(() => new SqlInbox('inbox; DROP TABLE x')).toThrow(OutboxConfigurationError);
     const tx = transaction('postgres', [{ inserted: 1 }]);
     await expect(new SqlInbox().process(tx, envelope, '', () => undefined)).rejects.toThrow(/consumer name/);
     await expect(new SqlInbox().process(tx, { id: '' }, 'shipping', () => undefined)).rejects.toThrow(/"shipping" was given no message id/);
-    await expect(new SqlInbox().process(transaction('mariadb', []), envelope, 'shipping', () => undefined)).rejects.toThrow(/MariaDB\/MySQL yet.*OutboxInbox\.process/);
     expect(tx.sql).toEqual([]);
   });
 });

@@ -4,8 +4,8 @@ import { checkConsumerName, looksLikeEnvelope } from '../core/inbox/inbox-settin
 import { invalidMessageId } from '../core/inbox/inbox.messages';
 // The inbox SQL is a plain text builder; it moves to this folder with the stores.
 import { DEFAULT_INBOX_TABLE, inboxDialectFor } from './inbox/inbox-sql.dialect';
-import { inboxNotOffered } from './sql-outbox.messages';
-import type { SqlTransaction } from './sql-transaction.port';
+import { affectedRowsUnknown } from './sql-outbox.messages';
+import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
 
 /**
  * The inbox inside a transaction the caller opened: the (consumer, message id) mark is inserted
@@ -15,11 +15,16 @@ import type { SqlTransaction } from './sql-transaction.port';
  * skips (or runs, if the first rolled back). Same table and SQL as `OutboxInbox`.
  */
 export class SqlInbox {
-  private readonly marks: Record<'postgres' | 'sqlite', string>;
+  private readonly marks: Record<SqlDialectName, string>;
 
   constructor(readonly tableName: string = DEFAULT_INBOX_TABLE) {
-    // Both statements end in RETURNING: a row back means this call recorded the mark.
-    this.marks = { postgres: inboxDialectFor('postgres', tableName).mark, sqlite: inboxDialectFor('better-sqlite3', tableName).mark };
+    // PostgreSQL and SQLite end in RETURNING: a row back means this call recorded the mark. MariaDB's
+    // INSERT IGNORE returns no rows: the affected-row count tells instead.
+    this.marks = {
+      postgres: inboxDialectFor('postgres', tableName).mark,
+      sqlite: inboxDialectFor('better-sqlite3', tableName).mark,
+      mariadb: inboxDialectFor('mariadb', tableName).mark,
+    };
   }
 
   async process<R>(transaction: SqlTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
@@ -28,9 +33,16 @@ export class SqlInbox {
     if (typeof messageId !== 'string' || messageId === '' || messageId.length > 255) {
       throw new OutboxConfigurationError(invalidMessageId(consumer, typeof message === 'object' ? message?.id : message));
     }
-    if (transaction.dialect === 'mariadb') throw new OutboxConfigurationError(inboxNotOffered(transaction.layer));
-    const inserted = await transaction.query(this.marks[transaction.dialect], [consumer, messageId]);
-    if (inserted.length === 0) return { duplicate: true };
+    if (!(await this.mark(transaction, consumer, messageId))) return { duplicate: true };
     return { duplicate: false, result: await work() };
+  }
+
+  private async mark(transaction: SqlTransaction, consumer: string, messageId: string): Promise<boolean> {
+    const sql = this.marks[transaction.dialect];
+    if (transaction.dialect !== 'mariadb') return (await transaction.query(sql, [consumer, messageId])).length > 0;
+    const affected = await transaction.execute(sql, [consumer, messageId]);
+    // Without the count a duplicate and a first delivery look alike: refuse rather than guess.
+    if (typeof affected !== 'number') throw new OutboxConfigurationError(affectedRowsUnknown(transaction.layer));
+    return affected > 0;
   }
 }

@@ -91,6 +91,6 @@ describe('the data-layer write path loads no ORM up front', () => {
 
   it('adapters/ loads kysely and drizzle-orm only lazily, and nothing else of the layers', () => {
     const packages = [...new Set(['data-layer-transaction.ts', 'data-layer-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'adapters', file))]))].sort();
-    expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/pg-core', 'lazy:kysely']);
+    expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/mysql-core', 'lazy:drizzle-orm/pg-core', 'lazy:kysely']);
   });
 });

@@ -2,15 +2,19 @@ import { OutboxConfigurationError, OutboxWriteError } from '../core/outbox.error
 import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { OutboxMessageInput } from '../core/outbox-message-input';
 import { splitPlaceholders, toQuestionMarks } from './positional-params';
+import { lockBucket } from './dialects/aggregate-lock-buckets.sql';
 import { SqlOutboxWriter } from './sql-outbox.writer';
 import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
 
 /** Records the statements instead of running them: the SQL itself is proven against real databases in test/data-layers. */
-function recordingTransaction(dialect: SqlDialectName): SqlTransaction & { statements: { sql: string; params: readonly unknown[] }[] } {
+function recordingTransaction(
+  dialect: SqlDialectName,
+  answer: (sql: string, params: readonly unknown[]) => Record<string, unknown>[] = () => [],
+): SqlTransaction & { statements: { sql: string; params: readonly unknown[] }[] } {
   const statements: { sql: string; params: readonly unknown[] }[] = [];
   const run = async (sql: string, params: readonly unknown[]) => {
     statements.push({ sql, params });
-    return [];
+    return answer(sql, params);
   };
   return { dialect, layer: 'test', statements, query: run, execute: async (sql, params) => void (await run(sql, params)) };
 }
@@ -59,12 +63,29 @@ describe('SqlOutboxWriter', () => {
     expect(tx.statements[0].sql).toMatch(/^INSERT INTO "outbox_messages"/);
   });
 
-  it('refuses MariaDB, saying why and what to use instead, before building or writing anything', async () => {
+  it('locks the buckets of the aggregates on MariaDB before inserting, sorted and once each', async () => {
+    const tx = recordingTransaction('mariadb', (sql, params) => (sql.includes('FOR UPDATE') ? params.map((bucket) => ({ bucket })) : []));
+    await writer().add(tx, [message('b'), message('a'), message('b')]);
+    expect(tx.statements).toHaveLength(2);
+    expect(tx.statements[0].sql).toMatch(/^SELECT bucket FROM `outbox_messages_locks` FORCE INDEX \(PRIMARY\) WHERE bucket IN \(\?, \?\) ORDER BY bucket FOR UPDATE$/);
+    expect(tx.statements[0].params).toEqual([lockBucket('invoice\u001fa'), lockBucket('invoice\u001fb')].sort((x, y) => x - y));
+    expect(tx.statements[1].sql).toMatch(/^INSERT INTO `outbox_messages`/);
+  });
+
+  it('writes nothing on MariaDB when the lock table lacks a bucket row, naming the table and the migration', async () => {
     const tx = recordingTransaction('mariadb');
     const attempt = writer().add(tx, message('a'));
-    await expect(attempt).rejects.toThrow(OutboxConfigurationError);
-    await expect(attempt).rejects.toThrow(/GET_LOCK.*through TypeORM/s);
-    expect(tx.statements).toEqual([]);
+    await expect(attempt).rejects.toThrow(OutboxWriteError);
+    await expect(attempt).rejects.toThrow(/"outbox_messages_locks" returned 0 of the 1 bucket rows.*createOutboxLocksTableMigration/s);
+    expect(tx.statements.map((statement) => statement.sql)).toEqual([expect.stringMatching(/FOR UPDATE$/)]);
+  });
+
+  it('turns a lock wait timeout (1205) into the error that names the aggregate', async () => {
+    const timeout = Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), { errno: 1205 });
+    const tx = recordingTransaction('mariadb', () => {
+      throw new Error('the layer wraps it', { cause: timeout });
+    });
+    await expect(writer().add(tx, message('a'))).rejects.toThrow(/Timed out waiting for the outbox lock of "invoice a"/);
   });
 
   it('writes nothing when one message of the batch cannot be built', async () => {

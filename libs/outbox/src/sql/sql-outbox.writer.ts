@@ -1,4 +1,3 @@
-import { OutboxConfigurationError } from '../core/outbox.errors';
 import type { OutboxMessageFactory } from '../core/outbox-message.factory';
 import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import type { NewOutboxMessage } from '../core/outbox-message';
@@ -7,10 +6,11 @@ import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
 import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
+import { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
+import { lockAggregates } from './aggregate-locks';
 import { aggregateKey } from './aggregate-key';
 import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
-import { mariaDbNotOffered } from './sql-outbox.messages';
 import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
 
 // Keeps each INSERT well below the bind-parameter limits of every supported database.
@@ -74,13 +74,10 @@ export class SqlOutboxWriter {
   }
 
   private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
-    // PostgreSQL: the first INSERT takes the aggregates' advisory locks (transaction-scoped, the
-    // same keys as the TypeORM writer, so the two writers also wait for each other). SQLite has
-    // one writer at a time and needs none.
-    if (!dialect.locksInInsert) {
-      const lock = dialect.lockAggregates([...new Set(keys)].sort());
-      if (lock) await transaction.execute(lock.sql, lock.params);
-    }
+    // PostgreSQL: the first INSERT takes the aggregates' advisory locks; MariaDB: row locks on the
+    // lock table's buckets. Both transaction-scoped, the same keys as the TypeORM writer, so the two
+    // writers also wait for each other. SQLite has one writer at a time and needs none.
+    if (!dialect.locksInInsert) await lockAggregates(dialect, keys, (sql, params) => transaction.query(sql, params));
     for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
       // PostgreSQL folds identical notifications of one transaction into one, so each insert may carry it.
       const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
@@ -98,14 +95,14 @@ export class SqlOutboxWriter {
     return dialect;
   }
 
-  private createDialect({ dialect, layer }: SqlTransaction): OutboxTableDialect {
+  private createDialect({ dialect }: SqlTransaction): OutboxTableDialect {
     switch (dialect) {
       case 'postgres':
         return new PostgresOutboxDialect(OutboxTable.on('postgres', this.table), { notifyChannel: this.options.notifyChannel });
       case 'sqlite':
         return new SqliteOutboxDialect(OutboxTable.on('better-sqlite3', this.table));
       case 'mariadb':
-        throw new OutboxConfigurationError(mariaDbNotOffered(layer));
+        return new MariaDbOutboxDialect(OutboxTable.on('mariadb', this.table));
     }
   }
 }

@@ -20,8 +20,10 @@ export interface SqlTransaction {
   /**
    * Runs a statement whose rows are not needed (the outbox INSERT). Apart because some layers
    * decode every column of a result, and refuse types they do not know (Prisma and `pg_notify`'s `void`).
+   * On MariaDB/MySQL it must resolve with the number of rows the statement changed: an INSERT
+   * returns no rows there, and `OutboxDataLayerInbox` learns from that number whether it recorded the message.
    */
-  execute(sql: string, params: readonly unknown[]): Promise<void>;
+  execute(sql: string, params: readonly unknown[]): Promise<number | void>;
 }
 
 /** Shape check for a hand-written `SqlTransaction`, so that one can be passed where a data layer's transaction is. */

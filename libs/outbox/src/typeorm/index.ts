@@ -2,6 +2,7 @@
 // for relays, inboxes and stats run without the Nest module. The default migrations are in the root.
 export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from './outbox-message.entity';
 export { createOutboxTableMigration } from './create-outbox-table.migration';
+export { createOutboxLocksTableMigration } from './add-locks-table.migration';
 export { createInboxTableMigration } from './inbox/create-inbox-table.migration';
 export { createInboxPoisonTableMigration } from './poison/create-poison-table.migration';
 export { createSqlOutboxStore, createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource } from './outbox-sql.factory';

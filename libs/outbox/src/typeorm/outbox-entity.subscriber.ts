@@ -65,14 +65,12 @@ export class OutboxEntitySubscriber implements EntitySubscriberInterface {
     this.tracker.started(event.queryRunner);
   }
 
-  afterTransactionCommit(event: TransactionCommitEvent): Promise<void> | undefined {
+  afterTransactionCommit(event: TransactionCommitEvent): void {
     if (this.tracker.committed(event.queryRunner)) this.onCommitted();
-    return this.writer.releaseLocks(event.queryRunner);
   }
 
-  afterTransactionRollback(event: TransactionRollbackEvent): Promise<void> | undefined {
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
     this.tracker.rolledBack(event.queryRunner);
-    return this.writer.releaseLocks(event.queryRunner);
   }
 
   private requireTransaction(entity: ObjectLiteral | undefined, metadata: EntityMetadata, queryRunner: QueryRunner): void {

@@ -1,11 +1,12 @@
-import type { EntityManager, QueryRunner } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { addOutsideTransaction } from '../core/outbox.messages';
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import type { OutboxTableDialect } from '../sql/dialects/outbox-sql.dialect';
 import type { OutboxTableLocation } from '../sql/dialects/outbox-table';
-import { aggregateKey, AggregateLocks } from './aggregate-locks';
+import { aggregateKey } from '../sql/aggregate-key';
+import { lockAggregates } from '../sql/aggregate-locks';
 import { tableDialectFor } from './outbox-sql.factory';
 import { canRunPrepared, runPrepared } from './prepared-statements';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
@@ -23,7 +24,6 @@ export class TypeOrmOutboxWriter {
   // chained here so they run one after another, in the order the events were captured.
   private readonly pendingWrites = new WeakMap<object, Promise<unknown>>();
   private readonly dialects = new Map<string, OutboxTableDialect>();
-  private readonly locks = new AggregateLocks();
 
   constructor(
     private readonly factory: OutboxMessageFactory,
@@ -45,11 +45,6 @@ export class TypeOrmOutboxWriter {
     const ids = await this.write(manager, drafts);
     this.tracker.wrote(queryRunner);
     return ids;
-  }
-
-  /** After a commit or rollback on `queryRunner`: frees the aggregate locks that outlive transactions. */
-  releaseLocks(queryRunner: QueryRunner): Promise<void> | undefined {
-    return this.locks.release(queryRunner);
   }
 
   // Built once per database type, not on every save: a dialect prepares all its SQL text up front.
@@ -81,7 +76,7 @@ export class TypeOrmOutboxWriter {
       // `add` of the same aggregate wait, nor the reverse, and positions must follow commit order.
       // Where the dialect can, the first insert takes the locks itself (one round trip less).
       const keys = drafts.map((draft) => aggregateKey(draft.aggregateType, draft.aggregateId));
-      if (!dialect.locksInInsert) await this.locks.lock(manager, dialect, keys);
+      if (!dialect.locksInInsert) await lockAggregates(dialect, keys, (sql, params) => manager.query(sql, params));
       for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
         // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE.
         const inTransaction = queryRunner?.isTransactionActive === true;

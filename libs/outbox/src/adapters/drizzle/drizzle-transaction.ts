@@ -1,5 +1,5 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
-import { splitPlaceholders } from '../../sql/positional-params';
+import { splitPlaceholders, splitQuestionMarks } from '../../sql/positional-params';
 import { notInTransaction, unknownDialect } from '../../sql/sql-outbox.messages';
 import type { SqlTransaction } from '../../sql/sql-transaction.port';
 import { loadDataLayer } from '../load-data-layer';
@@ -21,32 +21,59 @@ interface DrizzlePgCore {
   PgTransaction: unknown;
 }
 
+interface DrizzleMySqlCore {
+  MySqlDatabase: unknown;
+  MySqlTransaction: unknown;
+}
+
 export function isDrizzle(value: object): value is DrizzleTransactionLike {
   const candidate = value as Partial<DrizzleTransactionLike> & { select?: unknown };
   return typeof candidate.execute === 'function' && typeof candidate.transaction === 'function' && typeof candidate.select === 'function';
 }
 
 /**
- * A Drizzle PostgreSQL transaction (`db.transaction(async (tx) => …)`, any pg driver). The SQL
- * goes through `tx.execute` as a Drizzle `sql` object, its values as parameters, which Drizzle
- * numbers again in the order they appear.
+ * A Drizzle transaction (`db.transaction(async (tx) => …)`) on PostgreSQL (any pg driver) or
+ * MySQL/MariaDB (mysql2). The SQL goes through `tx.execute` as a Drizzle `sql` object, its values
+ * as parameters, which Drizzle numbers again in the order they appear.
  */
 export function drizzleTransaction(tx: DrizzleTransactionLike): SqlTransaction {
   const drizzle = loadDataLayer<DrizzleModule>('drizzle-orm', 'drizzle');
   const pg = loadDataLayer<DrizzlePgCore>('drizzle-orm/pg-core', 'drizzle');
-  if (!drizzle.is(tx, pg.PgDatabase)) {
-    const kind = (tx.constructor as unknown as Record<symbol, unknown> | undefined)?.[drizzle.entityKind];
-    throw new OutboxWriteError(unknownDialect('drizzle', String(kind ?? 'unknown'), 'PostgreSQL'));
-  }
-  if (!drizzle.is(tx, pg.PgTransaction)) {
+  if (drizzle.is(tx, pg.PgDatabase)) return drizzleOn('postgres', tx, drizzle, pg.PgTransaction);
+  const mysql = loadDataLayer<DrizzleMySqlCore>('drizzle-orm/mysql-core', 'drizzle');
+  if (drizzle.is(tx, mysql.MySqlDatabase)) return drizzleOn('mariadb', tx, drizzle, mysql.MySqlTransaction);
+  const kind = (tx.constructor as unknown as Record<symbol, unknown> | undefined)?.[drizzle.entityKind];
+  throw new OutboxWriteError(unknownDialect('drizzle', String(kind ?? 'unknown'), 'PostgreSQL, MariaDB/MySQL'));
+}
+
+function drizzleOn(dialect: 'postgres' | 'mariadb', tx: DrizzleTransactionLike, drizzle: DrizzleModule, transactionClass: unknown): SqlTransaction {
+  if (!drizzle.is(tx, transactionClass)) {
     throw new OutboxWriteError(notInTransaction('drizzle', 'a Drizzle database', 'Pass the transaction: db.transaction(async (tx) => outbox.add(tx, ...)).'));
   }
   const { sql } = drizzle;
-  const query = async (text: string, params: readonly unknown[]) => {
-    const statement = sql.join(splitPlaceholders(text, params).map((part) => ('text' in part ? sql.raw(part.text) : sql.param(part.value))));
-    const result = (await tx.execute(statement)) as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
-    // node-postgres answers with a result object, postgres.js with the rows themselves.
-    return Array.isArray(result) ? result : (result.rows ?? []);
+  const split = dialect === 'postgres' ? splitPlaceholders : splitQuestionMarks;
+  const run = (text: string, params: readonly unknown[]) =>
+    tx.execute(sql.join(split(text, params).map((part) => ('text' in part ? sql.raw(part.text) : sql.param(part.value)))));
+  return {
+    dialect,
+    layer: 'drizzle',
+    owner: tx,
+    query: async (text, params) => resultOf(dialect, await run(text, params)).rows,
+    execute: async (text, params) => resultOf(dialect, await run(text, params)).affected,
   };
-  return { dialect: 'postgres', layer: 'drizzle', owner: tx, query, execute: async (text, params) => void (await query(text, params)) };
+}
+
+/**
+ * node-postgres answers with a result object, postgres.js with the rows themselves, mysql2 with
+ * `[rows or ResultSetHeader, fields]`.
+ */
+function resultOf(dialect: 'postgres' | 'mariadb', result: unknown): { rows: Record<string, unknown>[]; affected?: number } {
+  // mysql2's fields are an array for a SELECT and undefined for an INSERT; its ResultSetHeader has affectedRows.
+  if (dialect === 'mariadb' && Array.isArray(result)) {
+    const [first] = result as [unknown];
+    return Array.isArray(first) ? { rows: first as Record<string, unknown>[] } : { rows: [], affected: (first as { affectedRows?: number } | undefined)?.affectedRows };
+  }
+  if (Array.isArray(result)) return { rows: result as Record<string, unknown>[] };
+  const { rows, rowCount } = (result ?? {}) as { rows?: Record<string, unknown>[]; rowCount?: number | null };
+  return { rows: rows ?? [], affected: rowCount ?? undefined };
 }

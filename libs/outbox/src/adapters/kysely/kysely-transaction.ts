@@ -11,7 +11,7 @@ interface CompiledQueryLike {
 /** The part of a Kysely `Transaction` used here (MikroORM's transaction context is one too). */
 export interface KyselyTransactionLike {
   readonly isTransaction: boolean;
-  executeQuery(query: any): Promise<{ rows: unknown[] }>;
+  executeQuery(query: any): Promise<{ rows: unknown[]; numAffectedRows?: bigint }>;
   selectNoFrom(selection: any): { compile(): CompiledQueryLike };
 }
 
@@ -33,8 +33,18 @@ export function kyselyTransaction(trx: KyselyTransactionLike, layer = 'kysely'):
     throw new OutboxWriteError(notInTransaction(layer, 'a Kysely instance', 'Pass the transaction: db.transaction().execute(async (trx) => outbox.add(trx, ...)).'));
   }
   const { CompiledQuery } = loadDataLayer<KyselyModule>('kysely', layer);
-  const query = async (sql: string, params: readonly unknown[]) => (await trx.executeQuery(CompiledQuery.raw(sql, [...params]))).rows as Record<string, unknown>[];
-  return { dialect: dialectOf(trx, layer), layer, owner: trx, query, execute: async (sql, params) => void (await query(sql, params)) };
+  const run = (sql: string, params: readonly unknown[]) => trx.executeQuery(CompiledQuery.raw(sql, [...params]));
+  return {
+    dialect: dialectOf(trx, layer),
+    layer,
+    owner: trx,
+    query: async (sql, params) => (await run(sql, params)).rows as Record<string, unknown>[],
+    // MariaDB/MySQL report the rows an INSERT changed here (a bigint), not as rows.
+    execute: async (sql, params) => {
+      const changed = (await run(sql, params)).numAffectedRows;
+      return changed === undefined ? undefined : Number(changed);
+    },
+  };
 }
 
 /** Read from how the transaction's own compiler writes a parameter and a name: no query is sent. */

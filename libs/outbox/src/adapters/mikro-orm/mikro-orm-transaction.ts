@@ -26,7 +26,7 @@ export function mikroOrmTransaction(em: MikroOrmEntityManagerLike): SqlTransacti
     throw new OutboxWriteError(notInTransaction('mikro-orm', 'an EntityManager', 'Pass the EntityManager of a transaction: em.transactional(async (em) => outbox.add(em, ...)).'));
   }
   if (!isKysely(context)) {
-    throw new OutboxWriteError(notInTransaction('mikro-orm', 'an EntityManager whose transaction is no SQL one', 'Use a MikroORM 7 SQL driver (@mikro-orm/postgresql).'));
+    throw new OutboxWriteError(notInTransaction('mikro-orm', 'an EntityManager whose transaction is no SQL one', 'Use a MikroORM 7 SQL driver (@mikro-orm/postgresql, @mikro-orm/mysql, @mikro-orm/mariadb or @mikro-orm/sqlite).'));
   }
   return kyselyTransaction(context, 'mikro-orm');
 }

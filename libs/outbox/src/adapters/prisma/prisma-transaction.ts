@@ -13,7 +13,7 @@ export function isPrismaClient(value: object): value is PrismaTransactionLike {
   return typeof candidate.$queryRawUnsafe === 'function' && typeof candidate.$executeRawUnsafe === 'function';
 }
 
-// Prisma's provider names; MySQL is refused by the writer (see mariaDbNotOffered).
+// Prisma's provider names; `mysql` also covers MariaDB (with @prisma/adapter-mariadb).
 const DIALECTS: Record<string, SqlDialectName> = { postgresql: 'postgres', sqlite: 'sqlite', mysql: 'mariadb' };
 
 /**
@@ -33,6 +33,6 @@ export function prismaTransaction(tx: PrismaTransactionLike): SqlTransaction {
     layer: 'prisma',
     owner: tx,
     query: async (sql, params) => (await tx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [],
-    execute: async (sql, params) => void (await tx.$executeRawUnsafe(sql, ...params)),
+    execute: async (sql, params) => tx.$executeRawUnsafe(sql, ...params),
   };
 }

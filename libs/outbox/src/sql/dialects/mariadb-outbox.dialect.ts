@@ -1,10 +1,11 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
+import { createLockTable, dropLockTable, lockBuckets, lockBucketsStatement, lockTableReadable } from './aggregate-lock-buckets.sql';
 
 // The history keeps the latest attempts: the oldest entry makes room once it is full.
 const keepLatestErrors = `IF(JSON_LENGTH(COALESCE(error_history, '[]')) >= ${ERROR_LIMITS.historyEntries},
@@ -43,20 +44,10 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
     };
   }
 
-  lockAggregates(keys: string[]): SqlStatement {
-    // Named locks are server-wide: the name hashes database, table (an identifier, validated) and
-    // aggregate, and stays under the 64-character limit. Each returns 1 when taken, 0 after
-    // innodb_lock_wait_timeout. Session locks outlive the transaction: see unlockAggregates.
-    const locks = keys.map((_, index) => `GET_LOCK(${this.lockName()}, @@innodb_lock_wait_timeout) AS l${index}`);
-    return { sql: `SELECT ${locks.join(', ')}`, params: keys };
-  }
-
-  unlockAggregates(keys: string[]): SqlStatement {
-    return { sql: `SELECT ${keys.map((_, index) => `RELEASE_LOCK(${this.lockName()}) AS l${index}`).join(', ')}`, params: keys };
-  }
-
-  private lockName(): string {
-    return `CONCAT('outbox:', SHA1(CONCAT(DATABASE(), '.', '${this.table.name}', ':', ?)))`;
+  lockAggregates(keys: string[]): AggregateLockStatement {
+    // Row locks on the buckets of `<table>_locks`, which InnoDB releases at commit or rollback.
+    const buckets = lockBuckets(keys);
+    return { ...lockBucketsStatement(this.table, buckets), expectedRows: buckets.length, lockTable: this.table.locks.toString() };
   }
 
   /** The rows a claim would take, with their keys, from a plain (non-locking) read; see claim-runs.sql.ts. */
@@ -160,7 +151,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   }
 
   probe(): SqlStatement {
-    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0 AND ${notPaused('destination', this.table, 'mariadb')} AND ${pausedColumnsReadable(this.table, 'mariadb')}`, params: [] };
+    return { sql: `SELECT position FROM ${this.t} WHERE 1 = 0 AND ${notPaused('destination', this.table, 'mariadb')} AND ${pausedColumnsReadable(this.table, 'mariadb')} AND ${lockTableReadable(this.table)}`, params: [] };
   }
 
   createTable(): string[] {
@@ -201,10 +192,11 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
         CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded'))
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
       createPausedTable(this.table, 'mariadb'),
+      ...createLockTable(this.table),
     ];
   }
 
   dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS ${this.t}`, dropPausedTable(this.table, 'mariadb')];
+    return [`DROP TABLE IF EXISTS ${this.t}`, dropPausedTable(this.table, 'mariadb'), dropLockTable(this.table)];
   }
 }

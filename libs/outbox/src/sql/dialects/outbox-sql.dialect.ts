@@ -27,6 +27,13 @@ export interface SqlStatement {
   params: unknown[];
 }
 
+export interface AggregateLockStatement extends SqlStatement {
+  /** Rows the statement must return when every lock was taken (MariaDB: one per bucket); fewer means `lockTable` lacks rows. */
+  expectedRows?: number;
+  /** The table whose rows are locked, for messages. */
+  lockTable?: string;
+}
+
 export interface InsertOptions {
   /** `false` leaves out the notification (PostgreSQL). */
   notify?: boolean;
@@ -51,12 +58,7 @@ export interface OutboxTableDialect {
    * Serializes writers of the same aggregates until their transactions end, so that positions of
    * one aggregate are handed out in commit order. `undefined` where writers are serialized anyway.
    */
-  lockAggregates(keys: string[]): SqlStatement | undefined;
-  /**
-   * Present where the locks outlive the transaction (MariaDB's GET_LOCK is held by the session):
-   * releases them; the writer runs it once the outermost transaction has ended.
-   */
-  unlockAggregates?(keys: string[]): SqlStatement;
+  lockAggregates(keys: string[]): AggregateLockStatement | undefined;
   /** A cheap statement that fails when the table is missing. */
   probe(): SqlStatement;
   createTable(): string[];

@@ -56,6 +56,11 @@ export class OutboxTable {
     return new OutboxTable(`${this.name}_paused`, this.schema);
   }
 
+  /** MariaDB/MySQL: the aggregate lock buckets, `<name>_locks` (see aggregate-lock-buckets.sql). */
+  get locks(): OutboxTable {
+    return new OutboxTable(`${this.name}_locks`, this.schema);
+  }
+
   /** `schema.name` or `name`, for messages and TypeORM's `hasTable`. */
   toString(): string {
     return this.schema === undefined ? this.name : `${this.schema}.${this.name}`;
