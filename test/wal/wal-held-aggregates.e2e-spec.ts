@@ -1,0 +1,102 @@
+import { OutboxNonRetryableError, type OutboxTransport } from '@nest-outbox/outbox';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
+import { waitFor } from '../support/wait-for';
+import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
+
+/** Gives one message up at once (final), then (requeued) refuses it until released; acknowledges the rest. */
+class OneMessageRefused implements OutboxTransport {
+  readonly name = 'one-message-refused';
+  readonly published: OutgoingMessage[] = [];
+  mode: 'final' | 'retry' | 'accept' = 'final';
+  constructor(private readonly label: string) {}
+  async publish(message: OutgoingMessage): Promise<void> {
+    const label = (message.envelope.payload as { label: string }).label;
+    if (label === this.label && this.mode === 'final') throw new OutboxNonRetryableError(`${label} rejected for good`);
+    if (label === this.label && this.mode === 'retry') throw new Error(`${label} not yet`);
+    this.published.push(message);
+  }
+  labels(key: string): string[] {
+    return this.published.filter((m) => m.key === key).map((m) => (m.envelope.payload as { label: string }).label);
+  }
+}
+
+// The stream keeps the aggregates the table holds in memory (HeldAggregates). Under 'hold' (the
+// default) a dead row holds its aggregate for as long as it stays: what the aggregate commits after
+// it goes to the table behind it, other aggregates stream; a requeue from the console is a commit
+// that writes the table, after which the held rows drain in order and the aggregate streams again.
+describe('WAL delivery mode: a dead row holds its aggregate, and a requeue from the console lets it drain and stream again', () => {
+  let sandbox: WalSandbox;
+  let app: WalApp;
+  let base: string;
+  const transport = new OneMessageRefused('a1');
+  const write = (aggregateId: string, label: string) =>
+    app.dataSource.transaction((manager) => app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' }));
+  const rows = (aggregateId: string): Promise<Array<{ id: string; label: string; status: string }>> =>
+    app.dataSource.query(`SELECT id::text AS id, payload::jsonb->>'label' AS label, status FROM outbox_messages WHERE aggregate_id = $1 ORDER BY position`, [aggregateId]);
+
+  beforeAll(async () => {
+    sandbox = await walSandbox('wal_held');
+    app = await sandbox.start(
+      {
+        transport,
+        batchSize: 10,
+        pollIntervalMs: 100,
+        maxAttempts: 1_000,
+        backoff: { initialMs: 20, maxMs: 50, jitter: 0 },
+        wal: { slotName: sandbox.slotName, attemptsBeforeTable: 1 },
+      },
+      { imports: [OutboxConsoleModule.forRoot({ noAuth: true, refreshIntervalMs: 1_000 })], http: true },
+    );
+    base = `${await app.http!.getUrl()}/outbox/api/`;
+  });
+  afterAll(() => sandbox?.drop());
+
+  it('holds A behind its dead row while B streams, drains A in order after a console requeue, then streams A directly', async () => {
+    await write('a', 'a1');
+    const [dead] = await waitFor('a1 dead in the table', async () => {
+      const found = await rows('a');
+      return found.length === 1 && found[0].status === 'dead' ? found : undefined;
+    });
+
+    await write('a', 'a2');
+    await write('b', 'b1');
+    await write('a', 'a3');
+    await write('b', 'b2');
+    await waitFor('b1 and b2 streamed past the held aggregate', () => transport.labels('b').length === 2);
+    const held = await waitFor('a2 and a3 moved to the table behind the dead a1', async () => {
+      const found = await rows('a');
+      return found.length === 3 ? found : undefined;
+    });
+    expect(held.map((row) => [row.label, row.status])).toEqual([
+      ['a1', 'dead'],
+      ['a2', 'pending'],
+      ['a3', 'pending'],
+    ]);
+    expect(transport.labels('a')).toEqual([]);
+    expect(transport.labels('b')).toEqual(['b1', 'b2']);
+    expect(await rows('b')).toEqual([]);
+
+    // The requeue commits a pending row; while a1 keeps failing, a4 still waits behind it.
+    transport.mode = 'retry';
+    const response = await fetch(`${base}messages/${dead.id}/requeue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBeLessThan(300);
+    await write('b', 'b3');
+    await write('a', 'a4');
+    await waitFor('b3 streamed', () => transport.labels('b').length === 3);
+    await waitFor('a4 moved to the table behind the requeued a1', async () => (await rows('a')).length === 4);
+    expect(transport.labels('a')).toEqual([]);
+
+    transport.mode = 'accept';
+    await waitFor('a1 to a4 published from the table', () => transport.labels('a').length === 4);
+    expect(transport.labels('a')).toEqual(['a1', 'a2', 'a3', 'a4']);
+    await waitFor('the table drained', async () => (await rows('a')).every((row) => row.status === 'published'));
+
+    // Drained: the stream's next batch with 'a' asks the table, finds nothing, and publishes directly.
+    await write('a', 'a5');
+    await write('b', 'b4');
+    await waitFor('a5 and b4 streamed', () => transport.labels('a').length === 5 && transport.labels('b').length === 4);
+    expect(transport.labels('a')).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+    expect((await rows('a')).map((row) => row.label)).toEqual(['a1', 'a2', 'a3', 'a4']);
+  });
+});
