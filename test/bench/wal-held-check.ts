@@ -1,8 +1,7 @@
-import { TableOverflow } from '../../libs/outbox/src/sql/wal/table-overflow';
-import { StreamRelay } from '../../libs/outbox/src/core/stream/stream-relay';
 import { benchServices, privateSchema, suffix } from './support/env';
 import { drainThroughNestApp } from './support/nest-drain';
 import { fmt } from './support/stats';
+import { countStreamTableReads } from './support/stream-table-reads';
 
 /**
  * What one dead row costs the WAL stream (deadLetterPolicy 'hold', the default): a dead row of an
@@ -18,27 +17,14 @@ const BATCH = Number(process.env.WAL_HELD_BATCH ?? 100);
 const ROUNDS = Number(process.env.WAL_HELD_ROUNDS ?? 3);
 const PER_TRANSACTION = 100;
 
-const counts = { batches: 0, queries: 0 };
-function count(prototype: object, method: string, key: keyof typeof counts): void {
-  const target = prototype as Record<string, unknown>;
-  const original = target[method];
-  // The code before the held set had no `held` method: nothing to count there.
-  if (typeof original !== 'function') return;
-  target[method] = function (this: unknown, ...args: unknown[]) {
-    counts[key]++;
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  };
-}
-count(TableOverflow.prototype, 'backlogged', 'queries');
-count(TableOverflow.prototype, 'held', 'queries');
-count(StreamRelay.prototype, 'heldBehindTable', 'batches');
+const counts = countStreamTableReads();
 
 async function main(): Promise<void> {
   const services = benchServices();
   const payload = { note: 'x'.repeat(380) };
   for (let round = 1; round <= ROUNDS; round++) {
     const { schema, drop } = await privateSchema(services.postgresUrl, 'bench_wal_held');
-    counts.batches = counts.queries = 0;
+    counts.batches = counts.reads = 0;
     try {
       const { seconds, cpu } = await drainThroughNestApp({
         services,
@@ -60,8 +46,8 @@ async function main(): Promise<void> {
         },
       });
       console.log(
-        `round ${round}: ${EVENTS} events, ${counts.batches} batches, ${counts.queries} table reads ` +
-          `(${fmt((counts.queries * 1000) / EVENTS, 1)} per 1,000 events, ${fmt(counts.queries / Math.max(1, counts.batches), 2)} per batch); ` +
+        `round ${round}: ${EVENTS} events, ${counts.batches} batches, ${counts.reads} table reads ` +
+          `(${fmt((counts.reads * 1000) / EVENTS, 1)} per 1,000 events, ${fmt(counts.reads / Math.max(1, counts.batches), 2)} per batch); ` +
           `${fmt(EVENTS / seconds, 0)} msg/s; CPU relay ${fmt(cpu.relay, 0)} %, PostgreSQL ${fmt(cpu.postgres, 0)} %`,
       );
     } finally {
