@@ -1,25 +1,7 @@
-import { OutboxNonRetryableError, type OutboxTransport } from '@nest-outbox/outbox';
-import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 import { waitFor } from '../support/wait-for';
-import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
-
-/** Gives one message up at once (final), then (requeued) refuses it until released; acknowledges the rest. */
-class OneMessageRefused implements OutboxTransport {
-  readonly name = 'one-message-refused';
-  readonly published: OutgoingMessage[] = [];
-  mode: 'final' | 'retry' | 'accept' = 'final';
-  constructor(private readonly label: string) {}
-  async publish(message: OutgoingMessage): Promise<void> {
-    const label = (message.envelope.payload as { label: string }).label;
-    if (label === this.label && this.mode === 'final') throw new OutboxNonRetryableError(`${label} rejected for good`);
-    if (label === this.label && this.mode === 'retry') throw new Error(`${label} not yet`);
-    this.published.push(message);
-  }
-  labels(key: string): string[] {
-    return this.published.filter((m) => m.key === key).map((m) => (m.envelope.payload as { label: string }).label);
-  }
-}
+import { OneMessageRefused } from '../support/one-message-refused.transport';
+import { noteParcel, parcelRows, walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
 
 // The stream keeps the aggregates the table holds in memory (HeldAggregates). Under 'hold' (the
 // default) a dead row holds its aggregate for as long as it stays: what the aggregate commits after
@@ -30,10 +12,8 @@ describe('WAL delivery mode: a dead row holds its aggregate, and a requeue from 
   let app: WalApp;
   let base: string;
   const transport = new OneMessageRefused('a1');
-  const write = (aggregateId: string, label: string) =>
-    app.dataSource.transaction((manager) => app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' }));
-  const rows = (aggregateId: string): Promise<Array<{ id: string; label: string; status: string }>> =>
-    app.dataSource.query(`SELECT id::text AS id, payload::jsonb->>'label' AS label, status FROM outbox_messages WHERE aggregate_id = $1 ORDER BY position`, [aggregateId]);
+  const write = (aggregateId: string, label: string) => noteParcel(app, aggregateId, label);
+  const rows = (aggregateId: string) => parcelRows(app, aggregateId);
 
   beforeAll(async () => {
     sandbox = await walSandbox('wal_held');
