@@ -49,7 +49,7 @@ describe('HeldAggregates', () => {
     expect(table.queries).toEqual(['held', 'backlogged dead', 'backlogged dead']);
   });
 
-  it('reads the set again after a commit wrote the table, so a new row holds its aggregate', async () => {
+  it('asks the table after a commit wrote it, so a new row holds its aggregate, and reads the set again at the next quiet batch', async () => {
     const table = new FakeTable();
     const held = new HeldAggregates(table);
     expect(await held.heldOf([parcel('a')])).toEqual(new Set());
@@ -57,7 +57,24 @@ describe('HeldAggregates', () => {
     held.tableWritten();
     expect(await held.heldOf([parcel('a'), parcel('b')])).toEqual(keys('a'));
     expect(await held.heldOf([parcel('b')])).toEqual(new Set());
-    expect(table.queries).toEqual(['held', 'held']);
+    expect(await held.heldOf([parcel('c')])).toEqual(new Set());
+    expect(table.queries).toEqual(['held', 'backlogged a,b', 'held']);
+  });
+
+  it('asks per batch while the table is written between batches (a table relay draining), and keeps the set once writes pause', async () => {
+    const table = new FakeTable();
+    table.hold('t1', 't2', 't3');
+    const held = new HeldAggregates(table);
+    await held.heldOf([parcel('x')]);
+    for (const drained of ['t1', 't2']) {
+      // A claim or settle of a table row commits between two batches.
+      held.tableWritten();
+      table.holding.delete(aggregateOf(parcel(drained)));
+      expect(await held.heldOf([parcel('t3'), parcel('y')])).toEqual(keys('t3'));
+    }
+    expect(await held.heldOf([parcel('y')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('z')])).toEqual(new Set());
+    expect(table.queries).toEqual(['held', 'backlogged t3,y', 'backlogged t3,y', 'held']);
   });
 
   it('does not keep a read that a table write overtook, but answers the batch it was made for', async () => {
@@ -71,7 +88,9 @@ describe('HeldAggregates', () => {
     };
     expect(await held.heldOf([parcel('a')])).toEqual(new Set());
     expect(await held.heldOf([parcel('late')])).toEqual(keys('late'));
-    expect(table.queries).toEqual(['held', 'held']);
+    expect(await held.heldOf([parcel('b')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('late')])).toEqual(keys('late'));
+    expect(table.queries).toEqual(['held', 'backlogged late', 'held', 'backlogged late']);
   });
 
   it('does not drop an aggregate on an answer that a table write overtook', async () => {
@@ -87,7 +106,7 @@ describe('HeldAggregates', () => {
     expect(await held.heldOf([parcel('k')])).toEqual(new Set());
     table.hold('k');
     expect(await held.heldOf([parcel('k')])).toEqual(keys('k'));
-    expect(table.queries).toEqual(['held', 'backlogged k', 'held']);
+    expect(table.queries).toEqual(['held', 'backlogged k', 'backlogged k']);
   });
 
   it('holds what the stream moved to the table without asking', async () => {

@@ -20,11 +20,18 @@ type Aggregate = Pick<StreamMessage, 'aggregateType' | 'aggregateId'>;
  * the batch it was made for (the rows that precede that batch were committed before it), but is
  * not kept. An aggregate is never missing from the set, then; one that drained (published, deleted)
  * stays in it until a batch carries its messages, which asks the table about those aggregates only.
+ *
+ * While the table keeps being written between batches (the table relay claiming and settling rows
+ * left from the table mode, retries), a set read now would be dropped before it served a batch:
+ * each batch then asks about its own aggregates only, and the set is read again once a batch comes
+ * with no write since the one before.
  */
 export class HeldAggregates {
   // undefined: unknown (at start, and after a commit that wrote the table).
   private known: Set<string> | undefined;
   private changes = 0;
+  // `changes` when the previous batch was checked: equal when no write came in between.
+  private checkedAt = 0;
   // While the table holds more than `limit` aggregates: batches left before the set is read again.
   private askEach = 0;
 
@@ -47,8 +54,10 @@ export class HeldAggregates {
   /** Of the batch's aggregates (`aggregateOf`), those with rows in the table that its messages must wait behind. */
   async heldOf(batch: ReadonlyArray<Aggregate>): Promise<Set<string>> {
     const changes = this.changes;
+    const quiet = changes === this.checkedAt;
+    this.checkedAt = changes;
     if (this.known === undefined) {
-      if (this.askEach === 0) {
+      if (quiet && this.askEach === 0) {
         const read = await this.table.held(this.limit);
         if (read.complete) {
           if (changes === this.changes) this.known = read.aggregates;
@@ -56,7 +65,7 @@ export class HeldAggregates {
         }
         this.askEach = BATCHES_BEFORE_RELOAD;
       }
-      this.askEach--;
+      if (this.askEach > 0) this.askEach--;
       const backlog = await this.table.backlogged(batch);
       if (!backlog.any && changes === this.changes) (this.known = new Set()), (this.askEach = 0);
       return backlog.aggregates;
