@@ -7,9 +7,9 @@ import { noteParcel, parcelRows, walSandbox, type WalApp, type WalSandbox } from
 
 // The stream keeps the aggregates the table holds in memory (HeldAggregates). Under 'hold' (the
 // default) a dead row holds its aggregate for as long as it stays: what the aggregate commits after
-// it goes to the table behind it, other aggregates stream; a requeue from the console is a commit
+// it goes to the table behind it, other aggregates stream; a requeue from any instance's console is a commit
 // that writes the table, after which the held rows drain in order and the aggregate streams again.
-describe('WAL delivery mode: a dead row holds its aggregate, and a requeue from the console lets it drain and stream again', () => {
+describe('WAL delivery mode: a dead row holds its aggregate, and a requeue from another instance\'s console lets it drain and stream again', () => {
   let sandbox: WalSandbox;
   let app: WalApp;
   let base: string;
@@ -19,18 +19,21 @@ describe('WAL delivery mode: a dead row holds its aggregate, and a requeue from 
 
   beforeAll(async () => {
     sandbox = await walSandbox('wal_held');
-    app = await sandbox.start(
-      {
-        transport,
-        batchSize: 10,
-        pollIntervalMs: 100,
-        maxAttempts: 1_000,
-        backoff: { initialMs: 20, maxMs: 50, jitter: 0 },
-        wal: { slotName: sandbox.slotName, attemptsBeforeTable: 1 },
-      },
+    app = await sandbox.start({
+      transport,
+      batchSize: 10,
+      pollIntervalMs: 100,
+      maxAttempts: 1_000,
+      backoff: { initialMs: 20, maxMs: 50, jitter: 0 },
+      wal: { slotName: sandbox.slotName, attemptsBeforeTable: 1 },
+    });
+    // The operator's console runs on another instance (relay off): its requeue reaches the
+    // streaming instance only through the database, as a commit in the slot.
+    const operator = await sandbox.start(
+      { transport, relay: false, wal: { slotName: sandbox.slotName } },
       { imports: [OutboxConsoleModule.forRoot({ noAuth: true, refreshIntervalMs: 1_000 })], http: true },
     );
-    base = `${await app.http!.getUrl()}/outbox/api/`;
+    base = `${await operator.http!.getUrl()}/outbox/api/`;
   });
   afterAll(() => sandbox?.drop());
 
