@@ -1,17 +1,20 @@
 import { OutboxRelayHost } from '@nest-outbox/outbox';
 import { createSqlOutboxStatsSource } from '@nest-outbox/outbox/typeorm';
 import { OutboxStats } from '@nest-outbox/outbox/observability';
-import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
+import { createOutboxHarness, type DeliveryMode, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
 import { waitFor } from './support/wait-for';
 
-/** The stats statement on one real database: every count, the lag and the module's injectable. */
-export function describeOutboxStats(database: TestDatabase): void {
-  describe(`stats on ${database}`, () => {
+/**
+ * The stats statement on one real database: every count, the lag and the module's injectable. In
+ * the WAL mode (PostgreSQL) the rows are those the stream moved to the table: every case applies.
+ */
+export function describeOutboxStats(database: TestDatabase, mode: DeliveryMode = 'table'): void {
+  describe(`stats on ${database}${mode === 'wal' ? ' in the WAL mode' : ''}`, () => {
     let harness: OutboxHarness;
 
     beforeEach(async () => {
-      harness = await createOutboxHarness(database, { relay: false, stats: { refreshIntervalMs: 60_000 } });
+      harness = await createOutboxHarness(database, { delivery: mode, relay: false, stats: { refreshIntervalMs: 60_000 } });
     });
 
     afterEach(async () => {
@@ -21,9 +24,7 @@ export function describeOutboxStats(database: TestDatabase): void {
     const event = (n: number, topic: string) => ({ type: 'stats.tested', aggregateType: 'stat', aggregateId: `S-${n}`, payload: { n }, topic });
 
     it('counts pending, retrying, dead and published rows per destination, and the oldest pending row’s age', async () => {
-      await harness.dataSource.transaction((manager) =>
-        harness.publisher.add(manager, [event(1, 'stats-a'), event(2, 'stats-a'), event(3, 'stats-a'), event(4, 'stats-b'), event(5, 'stats-b')]),
-      );
+      await harness.add([event(1, 'stats-a'), event(2, 'stats-a'), event(3, 'stats-a'), event(4, 'stats-b'), event(5, 'stats-b')]);
       const rows = await harness.rows();
       const transport = new RecordingTransport();
       transport.failTimes(rows[1].id, 1);
@@ -46,11 +47,11 @@ export function describeOutboxStats(database: TestDatabase): void {
       const transport = new RecordingTransport();
       const relay = harness.relay('stats-relay', transport);
       const source = createSqlOutboxStatsSource(harness.dataSource, 'outbox_messages');
-      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'hourly'), event(2, 'hourly')]));
+      await harness.add([event(1, 'hourly'), event(2, 'hourly')]);
       await relay.publishBatch();
       expect(await source.readCounts()).toEqual([expect.objectContaining({ destination: 'hourly', publishedLastHour: 2, publishedLastMinute: 2 })]);
 
-      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(3, 'hourly')]));
+      await harness.add([event(3, 'hourly')]);
       await relay.publishBatch();
       expect(await source.readCounts()).toEqual([expect.objectContaining({ publishedLastHour: 3, publishedLastMinute: 3 })]);
       const [again] = await source.readCounts();
@@ -59,7 +60,7 @@ export function describeOutboxStats(database: TestDatabase): void {
     });
 
     it('sees rows waiting for a retry, and the lag of the oldest pending row growing', async () => {
-      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'lagging'), event(2, 'lagging')]));
+      await harness.add([event(1, 'lagging'), event(2, 'lagging')]);
       const [first] = await harness.rows();
       const transport = new RecordingTransport();
       transport.failTimes(first.id, 1_000);
@@ -82,7 +83,7 @@ export function describeOutboxStats(database: TestDatabase): void {
     });
 
     it('counts rows under a live lease as in flight', async () => {
-      await harness.dataSource.transaction((manager) => harness.publisher.add(manager, [event(1, 'held')]));
+      await harness.add([event(1, 'held')]);
       let acknowledge!: () => void;
       const acknowledged = new Promise<void>((resolve) => (acknowledge = resolve));
       const relay = harness.relay('stats-relay', { name: 'slow', publish: () => acknowledged }, { publishTimeoutMs: 20_000, leaseMs: 30_000 });

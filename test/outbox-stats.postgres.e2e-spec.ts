@@ -1,3 +1,4 @@
 import { describeOutboxStats } from './outbox-stats.contract';
 
 describeOutboxStats('postgres');
+describeOutboxStats('postgres', 'wal');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import type { TestDatabase } from '../support/outbox-harness';
+import type { DeliveryMode, TestDatabase } from '../support/outbox-harness';
 import { createConsoleHarness, OPERATOR_TOKEN, type ConsoleHarness } from '../support/console.harness';
 import { RecordingTransport } from '../support/recording.transport';
 
@@ -8,15 +8,16 @@ const auth = { Authorization: `Bearer ${OPERATOR_TOKEN}` };
 
 /**
  * The console's REST admin on one database: every test on its own database, through HTTP only,
- * except where it checks what the rows became.
+ * except where it checks what the rows became. In the WAL mode (PostgreSQL) the app is a WAL-mode
+ * instance and the rows are those its stream moved to the table; every case applies there.
  */
-export function consoleRestContract(database: TestDatabase): void {
+export function consoleRestContract(database: TestDatabase, mode: DeliveryMode = 'table'): void {
   let h: ConsoleHarness;
   let queries: string[];
 
   beforeEach(async () => {
     queries = [];
-    h = await createConsoleHarness(database, undefined, (sql) => queries.push(sql));
+    h = await createConsoleHarness(database, undefined, (sql) => queries.push(sql), { delivery: mode });
   });
   afterEach(() => h.close());
 
@@ -69,6 +70,9 @@ export function consoleRestContract(database: TestDatabase): void {
     expect(body.throughput.reduce((sum: number, point: { published: number }) => sum + point.published, 0)).toBe(3);
     expect(body.paused).toEqual([]);
     expect(body.readOnly).toBe(false);
+    // The WAL mode's stats carry its slot (no instance streams it here).
+    if (mode === 'wal') expect(body.stats.wal).toMatchObject({ slot: expect.stringMatching(/_slot$/), active: false });
+    else expect(body.stats.wal).toBeUndefined();
   });
 
   it('filters messages by status, type, aggregate, destination, id and time', async () => {

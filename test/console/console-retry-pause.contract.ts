@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { Registry } from 'prom-client';
 import { OutboxHealthIndicator } from '@nest-outbox/outbox/observability';
-import type { TestDatabase } from '../support/outbox-harness';
+import type { DeliveryMode, TestDatabase } from '../support/outbox-harness';
 import { createConsoleHarness, OPERATOR_TOKEN, type ConsoleHarness } from '../support/console.harness';
 import { RecordingTransport } from '../support/recording.transport';
 import { waitFor } from '../support/wait-for';
@@ -15,15 +15,19 @@ const LATER: Record<TestDatabase, string> = {
   mariadb: 'NOW(3) + INTERVAL 1 HOUR',
 };
 
-/** "Retry now", pause confirmation and pause reasons on one database, through HTTP; health and the gauge see the pause. */
-export function consoleRetryPauseContract(database: TestDatabase): void {
+/**
+ * "Retry now", pause confirmation and pause reasons on one database, through HTTP; health and the
+ * gauge see the pause. In the WAL mode (PostgreSQL) the rows are those the stream moved to the
+ * table, where the table relay retries them and pauses hold them: every case applies there.
+ */
+export function consoleRetryPauseContract(database: TestDatabase, mode: DeliveryMode = 'table'): void {
   let h: ConsoleHarness;
   let registry: Registry;
 
   beforeEach(async () => {
     registry = new Registry();
     // A lag threshold that any paused row would pass at once: the pause must not count against it.
-    h = await createConsoleHarness(database, undefined, undefined, { metrics: { registry }, health: { maxLagMs: 1 }, stats: { refreshIntervalMs: 100 } });
+    h = await createConsoleHarness(database, undefined, undefined, { delivery: mode, metrics: { registry }, health: { maxLagMs: 1 }, stats: { refreshIntervalMs: 100 } });
   });
   afterEach(() => h.close());
 

@@ -14,6 +14,7 @@ import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
 import { createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
 import { OutboxConsoleModule, type OutboxConsoleOptions } from '@nest-outbox/outbox/console';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
+import { dropWalInstanceSlot, walInstanceOptions, walOverflowWriter } from './wal-overflow.writer';
 
 export const OPERATOR_TOKEN = 'operator-secret';
 
@@ -39,7 +40,11 @@ export interface ConsoleHarness {
 
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** A Nest app (relay off) with the outbox and its console on a private database. */
+/**
+ * A Nest app (relay off) with the outbox and its console on a private database. With `delivery:
+ * 'wal'` (PostgreSQL) the app is a write-only WAL-mode instance and `add` puts the messages in the
+ * table as the stream's overflow does: the rows the console works on in that mode.
+ */
 export async function createConsoleHarness(
   database: TestDatabase,
   consoleOptions: OutboxConsoleOptions = { guard: BearerTokenGuard },
@@ -47,6 +52,8 @@ export async function createConsoleHarness(
   outboxOptions: Partial<OutboxModuleOptions> = {},
 ): Promise<ConsoleHarness> {
   const isolated = await isolatedDatabase(database);
+  const schema = String((isolated.options as { schema?: string }).schema);
+  const wal = outboxOptions.delivery === 'wal' ? walInstanceOptions(schema) : undefined;
   const module = await Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot({
@@ -56,7 +63,7 @@ export async function createConsoleHarness(
         logging: onQuery ? ['query'] : false,
         logger: onQuery && { logQuery: onQuery, logQueryError: () => undefined, logQuerySlow: () => undefined, logSchemaBuild: () => undefined, logMigration: () => undefined, log: () => undefined },
       } as TypeOrmModuleOptions),
-      OutboxModule.forRoot({ relay: false, defaultTopic: 'orders', ...outboxOptions }),
+      OutboxModule.forRoot({ relay: false, defaultTopic: 'orders', ...wal, ...outboxOptions }),
       OutboxConsoleModule.forRoot(consoleOptions),
     ],
   }).compile();
@@ -65,10 +72,11 @@ export async function createConsoleHarness(
   const dataSource = app.get(DataSource);
   const publisher = app.get(OutboxPublisher);
   const relays: OutboxRelay[] = [];
+  const moved = wal && walOverflowWriter(dataSource, 'outbox_messages', { defaultTopic: 'orders' });
   return {
     app,
     dataSource,
-    add: (messages) => dataSource.transaction((manager) => publisher.add(manager, messages)),
+    add: (messages) => moved?.(messages) ?? dataSource.transaction((manager) => publisher.add(manager, messages)),
     relay: (owner, transport, maxAttempts = 5) => {
       const relay = new OutboxRelay({
         store: createSqlOutboxStore(dataSource, 'outbox_messages'),
@@ -85,6 +93,7 @@ export async function createConsoleHarness(
     },
     close: async () => {
       await Promise.all(relays.map((relay) => relay.stop(5_000)));
+      if (wal) await dropWalInstanceSlot(dataSource, schema);
       await app.close();
       await isolated.drop();
     },

@@ -4,19 +4,27 @@ import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
+import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxMessageInput, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
 import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
 import { createSqlOutboxStore, outboxMessageEntity, type OutboxMessageRow } from '@nest-outbox/outbox/typeorm';
 import { PARCEL_ENTITIES } from './parcel.fixtures';
 import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
+import { dropWalInstanceSlot, walInstanceOptions, walOverflowWriter } from './wal-overflow.writer';
 
 export type TestDatabase = 'sqlite' | 'postgres' | 'mariadb';
+/** The delivery mode a harness's app runs in: 'wal' on PostgreSQL only. */
+export type DeliveryMode = 'table' | 'wal';
 
 /** A private database (a temp SQLite file or a fresh PostgreSQL schema) with the outbox module on it. */
 export interface OutboxHarness {
   module: TestingModule;
   dataSource: DataSource;
   publisher: OutboxPublisher;
+  /**
+   * Writes messages in one transaction, as an application would; with `delivery: 'wal'` moves them
+   * to the table as the stream's overflow does (the rows that mode has in its table).
+   */
+  add(messages: OutboxMessageInput[]): Promise<string[]>;
   rows(): Promise<OutboxMessageRow[]>;
   /** A relay on this database, driven by the test instead of a timer. */
   relay(owner: string, transport: OutboxTransport, overrides?: Partial<RelayOverrides>): OutboxRelay;
@@ -36,6 +44,8 @@ const silent = { log: () => undefined, warn: () => undefined, error: () => undef
 
 export async function createOutboxHarness(database: TestDatabase, options: OutboxModuleOptions = { relay: false }): Promise<OutboxHarness> {
   const isolated = await isolatedDatabase(database);
+  const schema = String((isolated.options as { schema?: string }).schema);
+  const wal = options.delivery === 'wal' ? walInstanceOptions(schema) : undefined;
   const module = await Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot({
@@ -47,16 +57,19 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
         migrationsRun: true,
         logging: false,
       } as TypeOrmModuleOptions),
-      OutboxModule.forRoot(options),
+      OutboxModule.forRoot({ ...wal, ...options }),
     ],
   }).compile();
   module.useLogger(false);
   await module.init();
   const dataSource = module.get(DataSource);
+  const publisher = module.get(OutboxPublisher);
+  const moved = wal && walOverflowWriter(dataSource);
   return {
     module,
     dataSource,
-    publisher: module.get(OutboxPublisher),
+    publisher,
+    add: (messages) => moved?.(messages) ?? dataSource.transaction((manager) => publisher.add(manager, messages)),
     rows: () => dataSource.getRepository(outboxMessageEntity()).find({ order: { position: 'ASC' } }),
     relay: (owner, transport, overrides = {}) =>
       new OutboxRelay({
@@ -70,6 +83,7 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
         logger: silent,
       }),
     close: async () => {
+      if (wal) await dropWalInstanceSlot(dataSource, schema);
       await module.close();
       await isolated.drop();
     },

@@ -9,6 +9,7 @@ import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factor
 import { TableOverflow } from '../../libs/outbox/src/sql/wal/table-overflow';
 import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
+import { asMoved } from './wal-overflow.writer';
 
 const TABLE = 'outbox_messages';
 
@@ -34,8 +35,7 @@ export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold'
           if (writer === 'wal-overflow') {
             // As the stream moves them: in order, unattempted, each run of one delay in one move.
             for (const run of runsOfOneDelay(messages)) {
-              const moved = run.map(({ occurredAt, delayMs: _delay, ...fields }, index) => ({ message: { ...fields, occurredAt: occurredAt.toISOString(), commit: 0n, index }, attempts: 0, error: 'moved by the contract' }));
-              await overflow.divert(moved, run[0].delayMs ?? 0);
+              await overflow.divert(asMoved(run, 'moved by the contract'), run[0].delayMs ?? 0);
             }
             return;
           }

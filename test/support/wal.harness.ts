@@ -115,3 +115,13 @@ function withUser(url: string, username: string): string {
   parsed.username = username;
   return parsed.toString();
 }
+
+/** Adds one `parcel.noted` event of a parcel, labelled, in a transaction of its own; resolves its id. */
+export function noteParcel(app: WalApp, aggregateId: string, label: string): Promise<string[]> {
+  return app.dataSource.transaction((manager) => app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' }));
+}
+
+/** A parcel's rows in the outbox table, in order: id, label and status. */
+export function parcelRows(app: WalApp, aggregateId: string): Promise<Array<{ id: string; label: string; status: string }>> {
+  return app.dataSource.query(`SELECT id::text AS id, payload::jsonb->>'label' AS label, status FROM outbox_messages WHERE aggregate_id = $1 ORDER BY position`, [aggregateId]);
+}

@@ -1,24 +1,7 @@
-import { OutboxAdmin, OutboxNonRetryableError, type OutboxTransport } from '@nest-outbox/outbox';
-import type { OutgoingMessage } from '@nest-outbox/outbox/core';
+import { OutboxAdmin } from '@nest-outbox/outbox';
 import { waitFor } from '../support/wait-for';
-import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
-
-/** Gives one message up at once, then (requeued) refuses it until released; acknowledges the rest. */
-class OneMessageRefused implements OutboxTransport {
-  readonly name = 'one-message-refused';
-  readonly published: OutgoingMessage[] = [];
-  mode: 'final' | 'retry' | 'accept' = 'final';
-  constructor(private readonly label: string) {}
-  async publish(message: OutgoingMessage): Promise<void> {
-    const label = (message.envelope.payload as { label: string }).label;
-    if (label === this.label && this.mode === 'final') throw new OutboxNonRetryableError(`${label} rejected for good`);
-    if (label === this.label && this.mode === 'retry') throw new Error(`${label} not yet`);
-    this.published.push(message);
-  }
-  labels(key: string): string[] {
-    return this.published.filter((m) => m.key === key).map((m) => (m.envelope.payload as { label: string }).label);
-  }
-}
+import { OneMessageRefused } from '../support/one-message-refused.transport';
+import { noteParcel, parcelRows, walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
 
 // The stream asks the table for backlogs only after a commit that wrote an outbox row (the
 // publication carries the table's inserts and updates). A requeue is such a commit: a dead row
@@ -28,10 +11,8 @@ describe('WAL delivery mode: a backlog that appears from a requeue holds the agg
   let sandbox: WalSandbox;
   let app: WalApp;
   const transport = new OneMessageRefused('k1');
-  const write = (aggregateId: string, label: string) =>
-    app.dataSource.transaction((manager) => app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' }));
-  const rows = (aggregateId: string): Promise<Array<{ id: string; label: string; status: string }>> =>
-    app.dataSource.query(`SELECT id::text AS id, payload::jsonb->>'label' AS label, status FROM outbox_messages WHERE aggregate_id = $1 ORDER BY position`, [aggregateId]);
+  const write = (aggregateId: string, label: string) => noteParcel(app, aggregateId, label);
+  const rows = (aggregateId: string) => parcelRows(app, aggregateId);
 
   beforeAll(async () => {
     sandbox = await walSandbox('wal_requeue');

@@ -21,6 +21,11 @@ export interface StreamOverflow {
    * whether the table holds such a row of any aggregate at all (read in the same snapshot).
    */
   backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog>;
+  /**
+   * Every aggregate (`aggregateOf`) that has unpublished rows, up to `limit` of them: `complete`
+   * false when there are more (the set then holds `limit` of them and is not to be relied on).
+   */
+  held(limit: number): Promise<{ aggregates: Set<string>; complete: boolean }>;
 }
 
 export interface TableBacklog {

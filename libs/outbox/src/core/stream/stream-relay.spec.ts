@@ -64,6 +64,10 @@ class FakeTable implements StreamOverflow {
     this.asked++;
     return { aggregates: new Set(aggregates.map(aggregateOf).filter((key) => this.backlog.has(key))), any: this.backlog.size > 0 };
   }
+  async held(): Promise<{ aggregates: Set<string>; complete: boolean }> {
+    this.asked++;
+    return { aggregates: new Set(this.backlog), complete: true };
+  }
 }
 
 function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuffered = 4, overflow?: StreamOverflow, more: Partial<StreamRelayConfig> = {}): StreamRelay {
@@ -248,10 +252,10 @@ describe('StreamRelay', () => {
     const table = new FakeTable();
     let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const answer = table.backlogged.bind(table);
+    const answer = table.held.bind(table);
     // The first answer is read before the row below commits, and arrives after the stream saw it.
-    table.backlogged = async (aggregates) => {
-      const backlog = await answer(aggregates);
+    table.held = async () => {
+      const backlog = await answer();
       if (table.asked === 1) await gate;
       return backlog;
     };
@@ -272,7 +276,7 @@ describe('StreamRelay', () => {
   it('tells its owner when the table cannot be read, publishes nothing unchecked, and stops when told to', async () => {
     const broker = new FakeBroker();
     const table = new FakeTable();
-    table.backlogged = async () => {
+    table.held = async () => {
       throw new Error('the database system is shutting down');
     };
     const confirmed: bigint[] = [];

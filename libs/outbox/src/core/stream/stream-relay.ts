@@ -7,6 +7,7 @@ import type { OutboxTransport } from '../outbox-transport.port';
 import type { RelayObserver } from '../observe/relay-observer';
 import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
+import { HeldAggregates } from './held-aggregates';
 import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
 import { heldBehindDiverted } from './stream.messages';
 import type { StreamCommit, StreamMessage } from './stream-message';
@@ -60,15 +61,13 @@ export class StreamRelay {
   private readonly waiting = new Set<() => void>();
   private published = 0;
   private divertedCount = 0;
-  // Whether the table may hold rows that the stream's messages must wait behind. Unknown at start
-  // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): asked.
-  private tableMayHold = true;
-  // Counts the events that may have put such rows in the table, so that an answer "none" read
-  // before one of them does not clear the flag it set (see heldBehindTable).
-  private tableWrites = 0;
+  // The aggregates the table holds, which the stream's messages must wait behind. Unknown at start
+  // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): read.
+  private readonly held: HeldAggregates | undefined;
 
   constructor(private readonly config: StreamRelayConfig) {
     this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
+    this.held = config.overflow && new HeldAggregates(config.overflow);
   }
 
   /** Messages acknowledged by the broker since this relay started. */
@@ -94,7 +93,7 @@ export class StreamRelay {
     if (this.stopped) return;
     this.positions.received(commit);
     // Set before the commit's messages (and any later ones) are checked: a row it wrote precedes them.
-    if (commit.wroteTable) this.tableMayHoldRows();
+    if (commit.wroteTable) this.held?.tableWritten();
     this.buffer.push(...commit.messages);
     if (commit.messages.length === 0) await this.confirmAdvance();
     this.kick();
@@ -192,32 +191,22 @@ export class StreamRelay {
     }
   }
 
-  private tableMayHoldRows(): void {
-    this.tableMayHold = true;
-    this.tableWrites++;
-  }
-
   /**
    * The messages of aggregates that have unpublished rows in the table: they go there too, behind
    * them. An aggregate whose rows are all published streams directly again.
    *
-   * The table is asked only while it may hold such rows: from the start (rows pending from the
-   * table mode, a previous run's overflow) until an answer says it holds none, and again from any
-   * commit that wrote a row (`wroteTable`: a table-mode writer, a delayed message, a requeue) or a
-   * divert of this relay. A row that must precede a message is written by a commit before it, so
-   * the flag is set before that message is checked; an answer "none" counts only if no such event
-   * came while it was read, since a row committed after the answer's snapshot may have been
-   * accepted meanwhile. `undefined`: stopped.
+   * The set of held aggregates is kept in memory (HeldAggregates): read at the start (rows pending
+   * from the table mode, a previous run's overflow, dead rows under 'hold') and again after any
+   * commit that wrote a row (`wroteTable`: a table-mode writer, a delayed message, a requeue, a
+   * divert), which reaches the relay before the messages committed after it. The table is asked
+   * then, and for a batch that carries an aggregate of the set (it may have drained). `undefined`: stopped.
    */
   private async heldBehindTable(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
-    const overflow = this.config.overflow;
-    if (!overflow || batch.length === 0 || !this.tableMayHold) return [];
+    const held = this.held;
+    if (!held || batch.length === 0) return [];
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
-        const writes = this.tableWrites;
-        const backlog = await overflow.backlogged(batch);
-        if (!backlog.any && writes === this.tableWrites) this.tableMayHold = false;
-        const backlogged = backlog.aggregates;
+        const backlogged = await held.heldOf(batch);
         return backlogged.size === 0 ? [] : batch.filter((message) => backlogged.has(aggregateOf(message)));
       } catch (error) {
         this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
@@ -232,7 +221,8 @@ export class StreamRelay {
   /** Moves messages to the table (tried until it works, or the relay stops); true once committed. */
   private async divert(messages: Array<{ message: StreamMessage; attempts: number; error: string }>): Promise<boolean> {
     const overflow = this.config.overflow!;
-    this.tableMayHoldRows();
+    // Held from now on: a try that committed and then failed (the connection lost) still wrote them.
+    this.held?.diverted(messages.map(({ message }) => message));
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
         await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);

@@ -16,6 +16,7 @@ import { tableDialectFor } from '../outbox-sql.factory';
 export class TableOverflow implements StreamOverflow {
   private readonly table: OutboxTable;
   private readonly backlogSql: string;
+  private readonly heldSql: string;
 
   constructor(
     private readonly connection: SqlConnection,
@@ -29,6 +30,15 @@ export class TableOverflow implements StreamOverflow {
     this.backlogSql = `SELECT DISTINCT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId" FROM ${this.table.quoted()}
       WHERE status IN ${holding} AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($1::text[], $2::text[]) AS a(t, i))
       UNION ALL SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM ${this.table.quoted()} WHERE status IN ${holding})`;
+    // Over the partial index of unpublished rows by aggregate: as many rows as held aggregates.
+    this.heldSql = `SELECT DISTINCT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId" FROM ${this.table.quoted()}
+      WHERE status IN ${holding} LIMIT $1`;
+  }
+
+  async held(limit: number): Promise<{ aggregates: Set<string>; complete: boolean }> {
+    const { records } = await this.connection.run({ sql: this.heldSql, params: [limit + 1] });
+    const rows = (records as Array<{ aggregateType: string; aggregateId: string }>).slice(0, limit);
+    return { aggregates: new Set(rows.map(aggregateOf)), complete: records.length <= limit };
   }
 
   async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog> {
