@@ -10,8 +10,8 @@ const root = join(__dirname, '..', '..', '..');
  * PrismaPg driver adapter needs no native engine. Tables come from plain SQL: `prisma migrate` would
  * need the engine.
  */
-export function generatePrismaClient(provider: 'postgresql' | 'mysql' = 'postgresql'): string {
-  // One schema per provider, each generating into its own folder (schema.mysql.prisma: `.prisma-client-mysql`).
+export function generatePrismaClient(provider: 'postgresql' | 'mysql' | 'sqlite' = 'postgresql'): string {
+  // One schema per provider, each generating into its own folder (schema.mysql.prisma: `.prisma-client-mysql`, schema.sqlite.prisma: `.prisma-client-sqlite`).
   const schema = provider === 'postgresql' ? 'schema.prisma' : `schema.${provider}.prisma`;
   execFileSync(process.execPath, [join(root, 'node_modules', 'prisma', 'build', 'index.js'), 'generate', '--schema', join(__dirname, schema)], {
     cwd: root,
