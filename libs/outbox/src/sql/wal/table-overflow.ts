@@ -35,7 +35,7 @@ export class TableOverflow implements StreamOverflow {
       WHERE status IN ${holding}${where} GROUP BY aggregate_type, aggregate_id${limit}`;
     // One row: whether the statement's snapshot sees the decoded commits ($3), the held aggregates
     // (as JSON text), and for the backlog whether any aggregate is held; all in that one snapshot.
-    const answer = (rows: string, extra: string) => `SELECT ${VISIBLE_SQL} AS visible,
+    const answer = (rows: string, extra: string) => `SELECT ${visibleInSnapshot('$3')} AS visible,
       (SELECT coalesce(json_agg(h), '[]')::text FROM (${rows}) AS h) AS held${extra}`;
     this.backlogSql = answer(
       placed(` AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($4::text[], $5::text[]) AS a(t, i))`, ''),
@@ -86,15 +86,18 @@ export class TableOverflow implements StreamOverflow {
  * transaction of $3. The stream decodes 32-bit ids; each is widened to the 64-bit id nearest the
  * snapshot's xmax (same epoch, or the one before or after when it lies more than 2^31 away): a
  * decoded commit is recent, and may even be at or past xmax while it is not yet visible.
+ * (`snapshot`: another snapshot expression, for tests of the widening across epochs.)
  */
-const VISIBLE_SQL = `(SELECT coalesce(bool_and(pg_visible_in_snapshot((CASE
+export function visibleInSnapshot(xids: string, snapshot = 'pg_current_snapshot()'): string {
+  return `(SELECT coalesce(bool_and(pg_visible_in_snapshot((CASE
       WHEN w.c > w.xmax + 2147483648 AND w.c >= 4294967296 THEN w.c - 4294967296
       WHEN w.c < w.xmax - 2147483648 THEN w.c + 4294967296
       ELSE w.c END)::text::xid8, w.snap)), true)
     FROM (SELECT s.snap, x.xmax, trunc(x.xmax / 4294967296) * 4294967296 + u.xid AS c
-      FROM (SELECT pg_current_snapshot() AS snap) AS s
+      FROM (SELECT ${snapshot} AS snap) AS s
       CROSS JOIN LATERAL (SELECT pg_snapshot_xmax(s.snap)::text::numeric AS xmax) AS x
-      CROSS JOIN unnest($3::bigint[]) AS u(xid)) AS w)`;
+      CROSS JOIN unnest(${xids}::bigint[]) AS u(xid)) AS w)`;
+}
 
 function contextParams(context: TableReadContext | undefined): unknown[] {
   const inserts = [...(context?.inserts ?? [])];
