@@ -14,6 +14,8 @@ export interface VisibilityWait {
   timeoutMs: number;
 }
 const VISIBILITY_WAIT: VisibilityWait = { retryMs: 1, timeoutMs: 5_000 };
+/** Decoded table-writing commits past which a read is made only to see them, while no batch reads. */
+export const UNSEEN_COMMITS_CHECKED = 1_000;
 
 type Aggregate = Pick<StreamMessage, 'aggregateType' | 'aggregateId'>;
 
@@ -61,6 +63,17 @@ export class HeldAggregates {
     this.changes++;
     this.known = undefined;
     if (commit) this.writes.committed(commit);
+  }
+
+  /**
+   * While no batch reads the table (no outbox traffic on the stream) and the table keeps being
+   * written (the table relay retrying rows), the commits the next read must see pile up: past
+   * UNSEEN_COMMITS_CHECKED, one read sees them, so that no read carries an unbounded list. A failed
+   * read only leaves them for the next one.
+   */
+  async seeDecodedCommits(): Promise<void> {
+    if (this.writes.unseenCount <= UNSEEN_COMMITS_CHECKED) return;
+    await this.read((context) => this.table.backlogged([], context)).catch(() => undefined);
   }
 
   /** No message committed before `lsn` is left to check. */

@@ -93,7 +93,10 @@ export class StreamRelay {
     if (this.stopped) return;
     this.positions.received(commit);
     // Set before the commit's messages (and any later ones) are checked: a row it wrote precedes them.
-    if (commit.wroteTable) this.held?.tableWritten(commit);
+    if (commit.wroteTable) {
+      this.held?.tableWritten(commit);
+      await this.held?.seeDecodedCommits();
+    }
     this.buffer.push(...commit.messages);
     if (commit.messages.length === 0) await this.confirmAdvance();
     this.kick();

@@ -1,6 +1,6 @@
 import type { OutgoingMessage } from '../outbox-message';
 import { RetryPolicy } from '../retry-policy';
-import { HeldAggregates } from './held-aggregates';
+import { HeldAggregates, UNSEEN_COMMITS_CHECKED } from './held-aggregates';
 import type { StreamMessage } from './stream-message';
 import { aggregateOf, type StreamOverflow, type TableBacklog, type TableHeld, type TableReadContext } from './stream-overflow.port';
 import { StreamRelay } from './stream-relay';
@@ -91,6 +91,21 @@ describe('HeldAggregates: reads that must see the decoded commits', () => {
     table.invisible.add(41);
     held.tableWritten({ lsn: 5n, wroteTable: true, xid: 41 });
     await expect(held.heldOf([parcel('a')])).rejects.toThrow(/transaction ids 41\) that the table's reads still did not see after \d+ ms/);
+  });
+});
+
+describe('HeldAggregates: decoded commits piling up while no batch reads', () => {
+  it('makes one read to see them once past the bound, and none below it', async () => {
+    const table = new PlacingTable();
+    const held = new HeldAggregates(table);
+    for (let xid = 1; xid <= UNSEEN_COMMITS_CHECKED; xid++) held.tableWritten({ lsn: BigInt(xid), wroteTable: true, xid, updatedRows: true });
+    await held.seeDecodedCommits();
+    expect(table.contexts).toHaveLength(0);
+    held.tableWritten({ lsn: 5_000n, wroteTable: true, xid: 5_000, updatedRows: true });
+    await held.seeDecodedCommits();
+    expect(table.contexts.map((context) => context.mustSee.length)).toEqual([UNSEEN_COMMITS_CHECKED + 1]);
+    await held.heldOf([parcel('a')]);
+    expect(table.contexts.at(-1)!.mustSee).toEqual([]);
   });
 });
 

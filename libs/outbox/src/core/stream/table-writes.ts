@@ -39,6 +39,11 @@ export class TableWrites {
     return { mustSee: [...this.unseen], inserts: this.inserted };
   }
 
+  /** Table-writing commits no read has seen yet. */
+  get unseenCount(): number {
+    return this.unseen.size;
+  }
+
   /** A read saw these commits: later reads (later snapshots) see them too. */
   seen(xids: readonly number[]): void {
     for (const xid of xids) this.unseen.delete(xid);

@@ -71,6 +71,8 @@ export class TableOverflow implements StreamOverflow {
       const rows: NewOutboxMessage[] = missing.map(({ message }) => ({ ...rowOf(message), delayMs: retryInMs > 0 ? retryInMs : undefined }));
       const keys = missing.map(({ message }) => aggregateKey(message.aggregateType, message.aggregateId));
       await run(dialect.insert(rows, { lockKeys: keys }));
+      // Also makes this commit one that updated rows: the stream then never places these rows at its
+      // position (they carry messages committed before it), see TableWrites.
       await run({
         sql: `UPDATE ${t} AS m SET attempts = f.attempts, last_error = f.error,
            error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END
