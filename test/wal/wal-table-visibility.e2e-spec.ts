@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import { HeldAggregates } from '../../libs/outbox/src/core/stream/held-aggregates';
 import { aggregateOf } from '../../libs/outbox/src/core/stream/stream-overflow.port';
 import { TableOverflow, visibleInSnapshot } from '../../libs/outbox/src/sql/wal/table-overflow';
@@ -24,12 +25,19 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
   });
   afterAll(() => sandbox?.drop());
 
-  /** Writes a delayed row of the parcel in a transaction of its own; resolves that transaction's 32-bit id. */
-  const writeDelayed = (aggregateId: string) =>
-    app.dataSource.transaction(async (manager) => {
-      await app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label: aggregateId }, topic: 'parcels', delayMs: 600_000 });
-      return xidOf(manager);
-    });
+  /** Writes a delayed row of the parcel in `manager`'s transaction; resolves that transaction's 32-bit id. */
+  const addDelayed = async (manager: EntityManager, aggregateId: string): Promise<number> => {
+    await app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label: aggregateId }, topic: 'parcels', delayMs: 600_000 });
+    const [{ xid }] = await manager.query(`SELECT (pg_current_xact_id()::text::bigint % 4294967296)::text AS xid`);
+    return Number(xid);
+  };
+  const writeDelayed = (aggregateId: string) => app.dataSource.transaction((manager) => addDelayed(manager, aggregateId));
+  /** The same in a transaction kept open until `open.release()`. */
+  const holdDelayed = async (aggregateId: string) => {
+    let xid = 0;
+    const open = await holdTransaction<EntityManager>((work) => app.dataSource.transaction(work), async (manager) => (xid = await addDelayed(manager, aggregateId)));
+    return { open, xid };
+  };
 
   it('reports a committed transaction visible and places its row; an open one invisible (both 32-bit ids widened by the epoch)', async () => {
     const [{ epoch }] = await app.dataSource.query(`SELECT (pg_current_xact_id()::text::bigint >> 32)::text AS epoch`);
@@ -42,14 +50,7 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
     // Unknown inserter: held from the start (no position).
     expect((await overflow.held(10, { mustSee: [committed], inserts: new Map() })).heldFrom).toEqual(new Map());
 
-    let openXid = 0;
-    const open = await holdTransaction<import('typeorm').EntityManager>(
-      (work) => app.dataSource.transaction(work),
-      async (manager) => {
-        await app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId: 'o', payload: { label: 'o' }, topic: 'parcels', delayMs: 600_000 });
-        openXid = await xidOf(manager);
-      },
-    );
+    const { open, xid: openXid } = await holdDelayed('o');
     try {
       expect((await overflow.backlogged([parcel('o')], { mustSee: [committed, openXid], inserts: new Map() })).visible).toBe(false);
       expect((await overflow.held(10, { mustSee: [openXid], inserts: new Map() })).visible).toBe(false);
@@ -81,14 +82,7 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
     const held = new HeldAggregates(overflow, 100, { retryMs: 2, timeoutMs: 30_000 });
     expect(await held.heldOf([parcel('w')])).toEqual(new Map());
     const reads = jest.spyOn(overflow, 'backlogged');
-    let openXid = 0;
-    const open = await holdTransaction<import('typeorm').EntityManager>(
-      (work) => app.dataSource.transaction(work),
-      async (manager) => {
-        await app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId: 'w', payload: { label: 'w' }, topic: 'parcels', delayMs: 600_000 });
-        openXid = await xidOf(manager);
-      },
-    );
+    const { open, xid: openXid } = await holdDelayed('w');
     let answered = false;
     try {
       // As if the stream had decoded the commit of that transaction before it became visible.
@@ -105,8 +99,3 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
     }
   });
 });
-
-async function xidOf(manager: { query(sql: string): Promise<Array<{ xid: string }>> }): Promise<number> {
-  const [{ xid }] = await manager.query(`SELECT (pg_current_xact_id()::text::bigint % 4294967296)::text AS xid`);
-  return Number(xid);
-}
