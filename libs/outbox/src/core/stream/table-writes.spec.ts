@@ -20,6 +20,8 @@ class PlacingTable implements StreamOverflow {
   readonly invisible = new Set<number>();
   readonly contexts: TableReadContext[] = [];
   readonly diverted: string[] = [];
+  /** Publishes (by the test's transport) and moves to the table, in the order they happened. */
+  readonly log: string[] = [];
   async held(limit: number, context?: TableReadContext): Promise<TableHeld> {
     const answer = this.answer([...new Set(this.rows.map((row) => row.aggregate))], context);
     return { ...answer, complete: answer.aggregates.size <= limit };
@@ -28,7 +30,7 @@ class PlacingTable implements StreamOverflow {
     return { ...this.answer(aggregates.map(aggregateOf), context), any: this.rows.length > 0 };
   }
   async divert(messages: ReadonlyArray<{ message: StreamMessage }>): Promise<void> {
-    for (const { message } of messages) this.diverted.push(message.id), this.rows.push({ aggregate: aggregateOf(message), xid: 0 });
+    for (const { message } of messages) this.diverted.push(message.id), this.log.push(`moved ${message.id}`), this.rows.push({ aggregate: aggregateOf(message), xid: 0 });
   }
   private answer(asked: string[], context: TableReadContext | undefined) {
     this.contexts.push({ mustSee: [...(context?.mustSee ?? [])], inserts: new Map(context?.inserts) });
@@ -132,7 +134,7 @@ describe('StreamRelay: a row committed after a message does not hold it', () => 
   it('publishes the message committed before the row, moves the one committed after it to the table behind the row', async () => {
     const table = new PlacingTable();
     const published: string[] = [];
-    const transport = { name: 'fake', publish: async (outgoing: OutgoingMessage) => void published.push(outgoing.envelope.id) };
+    const transport = { name: 'fake', publish: async (outgoing: OutgoingMessage) => void (published.push(outgoing.envelope.id), table.log.push(`published ${outgoing.envelope.id}`)) };
     const relay = new StreamRelay({
       transports: new Map([['default', transport]]),
       batchSize: 10,
@@ -170,5 +172,7 @@ describe('StreamRelay: a row committed after a message does not hold it', () => 
     await relay.stop();
     expect(published).toEqual(['m1']);
     expect(table.diverted).toEqual(['m2']);
+    // m2 reaches the table (where the table relay may publish it at once) only after m1 was acknowledged.
+    expect(table.log).toEqual(['published m1', 'moved m2']);
   });
 });
