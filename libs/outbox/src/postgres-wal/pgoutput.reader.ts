@@ -30,6 +30,8 @@ export class PgoutputReader {
   private service: { acknowledge(lsn: string, ping?: boolean): Promise<boolean>; destroy(): Promise<unknown> } | undefined;
   private current: StreamMessage[] = [];
   private wroteTable = false;
+  private updatedRows = false;
+  private xid: number | undefined;
   private ended = false;
   private confirmed: bigint | undefined;
   // Data messages handed to onData so far, and those being handled now (see onHeartbeat).
@@ -116,16 +118,19 @@ export class PgoutputReader {
     this.dataSeen++;
     this.dataInProgress++;
     try {
-      if (message.tag === 'begin') (this.current = []), (this.wroteTable = false);
+      if (message.tag === 'begin') (this.current = []), (this.wroteTable = false), (this.updatedRows = false), (this.xid = message.xid);
       // The publication holds the outbox table only (inserts and updates): a row that may hold an aggregate.
-      else if ((message.tag === 'insert' || message.tag === 'update') && message.new?.status !== 'published') this.wroteTable = true;
+      else if ((message.tag === 'insert' || message.tag === 'update') && message.new?.status !== 'published') {
+        this.wroteTable = true;
+        if (message.tag === 'update') this.updatedRows = true;
+      }
       else if (message.tag === 'message' && message.transactional && message.prefix === this.config.prefix) this.decode(lsn, message);
       else if (message.tag === 'commit') {
         const messages = this.current;
         this.current = [];
         const commit = parseLsn(message.commitEndLsn ?? lsn);
         messages.forEach((m) => (m.commit = commit));
-        await this.config.onCommit({ lsn: commit, messages, wroteTable: this.wroteTable });
+        await this.config.onCommit({ lsn: commit, messages, wroteTable: this.wroteTable, xid: this.xid, updatedRows: this.updatedRows });
       }
     } catch (error) {
       this.end(error);
@@ -153,7 +158,7 @@ export class PgoutputReader {
 }
 
 type PgoutputMessage =
-  | { tag: 'begin' }
+  | { tag: 'begin'; xid: number }
   | { tag: 'message'; transactional: boolean; prefix: string; content: Uint8Array }
   | { tag: 'commit'; commitEndLsn: string | null }
   | { tag: 'insert' | 'update'; new?: { status?: unknown } | null }

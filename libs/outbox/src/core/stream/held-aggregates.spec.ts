@@ -3,7 +3,7 @@ import { aggregateOf, type TableBacklog } from './stream-overflow.port';
 
 type Aggregate = { aggregateType: string; aggregateId: string };
 const parcel = (aggregateId: string): Aggregate => ({ aggregateType: 'parcel', aggregateId });
-const keys = (...ids: string[]) => new Set(ids.map((id) => aggregateOf(parcel(id))));
+const keys = (...ids: string[]) => new Map(ids.map((id) => [aggregateOf(parcel(id)), 0n]));
 
 /** The table double: the aggregates it holds, and each query asked of it. */
 class FakeTable {
@@ -31,7 +31,7 @@ describe('HeldAggregates', () => {
     table.hold('dead');
     const held = new HeldAggregates(table);
     expect(await held.heldOf([parcel('a'), parcel('dead')])).toEqual(keys('dead'));
-    for (let batch = 0; batch < 50; batch++) expect(await held.heldOf([parcel(`b${batch}`), parcel('c')])).toEqual(new Set());
+    for (let batch = 0; batch < 50; batch++) expect(await held.heldOf([parcel(`b${batch}`), parcel('c')])).toEqual(new Map());
     expect(table.queries).toEqual(['held']);
   });
 
@@ -44,20 +44,20 @@ describe('HeldAggregates', () => {
     expect(table.queries).toEqual(['held', 'backlogged dead']);
     // Requeued and published from the table (an update to 'published' is not a write that holds).
     table.holding.clear();
-    expect(await held.heldOf([parcel('dead'), parcel('x')])).toEqual(new Set());
-    expect(await held.heldOf([parcel('dead')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('dead'), parcel('x')])).toEqual(new Map());
+    expect(await held.heldOf([parcel('dead')])).toEqual(new Map());
     expect(table.queries).toEqual(['held', 'backlogged dead', 'backlogged dead']);
   });
 
   it('asks the table after a commit wrote it, so a new row holds its aggregate, and reads the set again at the next quiet batch', async () => {
     const table = new FakeTable();
     const held = new HeldAggregates(table);
-    expect(await held.heldOf([parcel('a')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('a')])).toEqual(new Map());
     table.hold('a');
     held.tableWritten();
     expect(await held.heldOf([parcel('a'), parcel('b')])).toEqual(keys('a'));
-    expect(await held.heldOf([parcel('b')])).toEqual(new Set());
-    expect(await held.heldOf([parcel('c')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('b')])).toEqual(new Map());
+    expect(await held.heldOf([parcel('c')])).toEqual(new Map());
     expect(table.queries).toEqual(['held', 'backlogged a,b', 'held']);
   });
 
@@ -72,8 +72,8 @@ describe('HeldAggregates', () => {
       table.holding.delete(aggregateOf(parcel(drained)));
       expect(await held.heldOf([parcel('t3'), parcel('y')])).toEqual(keys('t3'));
     }
-    expect(await held.heldOf([parcel('y')])).toEqual(new Set());
-    expect(await held.heldOf([parcel('z')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('y')])).toEqual(new Map());
+    expect(await held.heldOf([parcel('z')])).toEqual(new Map());
     expect(table.queries).toEqual(['held', 'backlogged t3,y', 'backlogged t3,y', 'held']);
   });
 
@@ -86,9 +86,9 @@ describe('HeldAggregates', () => {
       held.tableWritten();
       table.hold('late');
     };
-    expect(await held.heldOf([parcel('a')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('a')])).toEqual(new Map());
     expect(await held.heldOf([parcel('late')])).toEqual(keys('late'));
-    expect(await held.heldOf([parcel('b')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('b')])).toEqual(new Map());
     expect(await held.heldOf([parcel('late')])).toEqual(keys('late'));
     expect(table.queries).toEqual(['held', 'backlogged late', 'held', 'backlogged late']);
   });
@@ -103,7 +103,7 @@ describe('HeldAggregates', () => {
       table.beforeAnswer = undefined;
       held.tableWritten();
     };
-    expect(await held.heldOf([parcel('k')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('k')])).toEqual(new Map());
     table.hold('k');
     expect(await held.heldOf([parcel('k')])).toEqual(keys('k'));
     expect(table.queries).toEqual(['held', 'backlogged k', 'backlogged k']);
@@ -132,7 +132,7 @@ describe('HeldAggregates', () => {
     expect(table.queries.filter((query) => query === 'held')).toHaveLength(2);
     table.queries.length = 0;
     expect(await held.heldOf([parcel('a'), parcel('z')])).toEqual(keys('a'));
-    expect(await held.heldOf([parcel('z')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('z')])).toEqual(new Map());
     expect(table.queries).toEqual(['backlogged a']);
   });
 
@@ -142,8 +142,8 @@ describe('HeldAggregates', () => {
     const held = new HeldAggregates(table, 2);
     await held.heldOf([parcel('a')]);
     table.holding.clear();
-    expect(await held.heldOf([parcel('a')])).toEqual(new Set());
-    expect(await held.heldOf([parcel('a')])).toEqual(new Set());
+    expect(await held.heldOf([parcel('a')])).toEqual(new Map());
+    expect(await held.heldOf([parcel('a')])).toEqual(new Map());
     expect(table.queries).toEqual(['held', 'backlogged a', 'backlogged a']);
   });
 });

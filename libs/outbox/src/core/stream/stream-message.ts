@@ -21,6 +21,13 @@ export interface StreamCommit {
    * overflow. The stream then asks the table again before publishing what follows.
    */
   wroteTable?: boolean;
+  /** The transaction's id as decoded (32 bits), so that a read of the table can check it sees the commit. */
+  xid?: number;
+  /**
+   * The transaction updated an outbox row to a status that holds (a requeue, a retry): its rows'
+   * `xmin` may then name this commit while the rows are older, so they are not placed by it.
+   */
+  updatedRows?: boolean;
 }
 
 /** `'16/B374D848'` → 0x16B374D848. */

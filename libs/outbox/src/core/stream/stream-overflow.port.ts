@@ -20,15 +20,48 @@ export interface StreamOverflow {
    * Of these aggregates (`aggregateOf`), those that still have unpublished rows in the table, and
    * whether the table holds such a row of any aggregate at all (read in the same snapshot).
    */
-  backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog>;
+  backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>, context?: TableReadContext): Promise<TableBacklog>;
   /**
    * Every aggregate (`aggregateOf`) that has unpublished rows, up to `limit` of them: `complete`
    * false when there are more (the set then holds `limit` of them and is not to be relied on).
    */
-  held(limit: number): Promise<{ aggregates: Set<string>; complete: boolean }>;
+  held(limit: number, context?: TableReadContext): Promise<TableHeld>;
 }
 
-export interface TableBacklog {
+/**
+ * What the stream knows of the commits that wrote the table, for a read of it. The read reports, in
+ * the same snapshot as its answer, whether that snapshot sees every commit of `mustSee`: PostgreSQL
+ * sends a commit to the stream a moment before it is visible to other transactions, and a read that
+ * does not see it yet would miss the rows it wrote.
+ */
+export interface TableReadContext {
+  /** Transaction ids (as decoded from the stream, 32 bits) of table-writing commits not yet seen by a read. */
+  mustSee: readonly number[];
+  /**
+   * Commits the stream decoded that only inserted rows: transaction id → commit position. A row
+   * whose inserting transaction (`xmin`) is one of these holds only the messages committed at or
+   * after that position (`heldFrom`); any other row holds every message of its aggregate.
+   */
+  inserts: ReadonlyMap<number, bigint>;
+}
+
+/** Where the rows of held aggregates sit in commit order, and whether the read saw every commit it had to. */
+export interface TableReadAnswer {
+  /**
+   * Of the held aggregates, those whose rows were all inserted by commits of `inserts`: the earliest
+   * of those commit positions. Absent: the aggregate holds every message.
+   */
+  heldFrom?: Map<string, bigint>;
+  /** False: the read's snapshot does not see every commit of `mustSee` yet; read again. Absent: true. */
+  visible?: boolean;
+}
+
+export interface TableHeld extends TableReadAnswer {
+  aggregates: Set<string>;
+  complete: boolean;
+}
+
+export interface TableBacklog extends TableReadAnswer {
   /** The asked aggregates (`aggregateOf`) that have unpublished rows. */
   aggregates: Set<string>;
   /** False when no aggregate has one: the stream may stop asking until a row is written again. */

@@ -93,7 +93,10 @@ export class StreamRelay {
     if (this.stopped) return;
     this.positions.received(commit);
     // Set before the commit's messages (and any later ones) are checked: a row it wrote precedes them.
-    if (commit.wroteTable) this.held?.tableWritten();
+    if (commit.wroteTable) {
+      this.held?.tableWritten(commit);
+      await this.held?.seeDecodedCommits();
+    }
     this.buffer.push(...commit.messages);
     if (commit.messages.length === 0) await this.confirmAdvance();
     this.kick();
@@ -138,9 +141,11 @@ export class StreamRelay {
       this.wakeReader();
       const held = await this.heldBehindTable(batch);
       if (held === undefined) return;
-      if (held.length > 0 && !(await this.divert(held.map((message) => ({ message, attempts: 0, error: heldBehindDiverted() }))))) return;
       const direct = held.length === 0 ? batch : batch.filter((message) => !held.includes(message));
+      // Published before the held ones reach the table: an aggregate's messages committed before a
+      // row that holds the later ones (see HeldAggregates) must not be overtaken by those.
       if (!(await this.publishUntilAcknowledged(direct))) return;
+      if (held.length > 0 && !(await this.divert(held.map((message) => ({ message, attempts: 0, error: heldBehindDiverted() }))))) return;
       this.positions.acknowledged(batch);
       await this.confirmAdvance();
     }
@@ -199,15 +204,19 @@ export class StreamRelay {
    * from the table mode, a previous run's overflow, dead rows under 'hold') and again after any
    * commit that wrote a row (`wroteTable`: a table-mode writer, a delayed message, a requeue, a
    * divert), which reaches the relay before the messages committed after it. The table is asked
-   * then, and for a batch that carries an aggregate of the set (it may have drained). `undefined`: stopped.
+   * then, and for a batch that carries an aggregate of the set (it may have drained). A row the
+   * stream knows it decoded after a message's commit holds only what comes after that row.
+   * `undefined`: stopped.
    */
   private async heldBehindTable(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
     const held = this.held;
     if (!held || batch.length === 0) return [];
     for (let attempt = 1; !this.stopped; attempt++) {
       try {
+        held.checkedUpTo(batch[0].commit);
         const backlogged = await held.heldOf(batch);
-        return backlogged.size === 0 ? [] : batch.filter((message) => backlogged.has(aggregateOf(message)));
+        // A message committed before every row of its aggregate is not held by them (0: held from the start).
+        return backlogged.size === 0 ? [] : batch.filter((message) => (backlogged.get(aggregateOf(message)) ?? message.commit + 1n) <= message.commit);
       } catch (error) {
         this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
         this.config.onTableFailure?.(error);

@@ -55,3 +55,8 @@ export const walPublicationTableRefused = (publication: string, table: string, c
   `OutboxModule option "delivery" is 'wal', and the publication "${publication}" must hold the outbox table ${table} (inserts and updates), ` +
   `so that the stream sees rows written to the table and keeps each aggregate's order behind them; adding it failed: ${cause}. ` +
   `Run ALTER PUBLICATION "${publication}" ADD TABLE ${table}; ALTER PUBLICATION "${publication}" SET (publish = 'insert, update'); as the table's owner, then start again.`;
+
+export const walCommitNotVisible = (xids: readonly number[], waitedMs: number) =>
+  `The WAL relay decoded ${xids.length} commit(s) that wrote the outbox table (transaction ids ${xids.slice(0, 5).join(', ')}${xids.length > 5 ? ', …' : ''}) ` +
+  `that the table's reads still did not see after ${waitedMs} ms. PostgreSQL makes a commit visible right after sending it to the stream; ` +
+  `a longer wait means the server is overloaded or the stream reads another server than the table (a replica): the stream reads again from its last confirmation.`;

@@ -1,6 +1,6 @@
 import { clipErrorText } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
-import { aggregateOf, type StreamOverflow, type TableBacklog } from '../../core/stream/stream-overflow.port';
+import { aggregateOf, type StreamOverflow, type TableBacklog, type TableHeld, type TableReadContext } from '../../core/stream/stream-overflow.port';
 import type { StreamMessage } from '../../core/stream/stream-message';
 import { aggregateKey } from '../aggregate-key';
 import type { SqlConnection } from '../sql-connection.port';
@@ -26,27 +26,38 @@ export class TableOverflow implements StreamOverflow {
     this.table = OutboxTable.on('postgres', location);
     // A dead row holds its aggregate's later rows under 'hold', so it holds the stream's too.
     const holding = options.deadLetterPolicy === 'hold' ? `('pending', 'dead')` : `('pending')`;
-    // One row per backlogged aggregate asked for, or one row with NULLs when another one has a backlog.
-    this.backlogSql = `SELECT DISTINCT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId" FROM ${this.table.quoted()}
-      WHERE status IN ${holding} AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($1::text[], $2::text[]) AS a(t, i))
-      UNION ALL SELECT NULL, NULL WHERE EXISTS (SELECT 1 FROM ${this.table.quoted()} WHERE status IN ${holding})`;
+    const t = this.table.quoted();
+    // Per held aggregate: the earliest commit position of its rows' inserting transactions, when
+    // the stream decoded them all as insert-only commits ($1 xids, $2 positions); NULL otherwise.
+    const placed = (where: string, limit: string) => `SELECT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId",
+        CASE WHEN bool_and(k.lsn IS NOT NULL) THEN min(k.lsn)::text END AS "heldFrom"
+      FROM ${t} LEFT JOIN unnest($1::bigint[], $2::numeric[]) AS k(xid, lsn) ON k.xid = ${t}.xmin::text::bigint
+      WHERE status IN ${holding}${where} GROUP BY aggregate_type, aggregate_id${limit}`;
+    // One row: whether the statement's snapshot sees the decoded commits ($3), the held aggregates
+    // (as JSON text), and for the backlog whether any aggregate is held; all in that one snapshot.
+    const answer = (rows: string, extra: string) => `SELECT ${visibleInSnapshot('$3')} AS visible,
+      (SELECT coalesce(json_agg(h), '[]')::text FROM (${rows}) AS h) AS held${extra}`;
+    this.backlogSql = answer(
+      placed(` AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($4::text[], $5::text[]) AS a(t, i))`, ''),
+      `, EXISTS (SELECT 1 FROM ${t} WHERE status IN ${holding}) AS "any"`,
+    );
     // Over the partial index of unpublished rows by aggregate: as many rows as held aggregates.
-    this.heldSql = `SELECT DISTINCT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId" FROM ${this.table.quoted()}
-      WHERE status IN ${holding} LIMIT $1`;
+    this.heldSql = answer(placed('', ' LIMIT $4'), '');
   }
 
-  async held(limit: number): Promise<{ aggregates: Set<string>; complete: boolean }> {
-    const { records } = await this.connection.run({ sql: this.heldSql, params: [limit + 1] });
-    const rows = (records as Array<{ aggregateType: string; aggregateId: string }>).slice(0, limit);
-    return { aggregates: new Set(rows.map(aggregateOf)), complete: records.length <= limit };
+  async held(limit: number, context?: TableReadContext): Promise<TableHeld> {
+    const { records } = await this.connection.run({ sql: this.heldSql, params: [...contextParams(context), limit + 1] });
+    const read = readAnswer(records[0]);
+    const rows = read.rows.slice(0, limit);
+    return { aggregates: new Set(rows.map(aggregateOf)), complete: read.rows.length <= limit, heldFrom: heldFrom(rows), visible: read.visible };
   }
 
-  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>): Promise<TableBacklog> {
+  async backlogged(aggregates: ReadonlyArray<Pick<StreamMessage, 'aggregateType' | 'aggregateId'>>, context?: TableReadContext): Promise<TableBacklog> {
     const distinct = [...new Map(aggregates.map((a) => [aggregateOf(a), a])).values()];
-    const { records } = await this.connection.run({ sql: this.backlogSql, params: [distinct.map((a) => a.aggregateType), distinct.map((a) => a.aggregateId)] });
-    const rows = records as Array<{ aggregateType: string | null; aggregateId: string | null }>;
-    const held = rows.filter((row): row is { aggregateType: string; aggregateId: string } => row.aggregateType !== null);
-    return { aggregates: new Set(held.map(aggregateOf)), any: rows.length > 0 };
+    const params = [...contextParams(context), distinct.map((a) => a.aggregateType), distinct.map((a) => a.aggregateId)];
+    const { records } = await this.connection.run({ sql: this.backlogSql, params });
+    const read = readAnswer(records[0]);
+    return { aggregates: new Set(read.rows.map(aggregateOf)), any: truthy(records[0]?.any), heldFrom: heldFrom(read.rows), visible: read.visible };
   }
 
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
@@ -60,6 +71,8 @@ export class TableOverflow implements StreamOverflow {
       const rows: NewOutboxMessage[] = missing.map(({ message }) => ({ ...rowOf(message), delayMs: retryInMs > 0 ? retryInMs : undefined }));
       const keys = missing.map(({ message }) => aggregateKey(message.aggregateType, message.aggregateId));
       await run(dialect.insert(rows, { lockKeys: keys }));
+      // Also makes this commit one that updated rows: the stream then never places these rows at its
+      // position (they carry messages committed before it), see TableWrites.
       await run({
         sql: `UPDATE ${t} AS m SET attempts = f.attempts, last_error = f.error,
            error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END
@@ -68,6 +81,45 @@ export class TableOverflow implements StreamOverflow {
       });
     });
   }
+}
+
+/**
+ * Whether the statement's snapshot (`pg_current_snapshot()`, PostgreSQL 13+) sees every decoded
+ * transaction of $3. The stream decodes 32-bit ids; each is widened to the 64-bit id nearest the
+ * snapshot's xmax (same epoch, or the one before or after when it lies more than 2^31 away): a
+ * decoded commit is recent, and may even be at or past xmax while it is not yet visible.
+ * (`snapshot`: another snapshot expression, for tests of the widening across epochs.)
+ */
+export function visibleInSnapshot(xids: string, snapshot = 'pg_current_snapshot()'): string {
+  return `(SELECT coalesce(bool_and(pg_visible_in_snapshot((CASE
+      WHEN w.c > w.xmax + 2147483648 AND w.c >= 4294967296 THEN w.c - 4294967296
+      WHEN w.c < w.xmax - 2147483648 THEN w.c + 4294967296
+      ELSE w.c END)::text::xid8, w.snap)), true)
+    FROM (SELECT s.snap, x.xmax, trunc(x.xmax / 4294967296) * 4294967296 + u.xid AS c
+      FROM (SELECT ${snapshot} AS snap) AS s
+      CROSS JOIN LATERAL (SELECT pg_snapshot_xmax(s.snap)::text::numeric AS xmax) AS x
+      CROSS JOIN unnest(${xids}::bigint[]) AS u(xid)) AS w)`;
+}
+
+function contextParams(context: TableReadContext | undefined): unknown[] {
+  const inserts = [...(context?.inserts ?? [])];
+  return [inserts.map(([xid]) => xid), inserts.map(([, lsn]) => lsn.toString()), [...(context?.mustSee ?? [])]];
+}
+
+type HeldRow = { aggregateType: string; aggregateId: string; heldFrom: string | null };
+
+function readAnswer(record: Record<string, unknown> | undefined): { visible: boolean; rows: HeldRow[] } {
+  const held = record?.held;
+  return { visible: truthy(record?.visible), rows: typeof held === 'string' ? (JSON.parse(held) as HeldRow[]) : [] };
+}
+
+function heldFrom(rows: HeldRow[]): Map<string, bigint> {
+  return new Map(rows.filter((row) => row.heldFrom !== null).map((row) => [aggregateOf(row), BigInt(row.heldFrom!)]));
+}
+
+// Drivers hand booleans over as booleans, some as 't'/'f' or 1/0.
+function truthy(value: unknown): boolean {
+  return value === true || value === 't' || value === 'true' || value === 1 || value === '1';
 }
 
 function rowOf(message: StreamMessage): NewOutboxMessage {
