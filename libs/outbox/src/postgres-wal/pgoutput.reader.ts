@@ -42,7 +42,13 @@ export class PgoutputReader {
 
   constructor(private readonly config: PgoutputReaderConfig) {}
 
-  async start(): Promise<void> {
+  /**
+   * `from`: the position saved when the stream last confirmed published messages (see
+   * StreamPositionStore). The server starts at the later of it and the slot's own confirmed
+   * position, skipping every commit before it, which the slot alone may have forgotten after a
+   * server restart.
+   */
+  async start(from?: bigint): Promise<void> {
     const { LogicalReplicationService, PgoutputPlugin } = loadPgLogicalReplication();
     const service = new LogicalReplicationService(this.config.connection, { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
     this.service = service;
@@ -51,7 +57,8 @@ export class PgoutputReader {
     service.on('error', (error: Error) => this.end(error));
     const plugin = new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.config.publicationName], messages: true });
     // Resolves or rejects when the replication connection ends, which may be much later.
-    service.subscribe(plugin, this.config.slotName).then(
+    const subscribed = from === undefined ? service.subscribe(plugin, this.config.slotName) : service.subscribe(plugin, this.config.slotName, formatLsn(from));
+    subscribed.then(
       () => this.end(new Error('the replication connection closed')),
       (error: unknown) => this.end(error),
     );

@@ -107,6 +107,19 @@ describe('AcknowledgedPositions', () => {
     expect(positions.confirmed).toBe(20n);
   });
 
+  it('tells whether the commits it moved past carried messages, so that only those positions are saved', () => {
+    const positions = new AcknowledgedPositions();
+    positions.received({ lsn: 5n, messages: [] });
+    expect(positions.advance()).toBe(5n);
+    expect(positions.lastAdvanceCarriedMessages).toBe(false);
+    const carrying = commit(10n, 'a');
+    positions.received(carrying);
+    positions.received({ lsn: 15n, messages: [] });
+    positions.acknowledged(carrying.messages);
+    expect(positions.advance()).toBe(15n);
+    expect(positions.lastAdvanceCarriedMessages).toBe(true);
+  });
+
   it('refuses an acknowledgement of a commit it never received', () => {
     expect(() => new AcknowledgedPositions().acknowledged([message(5n, 0, 'a')])).toThrow('not open');
   });

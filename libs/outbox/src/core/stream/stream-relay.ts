@@ -34,8 +34,12 @@ export interface StreamRelayConfig {
    */
   overflow?: StreamOverflow;
   divertAfterAttempts?: number;
-  /** Tells the server that everything up to this commit is published: the slot may drop the WAL before it. */
-  confirm(lsn: bigint): Promise<void> | void;
+  /**
+   * Tells the server that everything up to this commit is published: the slot may drop the WAL
+   * before it. `carriedMessages`: some of the commits confirmed now held outbox messages (a position
+   * worth saving durably); false when only commits without any (other tables, keepalives) moved it.
+   */
+  confirm(lsn: bigint, carriedMessages: boolean): Promise<void> | void;
   /**
    * Called when reading or writing the outbox table (`overflow`) fails; the relay tries again until
    * stopped. An owner that holds a replication connection stops the relay and ends the stream here:
@@ -155,7 +159,7 @@ export class StreamRelay {
     const lsn = this.positions.advance();
     if (lsn === undefined) return;
     try {
-      await this.config.confirm(lsn);
+      await this.config.confirm(lsn, this.positions.lastAdvanceCarriedMessages);
     } catch (error) {
       // A lost confirmation only means a longer replay after a restart; the next one covers it.
       this.config.logger.warn(`Outbox WAL relay: confirming ${formatLsn(lsn)} failed: ${errorText(error)}`);

@@ -60,3 +60,8 @@ export const walCommitNotVisible = (xids: readonly number[], waitedMs: number) =
   `The WAL relay decoded ${xids.length} commit(s) that wrote the outbox table (transaction ids ${xids.slice(0, 5).join(', ')}${xids.length > 5 ? ', …' : ''}) ` +
   `that the table's reads still did not see after ${waitedMs} ms. PostgreSQL makes a commit visible right after sending it to the stream; ` +
   `a longer wait means the server is overloaded or the stream reads another server than the table (a replica): the stream reads again from its last confirmation.`;
+
+export const walPositionTableRefused = (ddl: string, cause: string) =>
+  `OutboxModule option "delivery" is 'wal', and the stream keeps the position it has published up to in a table beside the outbox table, ` +
+  `so that a PostgreSQL restart does not make it publish again what it already had; creating it failed: ${cause}. ` +
+  `Run ${ddl}; as the schema's owner (and grant the app's role SELECT, INSERT, UPDATE, DELETE on it), then start again.`;

@@ -61,6 +61,11 @@ export class OutboxTable {
     return new OutboxTable(`${this.name}_locks`, this.schema);
   }
 
+  /** PostgreSQL, WAL mode: the stream's saved positions, `<name>_wal_positions` (see WalPositionTable). */
+  get walPositions(): OutboxTable {
+    return new OutboxTable(`${this.name}_wal_positions`, this.schema);
+  }
+
   /** `schema.name` or `name`, for messages and TypeORM's `hasTable`. */
   toString(): string {
     return this.schema === undefined ? this.name : `${this.schema}.${this.name}`;

@@ -1,0 +1,13 @@
+/**
+ * Where the stream keeps the last position whose messages the broker acknowledged, durably and
+ * apart from the replication slot. PostgreSQL 15 and 16 write a logical slot's confirmed position
+ * to disk only when something else about the slot changes, so after a server restart the slot may
+ * replay many seconds of commits the stream had already published; starting the stream from the
+ * position kept here skips them.
+ */
+export interface StreamPositionStore {
+  /** The last position saved for this slot, or `undefined` when none was (a new slot). */
+  read(): Promise<bigint | undefined>;
+  /** Saves a position only if it is past the one saved (positions never move back). */
+  save(lsn: bigint): Promise<void>;
+}
