@@ -1,7 +1,7 @@
 import type { SqlConnection } from '../sql/sql-connection.port';
 import { summarize } from '../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../sql/outbox-sql.factory';
-import type { CliIo } from './outbox-cli';
+import type { CliIo } from './cli-io';
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
 import { walNames } from '../core/stream/wal-options';

@@ -19,7 +19,7 @@ import { WalStreamLock } from '../postgres-wal/wal-stream.lock';
 import { RememberedPosition } from '../core/stream/remembered-position';
 import { WalPositionTable } from '../sql/wal/wal-position.table';
 import type { ResolvedObservability } from '../core/observe/observability.options';
-import { loadOptional } from '../observability/optional-dependency';
+import { loadOptional } from '../core/optional-peer';
 import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
 import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
 import { OutboxTable } from '../sql/dialects/outbox-table';
