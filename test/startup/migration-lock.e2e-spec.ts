@@ -1,8 +1,11 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { Client } from 'pg';
 import { DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { MIGRATION_LOCK_POSTGRES_KEY, MigrationLockTimeoutError, runMigrationsUnderLock } from '@nest-outbox/outbox/typeorm';
-import { freshMariaDbDatabase, freshPostgresDatabase, type FreshDatabase } from './first-start.harness';
+import { waitFor } from '../support/wait-for';
+import { freshMariaDbDatabase, freshPostgresDatabase, freshSqliteDatabase, type FreshDatabase } from './first-start.harness';
 
 class CreateThings1700000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
@@ -89,5 +92,46 @@ describe('runMigrationsUnderLock on the real servers', () => {
     } finally {
       await holder.end();
     }
+  });
+
+  /** A process that holds the lock mid-migration (migration-lock-holder.child.ts); resolves once it migrates. */
+  const holdInChild = async (options: Record<string, unknown>) => {
+    const child = fork(join(__dirname, 'migration-lock-holder.child.ts'), [], {
+      execArgv: ['-r', join(__dirname, '..', 'support', 'ts-child.register.cjs'), '-r', join(__dirname, '..', 'support', 'exit-with-parent.cjs')],
+      env: { ...process.env, LOCK_HOLDER: JSON.stringify(options) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let said = '';
+    child.on('message', (message: { t: string; text?: string }) => (said = message.text ?? message.t));
+    await waitFor('the child to take the lock and start migrating', () => {
+      if (child.exitCode !== null) throw new Error(`the child exited: ${said}`);
+      return said === 'migrating';
+    }, 30_000);
+    return child;
+  };
+
+  const killed = async (child: ReturnType<typeof fork>) => {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  };
+
+  it.each([
+    ['PostgreSQL', async () => ({ type: 'postgres', url: (database = await freshPostgresDatabase('migration_lock')).url })],
+    ['MariaDB', async () => ({ type: 'mariadb', url: (database = await freshMariaDbDatabase('migration_lock')).url })],
+    ['SQLite', async () => ({ type: 'better-sqlite3', database: (database = await freshSqliteDatabase('migration-lock')).url.slice('sqlite:'.length) })],
+  ])('%s: a process killed while it holds the lock mid-migration lets go of it; the next instance runs the migration', async (_, open) => {
+    const options: Record<string, unknown> = await open();
+    const child = await holdInChild(options);
+    dataSource = await new DataSource({ ...options, migrations: [CreateThings1700000000000], logging: false } as never).initialize();
+    // Held while the child lives...
+    await expect(runMigrationsUnderLock(dataSource, { timeoutMs: 200, logger: { log: () => undefined } })).rejects.toThrow(MigrationLockTimeoutError);
+    await killed(child);
+    // ...and let go of when it dies.
+    const started = Date.now();
+    const ran = await runMigrationsUnderLock(dataSource, { timeoutMs: 10_000, logger: { log: () => undefined } });
+    if (process.env.FIRST_START_PRINT) process.stderr.write(`${String(options.type)}: lock free ${Date.now() - started} ms after the holder's SIGKILL\n`);
+    // The killed one's migration rolled back (or never recorded itself): it runs here.
+    expect(ran.map((migration) => migration.name)).toEqual(['CreateThings1700000000000']);
   });
 });
