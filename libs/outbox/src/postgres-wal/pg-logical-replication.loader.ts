@@ -19,7 +19,7 @@ export interface PgLogicalReplication {
     options: { acknowledge: { auto: boolean; timeoutSeconds: number }; flowControl: { enabled: boolean } },
   ) => {
     on(event: string, listener: (...args: never[]) => unknown): unknown;
-    subscribe(plugin: unknown, slotName: string): Promise<unknown>;
+    subscribe(plugin: unknown, slotName: string, startLsn?: string): Promise<unknown>;
     acknowledge(lsn: string, ping?: boolean): Promise<boolean>;
     destroy(): Promise<unknown>;
   };
