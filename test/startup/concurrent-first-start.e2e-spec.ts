@@ -120,7 +120,8 @@ describe(`${INSTANCES} instances started at once on an empty database`, () => {
       report(spread, instances);
 
       expect(instances.map((instance) => errorLines(instance.output()))).toEqual(instances.map(() => []));
-      expect(await database.tables()).toEqual(['migrations', 'outbox_messages', 'outbox_messages_paused']);
+      // The migration's tables, and the two the WAL set-up makes beside them (under its own lock).
+      expect(await database.tables()).toEqual(['migrations', 'outbox_messages', 'outbox_messages_paused', 'outbox_messages_wal_positions', 'outbox_messages_wal_published']);
       expect(await database.migrations()).toEqual([{ name: 'CreateOutboxTableoutboxmessages1767225600000', times: 1 }]);
       const writer = instances[INSTANCES - 1];
       const written = new Promise<string>((resolve) => writer.child.on('message', (message: { t: string; id: string }) => message.t === 'written' && resolve(message.id)));
