@@ -10,7 +10,7 @@ import { forkInstance, freshMariaDbDatabase, freshPostgresDatabase, freshSqliteD
  * an empty database, must all start, leave one set of tables with each migration recorded once, and
  * publish. Each case gets a database of its own (CREATE DATABASE, or a SQLite file). The children
  * are held at their first DataSource.initialize() until all are there (start-together.cjs): their
- * TypeScript is transpiled as they load, which spread their arrivals 0.3-4 s apart here, wider than
+ * TypeScript is transpiled as they load, which spread their arrivals up to 4 s apart here, wider than
  * the migrations take.
  *
  * Without the lock: the WAL app's instances exit on `duplicate key value violates unique constraint
