@@ -1,5 +1,7 @@
 /** Every text the library shows a user, in one place, each naming what is wrong and what to do. */
 
+import { shownValue } from './shown-value';
+
 export const invalidOption = (option: string, expected: string, got: unknown) =>
   `Invalid OutboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
 
@@ -172,7 +174,7 @@ export const invalidListOption = (option: string, expected: string, got: unknown
   `OutboxAdmin.listDead(): option "${option}" must be ${expected}, got ${describe(got)}. Pass the "position" of the last message of the previous page.`;
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return shownValue(value);
   if (typeof value === 'symbol') return value.toString();
   if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
   if (value === null || value === undefined) return String(value);
