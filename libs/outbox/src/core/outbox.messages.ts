@@ -223,3 +223,7 @@ export const sqliteConnectionWaitTimedOut = (waitedMs: number) =>
   `runs outside the transaction that holds the connection while that transaction waits for it: inside a transaction begun with ` +
   `queryRunner.startTransaction(), run every statement through queryRunner.manager, not the DataSource or an injected ` +
   `repository. Otherwise a transaction stays open too long, or a query runner was released without a commit or rollback.`;
+
+export const invalidTransportName = (name: string, problem: string, rule: string) =>
+  `OutboxModule option "transports": the transport name ${describe(name)} is refused: ${problem}. A transport name is ${rule}; ` +
+  `each row records it in its "transport" column.`;
