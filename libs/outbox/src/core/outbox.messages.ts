@@ -170,6 +170,16 @@ export const claimedTooOften = (position: string, attempt: number, maxAttempts: 
   `stopped or lost their lease mid-publish (a crash, a stall, or a message that crashes the process). It is dead-lettered alone; ` +
   `find out why, then requeue or discard it.`;
 
+export const failedTooOften = (
+  position: string,
+  { failures, capped, last, withoutOutcome, attempt, maxAttempts }: { failures: number; capped: boolean; last: string; withoutOutcome: number; attempt: number; maxAttempts: number },
+) =>
+  `Outbox row ${position} failed ${capped ? `at least ${failures}` : failures} time(s) with the error recorded (the last: ${JSON.stringify(last.length > 300 ? `${last.slice(0, 300)}…` : last)})` +
+  (withoutOutcome > 0 ? ` and was claimed ${withoutOutcome} more time(s) without an outcome (a crash, a stall or a lost lease)` : '') +
+  `; this claim would be attempt ${attempt}, over "maxAttempts" (${maxAttempts})` +
+  (failures >= maxAttempts ? `, which is lower than when those failures were recorded` : '') +
+  `. It is dead-lettered without another attempt; fix the cause in its error history, then requeue it (fresh attempts) or discard it.`;
+
 export const invalidListOption = (option: string, expected: string, got: unknown) =>
   `OutboxAdmin.listDead(): option "${option}" must be ${expected}, got ${describe(got)}. Pass the "position" of the last message of the previous page.`;
 
