@@ -1,6 +1,7 @@
 import { Logger, type INestApplicationContext, type LoggerService } from '@nestjs/common';
 import { errorText } from '../../core/error-text';
-import { shutdownDeadlinePassed, shutdownFailed, shutdownFinished, shutdownGaveUp, shutdownSecondSignal, shutdownStarted } from './shutdown.messages';
+import { OutboxConfigurationError } from '../../core/outbox.errors';
+import { shutdownDeadlinePassed, shutdownFailed, shutdownFinished, shutdownGaveUp, shutdownSecondSignal, shutdownNotTracked, shutdownStarted, shutdownTimeoutInvalid } from './shutdown.messages';
 import { ShutdownStepsTracker } from './shutdown-steps.tracker';
 
 export interface BoundedShutdownOptions {
@@ -31,11 +32,18 @@ export const BOUNDED_SHUTDOWN_DEFAULTS = { timeoutMs: 10_000, signals: ['SIGTERM
 export function enableBoundedShutdown(app: INestApplicationContext, options: BoundedShutdownOptions = {}): () => void {
   const timeoutMs = options.timeoutMs ?? BOUNDED_SHUTDOWN_DEFAULTS.timeoutMs;
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new RangeError(`enableBoundedShutdown option "timeoutMs" must be a positive integer of milliseconds, got ${String(timeoutMs)}.`);
+    throw new OutboxConfigurationError(shutdownTimeoutInvalid(timeoutMs));
   }
   const signals = options.signals ?? BOUNDED_SHUTDOWN_DEFAULTS.signals;
   const logger = options.logger ?? new Logger('Shutdown');
-  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const exitProcess = options.exit ?? ((code: number) => process.exit(code));
+  let exited = false;
+  // Once: a close that settles after the deadline (or a second signal) must not end the process a second time.
+  const exit = (code: number) => {
+    if (exited) return;
+    exited = true;
+    exitProcess(code);
+  };
   const tracker = new ShutdownStepsTracker();
   let closing: string | undefined;
   let deadline: NodeJS.Timeout | undefined;
@@ -51,7 +59,12 @@ export function enableBoundedShutdown(app: INestApplicationContext, options: Bou
     closing = signal;
     const started = Date.now();
     logger.log(shutdownStarted(signal, timeoutMs));
-    tracker.track(app);
+    try {
+      tracker.track(app);
+    } catch (error) {
+      // Knowing what runs is a help; it must never keep the close itself from starting.
+      logger.warn?.(shutdownNotTracked(errorText(error)));
+    }
     // Not unref'd: this timer is what ends a close that would otherwise wait forever.
     deadline = setTimeout(() => giveUp(shutdownDeadlinePassed(signal, timeoutMs)), timeoutMs);
     app.close().then(

@@ -21,3 +21,8 @@ export const shutdownDeadlinePassed = (signal: string, timeoutMs: number) => `Th
 export const shutdownSecondSignal = (first: string, second: string) => `${second} received while closing after ${first}`;
 
 export const shutdownStepTimedOut = (step: string, ms: number) => `Shutdown: ${step} did not finish within ${ms} ms; going on without it.`;
+
+export const shutdownTimeoutInvalid = (got: unknown) =>
+  `enableBoundedShutdown option "timeoutMs" must be a positive integer of milliseconds (default 10000), got ${String(got)}.`;
+
+export const shutdownNotTracked = (error: string) => `Closing without knowing which step runs (${error}): past the deadline the log cannot name what it gave up on.`;
