@@ -56,7 +56,8 @@ down_postgres() {
   postgres_running || return 0
   local bin
   bin="$(pg_bindir)"
-  (cd / && pg_as "$bin/pg_ctl" -D "$PG_DIR/data" -m fast -w -t 60 stop >/dev/null 2>&1) || true
+  # OUTBOX_POSTGRES_STOP_MODE=immediate: a crash (no shutdown checkpoint), as the chaos suite's faults want.
+  (cd / && pg_as "$bin/pg_ctl" -D "$PG_DIR/data" -m "${OUTBOX_POSTGRES_STOP_MODE:-fast}" -w -t 60 stop >/dev/null 2>&1) || true
   local pid
   if pid="$(pid_from_file "$PG_DIR/data/postmaster.pid")" && pid_alive "$pid" '^postgres$'; then
     kill_pid "$pid" postgres

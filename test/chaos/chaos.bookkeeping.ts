@@ -77,6 +77,8 @@ export const counters = {
   leaseOverrunRows: 0,
 };
 export const killedRelayIds: string[] = [];
+/** Relay processes that ended without a kill of the run's: how, and where their log is. */
+export const unexpectedExits: string[] = [];
 /** What each relay said about its own batches (lease overruns, settle failures, late acks), for the stall report. */
 export const relayIncidents = new Map<string, string[]>();
 export const noteIncident = (relayId: string, text: string) => relayIncidents.set(relayId, [...(relayIncidents.get(relayId) ?? []), text]);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
 import { requireService } from '../support/services';
 import { rowsById } from './chaos.database';
-import type { Profile } from './chaos.profile';
+import type { PostgresStopMode, Profile } from './chaos.profile';
 import { batchIds, counters, HOLD_MS, killedRelayIds, log, relayIncidents, relays, REPO, runState, seconds, sleep, stallReports, stallViolations, unsettled } from './chaos.bookkeeping';
 import { batchesMaybeInFlight, nextReport, replaceRelay, waitExit } from './chaos.relays';
 
@@ -133,16 +133,19 @@ export async function brokerOutage(profile: Profile, at: number): Promise<void> 
   log(`Kafka broker UP (SIGUSR2) after ${seconds(Date.now() - downAt)} s`);
 }
 
-export function services(...args: string[]): Promise<string> {
+/** `stopMode`: how `stop postgres` shuts the server down (OUTBOX_POSTGRES_STOP_MODE of services.sh). */
+export function services(command: string, service?: string, stopMode: PostgresStopMode = 'fast'): Promise<string> {
+  const args = service ? [command, service] : [command];
+  const env = { ...process.env, OUTBOX_POSTGRES_STOP_MODE: stopMode };
   return new Promise((resolve, reject) => {
-    execFile('bash', [join(REPO, 'scripts', 'services.sh'), ...args], { cwd: REPO, env: process.env, timeout: 120_000 }, (error, stdout, stderr) =>
+    execFile('bash', [join(REPO, 'scripts', 'services.sh'), ...args], { cwd: REPO, env, timeout: 120_000 }, (error, stdout, stderr) =>
       error ? reject(new Error(`services.sh ${args.join(' ')} failed: ${stderr || error.message}`)) : resolve(`${stdout}${stderr}`),
     );
   });
 }
 
-/** PostgreSQL stop + start on the same data dir: services.sh stop/resume, or pg_ctl restart on older scripts. */
-export async function restartPostgres(profile: Profile, at: number, beforeStop?: () => Promise<void>): Promise<void> {
+/** PostgreSQL stop (`fast` or `immediate`) + start on the same data dir: services.sh stop/resume, or pg_ctl restart on older scripts. */
+export async function restartPostgres(profile: Profile, at: number, mode: PostgresStopMode, beforeStop?: () => Promise<void>): Promise<void> {
   while (Date.now() < at && !runState.stopping) await sleep(200);
   if (runState.stopping) return;
   await beforeStop?.();
@@ -151,17 +154,17 @@ export async function restartPostgres(profile: Profile, at: number, beforeStop?:
   runState.postgresDown = true;
   counters.postgresRestarts += 1;
   if (/\bresume\)/.test(script)) {
-    log('PostgreSQL: stop (services.sh stop postgres, pg_ctl -m fast)');
-    await services('stop', 'postgres');
+    log(`PostgreSQL: stop (services.sh stop postgres, pg_ctl -m ${mode})`);
+    await services('stop', 'postgres', mode);
     await sleep(profile.postgresDownMs);
     await services('resume', 'postgres');
   } else {
     const dir = join(process.env.OUTBOX_SERVICES_DIR!, 'postgres');
     const port = new URL(requireService('postgres')).port;
     const options = `-p ${port} -k ${dir}/sock -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on`;
-    log('PostgreSQL: pg_ctl restart -m fast');
+    log(`PostgreSQL: pg_ctl restart -m ${mode}`);
     await new Promise<void>((resolve, reject) =>
-      execFile('su', ['postgres', '-c', `/usr/lib/postgresql/15/bin/pg_ctl -D ${dir}/data -l ${dir}/postgres.log -w restart -m fast -o '${options}'`], { cwd: '/' }, (error) =>
+      execFile('su', ['postgres', '-c', `/usr/lib/postgresql/15/bin/pg_ctl -D ${dir}/data -l ${dir}/postgres.log -w restart -m ${mode} -o '${options}'`], { cwd: '/' }, (error) =>
         error ? reject(error) : resolve(),
       ),
     );

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ChaosDelivery } from './chaos.protocol';
 
+export type PostgresStopMode = 'fast' | 'immediate';
+
 // The size and the faults of a chaos run: the default profile, --full, and the command line's overrides.
 export interface Profile {
   name: string;
@@ -29,8 +31,11 @@ export interface Profile {
   /** Start of each broker outage as a fraction of the write phase. */
   brokerOutages: number[];
   brokerOutageMs: number;
-  /** PostgreSQL restarts as fractions of the write phase. */
-  postgresRestarts: number[];
+  /**
+   * PostgreSQL restarts: when, as a fraction of the write phase, and how it stops: `fast` (sessions
+   * ended, shutdown checkpoint) or `immediate` (a crash: no checkpoint, recovery at start).
+   */
+  postgresRestarts: Array<{ at: number; mode: PostgresStopMode }>;
   postgresDownMs: number;
   drainTimeoutMs: number;
 }
@@ -54,7 +59,10 @@ const DEFAULT: Profile = {
   stallMs: 8_000,
   brokerOutages: [0.2],
   brokerOutageMs: 32_000,
-  postgresRestarts: [0.74],
+  postgresRestarts: [
+    { at: 0.42, mode: 'immediate' },
+    { at: 0.74, mode: 'fast' },
+  ],
   postgresDownMs: 3_000,
   drainTimeoutMs: 120_000,
 };
@@ -69,7 +77,12 @@ const FULL: Profile = {
   stalls: [0.04, 0.09, 0.3, 0.42, 0.55, 0.72, 0.8, 0.93],
   brokerOutages: [0.14, 0.6],
   brokerOutageMs: 40_000,
-  postgresRestarts: [0.35, 0.5, 0.88],
+  postgresRestarts: [
+    { at: 0.35, mode: 'fast' },
+    { at: 0.5, mode: 'immediate' },
+    { at: 0.66, mode: 'immediate' },
+    { at: 0.88, mode: 'fast' },
+  ],
   drainTimeoutMs: 240_000,
 };
 

@@ -3,7 +3,7 @@ import { closeSync, openSync } from 'node:fs';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { STREAM_BATCH_BASE, type RelayReport, type RelaySettings } from './chaos.protocol';
-import { batchIds, batchSentAt, counters, killedRelayIds, log, noteIncident, relays, remember, runState, settledBatches, unsettled, type BatchReport, type RelayProcess } from './chaos.bookkeeping';
+import { batchIds, batchSentAt, counters, unexpectedExits, killedRelayIds, log, noteIncident, relays, remember, runState, settledBatches, unsettled, type BatchReport, type RelayProcess } from './chaos.bookkeeping';
 
 function onRelayReport(relay: RelayProcess, report: RelayReport): void {
   switch (report.t) {
@@ -75,6 +75,7 @@ export function startRelay(slot: number, generation: number, base: Omit<RelaySet
     relay.alive = false;
     if (!relay.killedByUs && !runState.stopping) {
       counters.unexpectedExits += 1;
+      unexpectedExits.push(`relay ${relayId} (code ${code}, signal ${signal}; relay-${relayId}.log)`);
       killedRelayIds.push(relayId); // its batch in flight is as unsettled as a killed relay's
       log(`relay ${relayId} exited by itself (code ${code}, signal ${signal}): see relay-${relayId}.log; starting a replacement`);
       replaceRelay(relay);

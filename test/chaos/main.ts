@@ -18,7 +18,7 @@ import { renderReport } from './chaos.report';
 import { migrate, outboxRows, statusCounts } from './chaos.database';
 import { parseArguments } from './chaos.profile';
 import { errorText, prng, type WriterRecord, type WriterSettings } from './chaos.protocol';
-import { batchSentAt, counters, killChildren, killedRelayIds, log, relays, remember, REPO, runState, seconds, sleep, stallReports, stallViolations, started, unsettled } from './chaos.bookkeeping';
+import { batchSentAt, counters, unexpectedExits, killChildren, killedRelayIds, log, relays, remember, REPO, runState, seconds, sleep, stallReports, stallViolations, started, unsettled } from './chaos.bookkeeping';
 import { batchesMaybeInFlight, startRelays, waitExit } from './chaos.relays';
 import { brokerOutage, killer, restartPostgres, services, staller } from './chaos.faults';
 import { KafkaLedger } from './ledger';
@@ -111,7 +111,7 @@ async function main(): Promise<number> {
     killer(profile, prng(profile.seed + 1), writeEnd - 2_000),
     ...profile.stalls.map((fraction, index) => staller(profile, prng(profile.seed + 10 + index), at(fraction), index % 2 === 0 ? 'sent' : 'sending', postgres, schema)),
     ...profile.brokerOutages.map((fraction) => brokerOutage(profile, at(fraction))),
-    ...profile.postgresRestarts.map((fraction) => restartPostgres(profile, at(fraction), wal && (() => recordConfirmed(postgres, wal)))),
+    ...profile.postgresRestarts.map(({ at: fraction, mode }) => restartPostgres(profile, at(fraction), mode, wal && (() => recordConfirmed(postgres, wal)))),
   ];
   const writerCode = await writerDone;
   if (writerCode !== 0) throw new Error(`writer failed (exit code ${writerCode}): see ${runState.dir}/writer.log`);
@@ -224,6 +224,12 @@ async function main(): Promise<number> {
     result.findings.push({ check: 'each stream restart replayed at most what it had not confirmed', ok: replays.exceeded.length === 0, detail: replays.exceeded.join('; ') || `${replays.restarts} restarts checked` });
     result.evidence.push(...replays.exceeded);
   }
+  // A fault of the database or the broker must never end an application process.
+  result.findings.push({
+    check: 'no relay process exited by itself',
+    ok: counters.unexpectedExits === 0,
+    detail: counters.unexpectedExits === 0 ? `${counters.relayStarts} processes, each ended only by the run's kills` : `${counters.unexpectedExits}: ${unexpectedExits.join('; ')}`,
+  });
   if (stallViolations.length > 0) result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: false, detail: `${stallViolations.length} rows changed` });
   else result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: true, detail: `${counters.stalls} stalls checked` });
   const inbox = await inboxConsumer.findings(rows.filter((row) => row.status === 'published').map((row) => row.id));
@@ -248,7 +254,7 @@ async function main(): Promise<number> {
     ['relays that died by themselves', counters.unexpectedExits],
     ['stalls (SIGSTOP > lease)', `${counters.stalls} (${seconds(counters.stallMs)} s in total, lease ${seconds(profile.leaseMs)} s)`],
     ['Kafka broker outages', `${counters.brokerOutages} (${seconds(counters.brokerDownMs)} s down in total)`],
-    ['PostgreSQL restarts', `${counters.postgresRestarts} (${seconds(counters.postgresDownMs)} s down in total)`],
+    ['PostgreSQL restarts', `${counters.postgresRestarts} (${profile.postgresRestarts.map((restart) => restart.mode).join(', ')}; ${seconds(counters.postgresDownMs)} s down in total)`],
     ['writer transactions', `${writerRecords.length}: ${outcomes('committed')} committed, ${outcomes('rolled-back')} rolled back on purpose, ${outcomes('failed')} failed (database down), ${outcomes('uncertain')} uncertain commits`],
     ['injected publish errors', counters.injected],
     ['batches sent / failed sends / late acks', `${counters.batches} / ${counters.sendFailures} / ${counters.lateAcks}`],

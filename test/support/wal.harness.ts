@@ -41,8 +41,8 @@ export interface WalApp {
   close(): Promise<void>;
 }
 
-export async function walSandbox(prefix: string): Promise<WalSandbox> {
-  const url = requireService('postgres');
+/** `url`: another server than the shared test PostgreSQL (one the test restarts, say). */
+export async function walSandbox(prefix: string, url = requireService('postgres')): Promise<WalSandbox> {
   const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
   await postgresAdmin(url, `CREATE SCHEMA ${schema}`);
   const apps = new Set<WalApp>();

@@ -2,7 +2,7 @@
 
 import { shownValue } from '../core/shown-value';
 import { redactUrl } from './cli-redaction';
-import { POISON_USAGE } from './cli-poison';
+import { POISON_USAGE } from './cli-poison.messages';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 

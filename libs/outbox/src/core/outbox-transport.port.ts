@@ -33,6 +33,11 @@ export interface OutboxTransport {
    * another.
    */
   readonly keepsKeyOrderInBatch?: boolean;
+  /**
+   * Optional: opens the connection ahead of the first publish (the WAL mode calls it at start-up,
+   * so that a standby that takes over publishes at once). A failure is ignored: `publish` reports it.
+   */
+  connect?(): Promise<void>;
   /** Optional: called once when the application shuts down, after the relay has stopped. */
   close?(): Promise<void>;
 }

@@ -14,9 +14,12 @@ import { TableOverflow } from '../sql/wal/table-overflow';
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
 import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
-import { prepareWalSlot, walSlotState, type WalNames, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
+import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
+import { WalStreamLock } from '../postgres-wal/wal-stream.lock';
+import { RememberedPosition } from '../core/stream/remembered-position';
+import { WalPositionTable } from '../sql/wal/wal-position.table';
 import type { ResolvedObservability } from '../core/observe/observability.options';
-import { loadOptional } from '../observability/optional-dependency';
+import { loadOptional } from '../core/optional-peer';
 import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
 import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
 import { OutboxTable } from '../sql/dialects/outbox-table';
@@ -32,9 +35,13 @@ import type { OutboxModuleOptions } from './outbox-module.options';
 import { resolveTransports } from './outbox-transports.resolver';
 import { OutboxRelayHost } from './outbox-relay.host';
 
-// How long the stream waits before reading again after its connection ended (another instance
-// holds the slot, the server restarted): also how soon a standby takes over a dead instance's slot.
+// How long the stream waits before trying again after its connection (or its lock's) failed: the
+// server restarting, or unreachable. A standby does not poll: it waits for the stream lock.
 const RECONNECT_MS = 1_000;
+// Just after the lock is granted, the previous holder's WAL sender may still be exiting and hold the
+// slot for some milliseconds: the slot is asked for again at this pace, for at most SLOT_RELEASE_MS.
+const SLOT_RETRY_MS = 20;
+const SLOT_RELEASE_MS = 5_000;
 // Batches decoded ahead of the one in flight.
 const BATCHES_AHEAD = 4;
 
@@ -57,6 +64,9 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private restarting: StreamRelay | undefined;
   private lag: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
   private removeMetrics: (() => void) | undefined;
+  private lock: WalStreamLock | undefined;
+  private lockedAt = 0;
+  private position: RememberedPosition | undefined;
 
   // `_relayHost` is not called: depending on it makes Nest run this host's shutdown hook first
   // (dependents before their dependencies), so the stream stops before that host closes the transports.
@@ -90,17 +100,35 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     if (this.settings.delivery !== 'wal') return;
     loadPgLogicalReplication();
     const names = walNames(this.extras, this.settings.wal);
-    await prepareWalSlot(this.query, names, { streams: this.settings.relay, table: OutboxTable.on('postgres', this.extras).quoted() });
+    await prepareWalSlot(this.query, names, {
+      streams: this.settings.relay,
+      tables: [OutboxTable.on('postgres', this.extras).quoted(), OutboxTable.on('postgres', this.extras).paused.quoted()],
+      positions: { create: WalPositionTable.createStatements(this.extras), forget: WalPositionTable.forgetStatement(this.extras) },
+      serialized: (work) => this.serialized(work),
+    });
     const metrics = resolveMetricsOptions(this.options.metrics);
     if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, names.slotName, () => this.slotLag());
     if (!this.settings.relay) return;
     this.transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.names = names;
+    this.lock = new WalStreamLock(replicationConnection(this.connection), names.slotName, (error) => this.lockLost(error));
+    this.position = new RememberedPosition(new WalPositionTable(this.connection, this.extras, names.slotName), this.logger);
+  }
+
+  /** The set-up's catalog changes in one transaction holding the set-up lock: instances that start together take turns. */
+  private serialized<T>(work: (query: WalQuery) => Promise<T>): Promise<T> {
+    return this.connection.transaction(async (run) => {
+      const query: WalQuery = async (sql, params) => (await run({ sql, params: params ?? [] })).records;
+      await query(walSetupLock);
+      return work(query);
+    });
   }
 
   onApplicationBootstrap(): void {
     if (!this.names) return;
     this.logger.log(`WAL relay streaming slot "${this.names.slotName}" (publication "${this.names.publicationName}") of "${OutboxTable.of(this.extras)}".`);
+    // Connected now, while standing by: a takeover then publishes at once.
+    for (const transport of new Set(this.transports.values())) void transport.connect?.().catch(() => undefined);
     this.read();
   }
 
@@ -111,6 +139,9 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     await this.reader?.stop();
     this.relay = undefined;
     this.reader = undefined;
+    await this.position?.flushed();
+    // Last: a standby takes over as soon as this lock's connection ends.
+    await this.lock?.release();
   }
 
   onModuleDestroy(): void {
@@ -143,7 +174,20 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   // Each connection gets a fresh relay: what the previous one had not confirmed comes again from
   // the slot, so its buffer is dropped, never published twice from memory.
   private read(): void {
-    if (this.stopped || !this.names) return;
+    void this.stream().catch((error: unknown) => this.retryLater(error));
+  }
+
+  /** Waits for the stream lock (a standby waits here), then streams from the saved position. */
+  private async stream(): Promise<void> {
+    if (this.stopped || !this.names || !this.lock || !this.position) return;
+    if (!this.lock.held) {
+      await this.lock.acquire();
+      this.lockedAt = Date.now();
+    }
+    if (this.stopped) return;
+    const from = await this.position.read();
+    if (this.stopped) return;
+    const position = this.position;
     const { batchSize, publishTimeoutMs, backoff, retryIf } = this.settings;
     let reader: PgoutputReader | undefined = undefined;
     const relay = new StreamRelay({
@@ -160,7 +204,12 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
         deadLetterPolicy: this.settings.deadLetterPolicy,
       }),
       divertAfterAttempts: this.settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
-      confirm: (lsn) => reader?.confirm(lsn),
+      published: (messages) => position.published(messages),
+      confirm: async (lsn, carriedMessages) => {
+        await reader?.confirm(lsn);
+        // Only positions past outbox messages are worth a write: a keepalive's would write after every write.
+        if (carriedMessages) position.remember(lsn);
+      },
       // Ends the stream (closing the replication connection) rather than holding it while retrying.
       onTableFailure: (error) => {
         void reader?.stop().catch(() => undefined);
@@ -171,6 +220,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
       ...this.names,
       connection: replicationConnection(this.connection),
       prefix: walMessagePrefix(this.names.slotName),
+      pausedTable: OutboxTable.of(this.extras).paused.name,
       // Streaming again: the next end is news, even with the same text as the last.
       onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),
       onCaughtUp: (lsn) => ((this.lastEnd = undefined), relay.caughtUp(lsn)),
@@ -178,7 +228,25 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     });
     this.relay = relay;
     this.reader = reader;
-    reader.start().catch((error: unknown) => void this.restart(relay, error));
+    reader.start(from).catch((error: unknown) => void this.restart(relay, error));
+  }
+
+  /** The lock's connection ended while this instance streamed: another may take the slot, so this stream ends. */
+  private lockLost(error: Error): void {
+    const relay = this.relay;
+    if (!relay) return;
+    void this.reader?.stop().catch(() => undefined);
+    void this.restart(relay, new Error(`the connection holding the stream lock ended (${errorText(error)})`));
+  }
+
+  /** Waiting for the lock or reading the saved position failed (the server is away): tried again later. */
+  private retryLater(error: unknown): void {
+    if (this.stopped) return;
+    const text = errorText(error);
+    if (text !== this.lastEnd) this.logger.warn(`WAL relay: cannot stream slot "${this.names?.slotName}" yet (${text}); trying again every ${RECONNECT_MS} ms.`);
+    this.lastEnd = text;
+    clearTimeout(this.reconnect);
+    this.reconnect = setTimeout(() => this.read(), RECONNECT_MS);
   }
 
   private async restart(relay: StreamRelay, error: unknown): Promise<void> {
@@ -187,10 +255,11 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     this.restarting = relay;
     await relay.stop();
     if (this.stopped || this.relay !== relay) return;
-    // A standby instance meets "slot is active" every second until it takes over: said once, not every time.
     const text = errorText(error);
-    if (text !== this.lastEnd) this.logger.warn(`WAL relay: the stream of slot "${this.names?.slotName}" ended (${text}); reading again every ${RECONNECT_MS} ms.`);
-    this.lastEnd = text;
-    this.reconnect = setTimeout(() => this.read(), RECONNECT_MS);
+    // The lock was just granted and the previous holder's WAL sender has not let go of the slot yet.
+    const slotStillHeld = this.lock?.held === true && /is active for PID/i.test(text) && Date.now() - this.lockedAt < SLOT_RELEASE_MS;
+    if (!slotStillHeld && text !== this.lastEnd) this.logger.warn(`WAL relay: the stream of slot "${this.names?.slotName}" ended (${text}); reading again in ${RECONNECT_MS} ms.`);
+    if (!slotStillHeld) this.lastEnd = text;
+    this.reconnect = setTimeout(() => this.read(), slotStillHeld ? SLOT_RETRY_MS : RECONNECT_MS);
   }
 }

@@ -1,4 +1,4 @@
-import { loadOptional } from '../observability/optional-dependency';
+import { loadOptional } from '../core/optional-peer';
 
 /** The node-postgres connection settings the replication connection takes (a subset of pg's ClientConfig). */
 export interface ReplicationConnectionConfig {
@@ -19,7 +19,7 @@ export interface PgLogicalReplication {
     options: { acknowledge: { auto: boolean; timeoutSeconds: number }; flowControl: { enabled: boolean } },
   ) => {
     on(event: string, listener: (...args: never[]) => unknown): unknown;
-    subscribe(plugin: unknown, slotName: string): Promise<unknown>;
+    subscribe(plugin: unknown, slotName: string, startLsn?: string): Promise<unknown>;
     acknowledge(lsn: string, ping?: boolean): Promise<boolean>;
     destroy(): Promise<unknown>;
   };

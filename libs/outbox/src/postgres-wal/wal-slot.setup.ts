@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { checkWalNames } from '../core/stream/wal-options';
-import { walLevelNotLogical, walNoFreeSlot, walPublicationTableRefused, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
+import { walLevelNotLogical, walNoFreeSlot, walPositionTableRefused, walPublicationTableRefused, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
 
 /** Runs one statement and returns its rows: the app's data source, a `pg` client, or the CLI's connection. */
 export type WalQuery = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -10,16 +10,38 @@ export interface WalNames {
   publicationName: string;
 }
 
+/** What the WAL mode prepares beside the slot, and how its set-up is kept from racing another instance's. */
+export interface WalSlotSetup {
+  /** false: a write-only instance (`relay: false`), which needs the slot to exist and nothing else. */
+  streams: boolean;
+  /** The outbox table and its paused-destinations table (`"schema"."name"`, quoted), put in the publication. */
+  tables?: string[];
+  /** The stream's saved positions and counts (WalPositionTable): the tables' DDL, and the statement that forgets a slot's position ($1). */
+  positions?: { create: string[]; forget: string };
+  /**
+   * Runs the set-up's catalog changes in one transaction that holds a lock every instance takes
+   * (see `walSetupLock`), so that instances starting together do not race to create the same
+   * publication or table. Without it the statements run one by one.
+   */
+  serialized?: <T>(work: (query: WalQuery) => Promise<T>) => Promise<T>;
+}
+
 /**
- * Checks that the server and role allow streaming, and creates the publication and the slot the
- * first time; an existing slot is kept as it is, with the position it was confirmed to. Nothing
- * here ever drops a slot: that is `dropWalSlot`, called explicitly.
+ * The statement that serializes the WAL mode's set-up within a database: a transaction-scoped
+ * advisory lock (released at commit or rollback, or when the connection drops).
+ */
+export const walSetupLock = `SELECT pg_advisory_xact_lock(hashtext('nest-outbox'), hashtext('wal-setup'))`;
+
+/**
+ * Checks that the server and role allow streaming, and creates the publication, the position table
+ * and the slot the first time; an existing slot is kept as it is, with the position it was
+ * confirmed to. Nothing here ever drops a slot: that is `dropWalSlot`, called explicitly.
  *
  * `streams: false` (a write-only instance, `relay: false`) needs no REPLICATION when the slot
  * exists already; without one it must create it, because WAL written before a slot exists is
  * never decoded: writing first would lose those events.
  */
-export async function prepareWalSlot(query: WalQuery, names: WalNames, options: { streams: boolean; table?: string } = { streams: true }): Promise<void> {
+export async function prepareWalSlot(query: WalQuery, names: WalNames, options: WalSlotSetup = { streams: true }): Promise<void> {
   checkWalNames(names);
   const [level] = await query(`SELECT current_setting('wal_level') AS level`);
   if (level.level !== 'logical') throw new OutboxConfigurationError(walLevelNotLogical(String(level.level)));
@@ -28,17 +50,35 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
   if (slot && !options.streams) return;
   const [role] = await query(`SELECT current_user AS name, rolreplication OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
   if (role?.allowed !== true) throw new OutboxConfigurationError(walRoleLacksReplication(String(role?.name), !options.streams));
-  // The names passed checkWalNames (lowercase letters, digits, _), so quoting them is enough.
-  const publications = await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
-  if (publications.length === 0) {
-    await query(`CREATE PUBLICATION "${names.publicationName}"`).catch((error: unknown) => {
-      // Another instance starting at the same moment created it: its check saw none either, and the
-      // server refuses the second one by the catalog's unique index rather than "already exists".
-      if (!/already exists|pg_publication_pubname_index/.test(String(error))) throw error;
-    });
-  }
-  if (options.table) await publishTable(query, names.publicationName, options.table);
-  if (slot) return;
+  const serialized = options.serialized ?? ((work) => work(query));
+  const createSlot = await serialized(async (locked) => {
+    // The names passed checkWalNames (lowercase letters, digits, _), so quoting them is enough.
+    const publications = await locked(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
+    if (publications.length === 0) {
+      await locked(`CREATE PUBLICATION "${names.publicationName}"`).catch((error: unknown) => {
+        // Another instance starting at the same moment created it (without `serialized`): its
+        // check saw none either, and the server refuses the second one by the catalog's unique
+        // index rather than "already exists".
+        if (!/already exists|pg_publication_pubname_index/.test(String(error))) throw error;
+      });
+    }
+    for (const table of options.tables ?? []) await publishTable(locked, names.publicationName, table);
+    if (options.positions) {
+      const positions = options.positions;
+      for (const ddl of positions.create) {
+        await locked(ddl).catch((error: unknown) => {
+          throw new OutboxConfigurationError(walPositionTableRefused(ddl, error instanceof Error ? error.message : String(error)));
+        });
+      }
+    }
+    if ((await locked(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName])).length > 0) return false;
+    // A new slot starts where the server is now: a position saved for an earlier slot of this name
+    // (dropped, or on the server this database was restored from) must not make it skip anything.
+    if (options.positions) await locked(options.positions.forget, [names.slotName]);
+    return true;
+  });
+  if (!createSlot) return;
+  // Outside the set-up's transaction: a transaction that wrote cannot create a logical slot.
   await query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
     // Another instance starting at the same moment created it: the same slot, fine.
     if (/already exists/.test(String(error))) return;
@@ -47,10 +87,11 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
 }
 
 /**
- * Puts the outbox table (`"schema"."name"`, quoted) in the publication, inserts and updates only:
- * the stream then sees each commit that writes a row, and asks the table whether the aggregates
- * behind it have a backlog only from then on (see StreamRelay.heldBehindTable), not for every batch.
- * A publication made by an earlier version, without the table, gets it here.
+ * Puts a table (`"schema"."name"`, quoted) in the publication, inserts and updates only. The outbox
+ * table: the stream then sees each commit that writes a row, and asks the table whether the
+ * aggregates behind it have a backlog only from then on (see StreamRelay.heldBehindTable), not for
+ * every batch. Its paused-destinations table: a pause reaches the stream in commit order (see
+ * PausedDestinations). A publication made by an earlier version, without them, gets them here.
  */
 async function publishTable(query: WalQuery, publication: string, table: string): Promise<void> {
   const [member] = await query(

@@ -37,6 +37,10 @@ export class ClientProxyTransport implements OutboxTransport {
     }
   }
 
+  async connect(): Promise<void> {
+    await this.client.connect();
+  }
+
   async publish(message: OutgoingMessage): Promise<void> {
     await lastValueFrom(this.client.emit(message.destination, this.profile.toRecord(message)), { defaultValue: undefined });
   }

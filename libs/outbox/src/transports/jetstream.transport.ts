@@ -46,7 +46,7 @@ export class JetStreamTransport implements OutboxTransport {
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
-    const { client } = await this.connect();
+    const { client } = await this.connected();
     const nats = natsModules();
     const headers = nats.headers();
     for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
@@ -61,7 +61,12 @@ export class JetStreamTransport implements OutboxTransport {
     if (connecting) await (await connecting.catch(() => undefined))?.connection.close();
   }
 
-  private connect() {
+  /** Opens the connection ahead of the first publish. */
+  async connect(): Promise<void> {
+    await this.connected();
+  }
+
+  private connected() {
     void this.connecting?.then((current) => {
       // A connection that gave up reconnecting is replaced on the next publish.
       if (current.connection.isClosed()) this.connecting = undefined;

@@ -7,13 +7,14 @@ import type { StreamCommit, StreamMessage } from './stream-message';
  */
 export class AcknowledgedPositions {
   // Commits received and not yet wholly acknowledged, oldest first, with their unacknowledged counts.
-  private readonly open: Array<{ lsn: bigint; remaining: number }> = [];
-  private readonly byLsn = new Map<bigint, { lsn: bigint; remaining: number }>();
+  private readonly open: Array<{ lsn: bigint; remaining: number; carried: boolean }> = [];
+  private readonly byLsn = new Map<bigint, { lsn: bigint; remaining: number; carried: boolean }>();
   private confirmedUpTo: bigint | undefined;
+  private carriedMessages = false;
 
   /** Commits must arrive in stream (commit) order. */
   received(commit: StreamCommit): void {
-    const entry = { lsn: commit.lsn, remaining: commit.messages.length };
+    const entry = { lsn: commit.lsn, remaining: commit.messages.length, carried: commit.messages.length > 0 };
     this.open.push(entry);
     this.byLsn.set(commit.lsn, entry);
   }
@@ -34,13 +35,20 @@ export class AcknowledgedPositions {
   /** The newly confirmable position, or `undefined` when it has not moved since the last call. */
   advance(): bigint | undefined {
     let moved: bigint | undefined;
+    let carried = false;
     while (this.open.length > 0 && this.open[0].remaining === 0) {
       const done = this.open.shift()!;
       this.byLsn.delete(done.lsn);
       moved = done.lsn;
+      carried ||= done.carried;
     }
-    if (moved !== undefined) this.confirmedUpTo = moved;
+    if (moved !== undefined) (this.confirmedUpTo = moved), (this.carriedMessages = carried);
     return moved;
+  }
+
+  /** Whether the commits the last `advance` moved past carried outbox messages (not only keepalives and other tables' commits). */
+  get lastAdvanceCarriedMessages(): boolean {
+    return this.carriedMessages;
   }
 
   /** The last position returned by `advance`. */

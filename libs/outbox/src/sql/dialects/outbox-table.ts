@@ -61,6 +61,16 @@ export class OutboxTable {
     return new OutboxTable(`${this.name}_locks`, this.schema);
   }
 
+  /** PostgreSQL, WAL mode: the stream's saved positions, `<name>_wal_positions` (see WalPositionTable). */
+  get walPositions(): OutboxTable {
+    return new OutboxTable(`${this.name}_wal_positions`, this.schema);
+  }
+
+  /** PostgreSQL, WAL mode: messages the stream published, per minute and destination, `<name>_wal_published` (see StreamedCounts). */
+  get walPublished(): OutboxTable {
+    return new OutboxTable(`${this.name}_wal_published`, this.schema);
+  }
+
   /** `schema.name` or `name`, for messages and TypeORM's `hasTable`. */
   toString(): string {
     return this.schema === undefined ? this.name : `${this.schema}.${this.name}`;
