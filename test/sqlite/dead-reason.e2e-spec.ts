@@ -20,6 +20,8 @@ describe('SQLite: the reason of a row that goes dead after a restart with a lowe
       const [row] = await harness.rows();
       return row.attempts >= 7 && row;
     });
+    // The restart: this relay stops (it would otherwise retry the row by itself when its backoff ends).
+    await before.stop(1_000);
     const [failing] = await harness.rows();
     expect({ status: failing.status, attempts: failing.attempts }).toEqual({ status: 'pending', attempts: 7 });
     // The app comes back with maxAttempts 5: its first claim of the row is attempt 8.
