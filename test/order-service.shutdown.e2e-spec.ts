@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from './support/example-app';
-import { privateKafka, privatePostgres, type PrivateService } from './support/private-services';
+import { privateKafka, type PrivateKafka } from './support/private-kafka';
+import { PrivatePostgres } from './support/private-postgres';
 import { waitFor } from './support/wait-for';
 
 const root = join(__dirname, '..');
@@ -19,7 +20,7 @@ interface Demo {
 }
 
 /** The demo's main.ts in a child process (its signal handlers are main.ts's), on a private PostgreSQL and Kafka. */
-async function startDemo(postgres: PrivateService, kafka: PrivateService): Promise<Demo> {
+async function startDemo(postgres: PrivatePostgres, kafka: PrivateKafka): Promise<Demo> {
   const port = await freePort();
   const suffix = randomBytes(4).toString('hex');
   const child = spawn(process.execPath, ['-r', join(root, 'test/support/ts-child.register.cjs'), join(root, 'apps/order-service/src/main.ts')], {
@@ -27,7 +28,7 @@ async function startDemo(postgres: PrivateService, kafka: PrivateService): Promi
     env: {
       ...process.env,
       PORT: String(port),
-      DATABASE_URL: postgres.address,
+      DATABASE_URL: postgres.url,
       BROKER: 'kafka',
       KAFKA_BROKERS: kafka.address,
       ORDERS_TOPIC: `orders-${suffix}`,
@@ -76,18 +77,18 @@ async function placeOrder(port: number): Promise<string> {
 }
 
 describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', () => {
-  let postgres: PrivateService | undefined;
-  let kafka: PrivateService | undefined;
+  let postgres: PrivatePostgres | undefined;
+  let kafka: PrivateKafka | undefined;
   let demo: Demo | undefined;
 
   beforeEach(async () => {
-    [postgres, kafka] = await Promise.all([privatePostgres(), privateKafka()]);
+    [postgres, kafka] = await Promise.all([PrivatePostgres.start(), privateKafka()]);
   });
 
   afterEach(async () => {
     if (demo && demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL');
     demo = undefined;
-    await Promise.all([postgres?.remove(), kafka?.remove()]);
+    await Promise.all([postgres?.destroy(), kafka?.remove()]);
   });
 
   it('exits with code 1 within 10 s of SIGTERM while PostgreSQL and Kafka are down, naming what it gave up on', async () => {
@@ -98,7 +99,7 @@ describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', 
     // instead (it then restarts, and its close is quick): that is not the stop of the issue.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const before = demo.output().length;
-    await Promise.all([postgres!.stop(), kafka!.stop()]);
+    await Promise.all([postgres!.stop('immediate'), kafka!.stop()]);
     await waitFor(
       'the Kafka consumer to retry the broker twice',
       () => /\[ServerKafka\].*Failed to connect to seed broker.*"retryCount":[2-9]/.test(demo!.output().slice(before)),
@@ -119,7 +120,7 @@ describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', 
     const { code, elapsedMs } = await demo.terminate();
     expect({ code, elapsedMs: elapsedMs < EXIT_WITHIN_MS, said: demo.output() }).toEqual({ code: 0, elapsedMs: true, said: expect.stringMatching(/Closed in \d+ ms after SIGTERM; exiting with code 0/) });
     expect(demo.output()).not.toContain('Gave up on');
-    const client = new Client({ connectionString: postgres!.address });
+    const client = new Client({ connectionString: postgres!.url });
     await client.connect();
     try {
       const { rows } = await client.query<{ status: string; leased: boolean }>(`SELECT status, lease_owner IS NOT NULL AS leased FROM outbox_messages`);
