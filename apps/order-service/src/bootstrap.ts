@@ -23,7 +23,7 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
   // good; without them a handler error is retried by the broker until the inbox's poison policy
   // sets the message aside.
   app.connectMicroservice(orderEventsConsumer(config.broker), { inheritAppConfig: false });
-  app.enableShutdownHooks();
+  // Signals are main.ts's (enableBoundedShutdown): the tests build many apps in one process and close them themselves.
   return app;
 }
 

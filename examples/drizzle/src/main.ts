@@ -1,9 +1,11 @@
 import { NestFactory } from '@nestjs/core';
+import { enableBoundedShutdown } from '@nest-outbox/outbox';
 import { AppModule } from './app.module.js';
 import { migrateDatabase } from './database/database.js';
 import { settings } from './settings.js';
 
 await migrateDatabase(); // the tables exist before the relay's first claim
 const app = await NestFactory.create(AppModule);
-app.enableShutdownHooks(); // the relay finishes its batch before the pool ends
+// On SIGTERM/SIGINT the relay finishes its batch before the pool ends; a close that hangs ends after 10 s, saying on what.
+enableBoundedShutdown(app);
 await app.listen(settings.httpPort);

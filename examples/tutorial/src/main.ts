@@ -1,4 +1,5 @@
 import { NestFactory } from '@nestjs/core';
+import { enableBoundedShutdown } from '@nest-outbox/outbox';
 import { AppModule } from './app.module.js';
 import { eventsConsumer } from './events.options.js';
 import { settings } from './settings.js';
@@ -6,7 +7,8 @@ import { settings } from './settings.js';
 async function bootstrap() {
   const app = await NestFactory.create(AppModule);
   app.connectMicroservice(eventsConsumer());
-  app.enableShutdownHooks(); // the relay finishes its batch before the database closes
+  // On SIGTERM/SIGINT the relay finishes its batch before the database closes; a close that hangs ends after 10 s, saying on what.
+  enableBoundedShutdown(app);
   await app.startAllMicroservices();
   await app.listen(settings.httpPort);
 }

@@ -42,6 +42,8 @@ const VALUES = [
   'CreateOutboxTable',
   'CreateInboxTable',
   'CreateInboxPoisonTable',
+  // process shutdown with a deadline
+  'enableBoundedShutdown',
 ];
 
 const TYPES = [

@@ -45,3 +45,6 @@ export { OutboxEventValidationError } from './core/typed/to-outbox-event';
 export { CreateOutboxTable } from './typeorm/create-outbox-table.migration';
 export { CreateInboxTable } from './typeorm/inbox/create-inbox-table.migration';
 export { CreateInboxPoisonTable } from './typeorm/poison/create-poison-table.migration';
+
+// Process shutdown with a deadline (use instead of app.enableShutdownHooks())
+export { enableBoundedShutdown } from './nest/shutdown/bounded-shutdown';

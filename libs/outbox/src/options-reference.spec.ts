@@ -9,6 +9,7 @@ import { WAL_DEFAULTS } from './core/stream/wal-options';
 import { CONSOLE_OPTION_KEYS } from './console/outbox-console.options';
 import { resolveMetricsOptions } from './observability/metrics/metrics.options';
 import { resolveTracingOptions } from './observability/tracing/tracing.options';
+import { BOUNDED_SHUTDOWN_DEFAULTS } from './nest/shutdown/bounded-shutdown';
 
 /**
  * docs/options.md is the options reference: this keeps it from drifting. The keys come from the
@@ -120,5 +121,12 @@ describe('docs/options.md', () => {
     expect([...rows.keys()].filter((key) => !(CONSOLE_OPTION_KEYS as readonly string[]).includes(key))).toEqual([]);
     const resolved = resolveConsoleOptions({ noAuth: true });
     expectDefaults(rows, { path: resolved.path, readOnly: resolved.readOnly, maxPageSize: resolved.maxPageSize, refreshIntervalMs: resolved.refreshIntervalMs });
+  });
+
+  it('has a row for every enableBoundedShutdown option, with the defaults the code applies', () => {
+    const rows = rowsOf('enableBoundedShutdown');
+    expect([...rows.keys()].sort()).toEqual(['exit', 'logger', 'signals', 'timeoutMs']);
+    expect(firstCode(rows.get('timeoutMs')!)).toBe(String(BOUNDED_SHUTDOWN_DEFAULTS.timeoutMs));
+    expect(firstCode(rows.get('signals')!)).toBe(`[${BOUNDED_SHUTDOWN_DEFAULTS.signals.map((signal) => `'${signal}'`).join(', ')}]`);
   });
 });

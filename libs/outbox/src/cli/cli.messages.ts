@@ -1,4 +1,6 @@
 /** Texts of the `nest-outbox` command. */
+
+import { shownValue } from '../core/shown-value';
 import { redactUrl } from './cli-redaction';
 import { POISON_USAGE } from './cli-poison.messages';
 
@@ -76,7 +78,8 @@ export const badNumber = (option: string, value: string) => `--${option} must be
 
 export const badTime = (option: string, value: string) => `--${option} must be an ISO-8601 time such as 2026-01-31T12:00:00Z (years 1 to 9999); got "${value}".`;
 
-export const badDestination = (max: number) => `A destination has at most ${max} characters.`;
+export const badDestination = (command: string, got: string, problem: string, rule: string) =>
+  `The destination argument of "nest-outbox ${command}", ${shownValue(got)}, is refused: ${problem}. A destination is ${rule}.`;
 
 export const badLimit = (value: string, max: number) => `--limit must be at most ${max}; got "${value}". Page on with --after <position>.`;
 

@@ -20,7 +20,11 @@ describe('nest-outbox input checks', () => {
     [['dead', 'discard', '--to', '2026-W01', '--url', 'postgres://u:p@127.0.0.1:1/db'], /--to must be an ISO-8601 time/],
     [['dead', 'list', '--after', '9223372036854775808', '--url', 'postgres://u:p@127.0.0.1:1/db'], /--after must be a position/],
     [['dead', 'list', '--limit', '99999999999999999999', '--url', 'postgres://u:p@127.0.0.1:1/db'], /--limit must be at most 10000/],
-    [['pause', 'x'.repeat(256), '--url', 'postgres://u:p@127.0.0.1:1/db'], /at most 255 characters/],
+    [['pause', 'x'.repeat(256), '--url', 'postgres://u:p@127.0.0.1:1/db'], /"nest-outbox pause", "x+…", is refused: it has 256 characters, more than 255\. A destination is a non-blank string of at most 255/],
+    [['pause', '', '--url', 'postgres://u:p@127.0.0.1:1/db'], /destination argument of "nest-outbox pause", "", is refused: it is empty/],
+    [['resume', '   ', '--url', 'postgres://u:p@127.0.0.1:1/db'], /destination argument of "nest-outbox resume", " {3}", is refused: it is blank/],
+    [['pause', 'orders\nforged log line', '--url', 'postgres://u:p@127.0.0.1:1/db'], /"orders\\nforged log line", is refused: it contains the control character U\+000A at index 6\. A destination is .*without control characters/],
+    [['resume', 'orders\u007f', '--url', 'postgres://u:p@127.0.0.1:1/db'], /"orders\\u007f", is refused: it contains the control character U\+007F/],
     [['pause', 'orders', '--reason', 'x'.repeat(501), '--url', 'postgres://u:p@127.0.0.1:1/db'], /--reason must be at most 500/],
     [['retry-now', 'not-an-id', '--url', 'postgres://u:p@127.0.0.1:1/db'], /"not-an-id" is not a message id/],
   ])('refuses %j with exit 2 before connecting', async (argv, message) => {

@@ -6,7 +6,7 @@ import { OutboxConsole } from '../core/console/outbox-console';
 import type { MessageFilter } from '../core/console/outbox-console.port';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { invalidIdentifier } from '../core/outbox.messages';
-import { isIdentifier } from '../core/names';
+import { isIdentifier, nameProblem, nameRule } from '../core/names';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { DEFAULT_OUTBOX_TABLE } from '../sql/dialects/outbox-table';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
@@ -97,8 +97,11 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
-  if ((command === 'pause' || command === 'resume') && !sub) throw new CliError(needsArgument(command, 'a destination'));
-  if ((command === 'pause' || command === 'resume') && sub!.length > MAX_DESTINATION_LENGTH) throw new CliError(badDestination(MAX_DESTINATION_LENGTH));
+  if ((command === 'pause' || command === 'resume') && sub === undefined) throw new CliError(needsArgument(command, 'a destination'));
+  if (command === 'pause' || command === 'resume') {
+    const problem = nameProblem(sub, MAX_DESTINATION_LENGTH);
+    if (problem) throw new CliError(badDestination(command, sub!, problem, nameRule(MAX_DESTINATION_LENGTH)));
+  }
   const thresholds = { maxLagMs: seconds(values, 'max-lag'), maxDead: count(values, 'max-dead') };
   const filter = filterOf(values);
   // Checked here too, so that bad input fails before anything connects.

@@ -74,6 +74,12 @@ export interface ClaimedMessage extends Omit<NewOutboxMessage, 'occurredAt'> {
   attempt: number;
   /** Set by a store when a column of the row could not be read; the relay dead-letters such a row alone. */
   decodeError?: { part: string; cause: string };
+  /**
+   * The row's error history as stored (a JSON array of `{ at, error }`, the latest
+   * `ERROR_LIMITS.historyEntries` failures); absent or null when no failure was recorded. It tells a
+   * row that failed from one whose claims ended without an outcome, when it is over `maxAttempts`.
+   */
+  errorHistory?: string | null;
 }
 
 /** The transport-neutral view of a message that a transport publishes. */

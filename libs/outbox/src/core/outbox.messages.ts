@@ -1,5 +1,7 @@
 /** Every text the library shows a user, in one place, each naming what is wrong and what to do. */
 
+import { shownValue } from './shown-value';
+
 export const invalidOption = (option: string, expected: string, got: unknown) =>
   `Invalid OutboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
 
@@ -168,11 +170,21 @@ export const claimedTooOften = (position: string, attempt: number, maxAttempts: 
   `stopped or lost their lease mid-publish (a crash, a stall, or a message that crashes the process). It is dead-lettered alone; ` +
   `find out why, then requeue or discard it.`;
 
+export const failedTooOften = (
+  position: string,
+  { failures, capped, last, withoutOutcome, attempt, maxAttempts }: { failures: number; capped: boolean; last: string; withoutOutcome: number; attempt: number; maxAttempts: number },
+) =>
+  `Outbox row ${position} failed ${capped ? `at least ${failures}` : failures} time(s) with the error recorded (the last: ${JSON.stringify(last.length > 300 ? `${last.slice(0, 300)}…` : last)})` +
+  (withoutOutcome > 0 ? ` and was claimed ${withoutOutcome} more time(s) without an outcome (a crash, a stall or a lost lease)` : '') +
+  `; this claim would be attempt ${attempt}, over "maxAttempts" (${maxAttempts})` +
+  (failures >= maxAttempts ? `, which is lower than when those failures were recorded` : '') +
+  `. It is dead-lettered without another attempt; fix the cause in its error history, then requeue it (fresh attempts) or discard it.`;
+
 export const invalidListOption = (option: string, expected: string, got: unknown) =>
   `OutboxAdmin.listDead(): option "${option}" must be ${expected}, got ${describe(got)}. Pass the "position" of the last message of the previous page.`;
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return shownValue(value);
   if (typeof value === 'symbol') return value.toString();
   if (typeof value === 'function') return `a function (${value.name || 'anonymous'})`;
   if (value === null || value === undefined) return String(value);
@@ -221,3 +233,7 @@ export const sqliteConnectionWaitTimedOut = (waitedMs: number) =>
   `runs outside the transaction that holds the connection while that transaction waits for it: inside a transaction begun with ` +
   `queryRunner.startTransaction(), run every statement through queryRunner.manager, not the DataSource or an injected ` +
   `repository. Otherwise a transaction stays open too long, or a query runner was released without a commit or rollback.`;
+
+export const invalidTransportName = (name: string, problem: string, rule: string) =>
+  `OutboxModule option "transports": the transport name ${describe(name)} is refused: ${problem}. A transport name is ${rule}; ` +
+  `each row records it in its "transport" column.`;

@@ -1,5 +1,6 @@
 import { toOutgoingMessage } from './envelope';
-import { claimedTooOften, undecodableRow } from './outbox.messages';
+import { claimedTooOften, failedTooOften, undecodableRow } from './outbox.messages';
+import { ERROR_LIMITS } from './message-limits';
 import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
 
 /**
@@ -23,7 +24,7 @@ export function decodeBatch(messages: readonly ClaimedMessage[], maxAttempts?: n
   const batch: DecodedBatch = { decoded: new Map(), undecodable: new Map() };
   for (const message of messages) {
     if (maxAttempts !== undefined && message.attempt > maxAttempts) {
-      batch.undecodable.set(message.position, claimedTooOften(message.position, message.attempt, maxAttempts));
+      batch.undecodable.set(message.position, overMaxAttempts(message, maxAttempts));
       continue;
     }
     const reason = message.decodeError ?? metadataProblem(message);
@@ -38,6 +39,34 @@ export function decodeBatch(messages: readonly ClaimedMessage[], maxAttempts?: n
     }
   }
   return batch;
+}
+
+/**
+ * Why a row claimed more often than `maxAttempts` goes dead. Every claim but this one either
+ * recorded a failure (in the error history) or ended without an outcome; which of them it was is
+ * what an operator needs to know: failures recorded up to the limit mean the limit was lowered
+ * since (a restart with a smaller `maxAttempts`), claims without one mean crashes or stalls.
+ */
+function overMaxAttempts(message: ClaimedMessage, maxAttempts: number): string {
+  const history = recordedFailures(message.errorHistory);
+  if (!history) return claimedTooOften(message.position, message.attempt, maxAttempts);
+  // The history keeps the latest entries only: a full one may stand for more failures.
+  const capped = history.count >= ERROR_LIMITS.historyEntries;
+  const withoutOutcome = capped ? 0 : Math.max(0, message.attempt - 1 - history.count);
+  return failedTooOften(message.position, { failures: history.count, capped, last: history.last, withoutOutcome, attempt: message.attempt, maxAttempts });
+}
+
+function recordedFailures(text: string | null | undefined): { count: number; last: string } | undefined {
+  if (!text) return undefined;
+  try {
+    const entries: unknown = JSON.parse(text);
+    if (!Array.isArray(entries) || entries.length === 0) return undefined;
+    const last = entries[entries.length - 1] as { error?: unknown } | null;
+    return { count: entries.length, last: typeof last?.error === 'string' ? last.error : '(not recorded)' };
+  } catch {
+    // An unreadable history says nothing either way: the claim count is all there is.
+    return undefined;
+  }
 }
 
 export interface DecodeProblem {

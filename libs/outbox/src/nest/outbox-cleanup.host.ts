@@ -4,11 +4,14 @@ import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
 import type { SqlConnection } from '../sql/sql-connection.port';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import { settleWithin } from '../core/deadline';
+import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
+import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Deletes settled rows on a schedule, on instances that relay. */
 @Injectable()
-export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicationShutdown, ReportsShutdownStage {
   private readonly logger = new Logger('Outbox');
   private cleaner: OutboxCleaner | undefined;
 
@@ -44,10 +47,23 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
     return this.cleaner?.run() ?? Promise.resolve({ published: 0, dead: 0 });
   }
 
+  private stage: string | undefined;
+
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.cleaner?.run().catch(() => undefined);
+    const cleaner = this.cleaner;
     this.cleaner = undefined;
+    if (!cleaner) return;
+    // A last run (it also waits for one the timer started); a database that does not answer must not hold the stop.
+    this.stage = 'a last cleanup run';
+    if ((await settleWithin(cleaner.run(), SHUTDOWN_STEP_TIMEOUT_MS)) === 'timeout') {
+      this.logger.warn(shutdownStepTimedOut('the outbox cleanup', SHUTDOWN_STEP_TIMEOUT_MS));
+    }
+    this.stage = undefined;
+  }
+
+  [SHUTDOWN_STAGE](): string | undefined {
+    return this.stage;
   }
 }

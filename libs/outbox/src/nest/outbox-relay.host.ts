@@ -26,6 +26,9 @@ import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
 import { walNames } from '../core/stream/wal-options';
 import { refuseStrandedWalEvents } from '../postgres-wal/wal-mode-switch.check';
+import { settleWithin } from '../core/deadline';
+import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
+import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
 
 export function defaultRelayId(): string {
   return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -37,7 +40,7 @@ export function defaultRelayId(): string {
  * on shutdown stops claiming and hands back its leases before TypeORM and the clients are closed.
  */
 @Injectable()
-export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, ReportsShutdownStage {
   private readonly logger = new Logger('Outbox');
   private relay: OutboxRelay | undefined;
   private readonly delayed = new DelayedWakeUps(() => void this.drain());
@@ -45,6 +48,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   private transports = new Map<string, OutboxTransport>();
   private store: OutboxStore | undefined;
   private gate: OutboxRelayStartGate | undefined;
+  /** The step beforeApplicationShutdown runs, for a shutdown that runs out of time to name. */
+  private stage: string | undefined;
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -145,14 +150,29 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.store = undefined;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
-    await this.listener?.stop();
+    const listener = this.listener;
     this.listener = undefined;
-    if (this.relay) await this.relay.stop(this.settings.shutdownTimeoutMs);
+    if (listener) await this.step('stopping the LISTEN connection', listener.stop());
+    // relay.stop bounds its wait for the batches in flight by shutdownTimeoutMs; handing back the
+    // leases is one more statement, which a database that does not answer could hold forever.
+    const relay = this.relay;
     this.relay = undefined;
+    if (relay) await this.step('finishing the batches in flight and handing back leases', relay.stop(this.settings.shutdownTimeoutMs), this.settings.shutdownTimeoutMs + SHUTDOWN_STEP_TIMEOUT_MS);
     this.observers.activity.running = false;
     for (const transport of this.transports.values()) {
-      await transport.close?.().catch((error: unknown) => this.logger.warn(`Closing transport ${transport.name} failed: ${String(error)}`));
+      const closing = transport.close?.().catch((error: unknown) => this.logger.warn(`Closing transport ${transport.name} failed: ${String(error)}`));
+      if (closing) await this.step(`closing transport "${transport.name}"`, closing);
     }
+    this.stage = undefined;
+  }
+
+  [SHUTDOWN_STAGE](): string | undefined {
+    return this.stage;
+  }
+
+  private async step(stage: string, work: Promise<unknown>, timeoutMs = SHUTDOWN_STEP_TIMEOUT_MS): Promise<void> {
+    this.stage = stage;
+    if ((await settleWithin(work, timeoutMs)) === 'timeout') this.logger.warn(shutdownStepTimedOut(`the outbox relay's ${stage}`, timeoutMs));
   }
 
   /** A delayed row written by this process comes due in `delayMs`: wake then rather than at the next poll. */

@@ -1,12 +1,13 @@
 import type { ModuleRef } from '@nestjs/core';
 import { ClientProxy } from '@nestjs/microservices';
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { invalidOption, missingTransport, notATransport, notATransportValue, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
+import { invalidOption, invalidTransportName, missingTransport, notATransport, notATransportValue, unknownRouteTransport, unknownTransportToken } from '../core/outbox.messages';
 import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
 import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
 import { ClientProxyTransport } from '../transports/client-proxy.transport';
 import { IN_PROCESS_TRANSPORT } from '../transports/in-process.transport';
 import { reservedTransportName } from '../core/in-process.messages';
+import { nameProblem, nameRule } from '../core/names';
 import type { OutboxModuleOptions, OutboxTransportOption } from './outbox-module.options';
 
 /** Turns the `transport` / `transports` options into transports by name, failing on what cannot work. */
@@ -25,9 +26,11 @@ export function resolveTransports(options: OutboxModuleOptions, moduleRef: Modul
   return transports;
 }
 
+const MAX_TRANSPORT_NAME = 64;
+
 /**
  * Everything about `transport`, `transports` and `routes` that needs none of the app's providers:
- * a value that can be no transport, the reserved name, a route to an unknown name. Runs where
+ * a value that can be no transport, the reserved name, a bad name, a route to an unknown name. Runs where
  * `forRoot` is declared (before any module connects), and again at init for `forRootAsync`.
  */
 export function checkTransportOptions(options: OutboxModuleOptions): void {
@@ -38,6 +41,9 @@ export function checkTransportOptions(options: OutboxModuleOptions): void {
   }
   for (const [name, option] of Object.entries(options.transports ?? {})) {
     if (name === IN_PROCESS_TRANSPORT) throw new OutboxConfigurationError(reservedTransportName(name));
+    // Rows record the name in their varchar(64) "transport" column: a longer one would fail every insert.
+    const problem = nameProblem(name, MAX_TRANSPORT_NAME);
+    if (problem) throw new OutboxConfigurationError(invalidTransportName(name, problem, nameRule(MAX_TRANSPORT_NAME)));
     checkShape(option, `transports.${name}`);
   }
   checkRouteTransports(options);

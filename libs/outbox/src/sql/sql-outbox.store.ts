@@ -61,6 +61,7 @@ export function toClaimedMessage(record: OutboxRowRecord): ClaimedMessage {
     headers,
     payloadJson: record.payloadJson,
     attempt: Number(record.attempt),
+    ...(record.errorHistory ? { errorHistory: record.errorHistory } : {}),
     ...(problem ? { decodeError: problem } : {}),
   };
 }

@@ -1,5 +1,7 @@
 /** Texts of the operator console (REST, page and CLI). */
 
+import { shownValue } from '../shown-value';
+
 export const noSuchMessage = (id: string) => `No outbox message has id "${id}". Check the id (the envelope's "id", a UUID) and the table.`;
 
 export const notDeadNow = (id: string, status: string) =>
@@ -23,3 +25,7 @@ export const unknownDestination = (destination: string) =>
 
 export const consoleUnsupportedDatabase = (type: unknown) =>
   `The outbox console runs on PostgreSQL, SQLite and MariaDB/MySQL; this data source is "${String(type)}". Use OutboxAdmin from code on other databases.`;
+
+export const invalidDestinationArgument = (action: 'pause' | 'resume', got: unknown, problem: string, rule: string) =>
+  `The destination to ${action}, ${shownValue(got)}, is refused: ${problem}. A destination is ${rule}, as the outbox rows name it ` +
+  `("nest-outbox paused" and the console list the paused ones).`;

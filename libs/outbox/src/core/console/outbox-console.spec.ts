@@ -64,6 +64,21 @@ describe('OutboxConsole retry now and pause', () => {
     await expect(console.retryNow('a')).rejects.toMatchObject({ kind: 'conflict', message: expect.stringContaining('not waiting in backoff (status published') });
   });
 
+  it.each([
+    ['orders\u0000', /"orders\\u0000", is refused: it contains the control character U\+0000 at index 6/],
+    ['', /"", is refused: it is empty/],
+    ['x'.repeat(256), /it has 256 characters, more than 255/],
+  ])('refuses to pause or resume the destination %j before any statement, naming it and what is allowed', async (destination, problem) => {
+    const statements: string[] = [];
+    const console = new OutboxConsole(
+      store({ destinationUsed: async () => (statements.push('used'), true), pause: async () => (statements.push('pause'), true), resume: async () => (statements.push('resume'), true) }),
+      maintenance,
+    );
+    await expect(console.pause(destination, { confirmUnknown: true })).rejects.toMatchObject({ kind: 'invalid', field: 'destination', message: expect.stringMatching(problem) });
+    await expect(console.resume(destination)).rejects.toMatchObject({ kind: 'invalid', field: 'destination', message: expect.stringMatching(/The destination to resume, .* A destination is a non-blank string of at most 255 characters, without control characters/) });
+    expect(statements).toEqual([]);
+  });
+
   it('refuses to pause a destination no row has used unless confirmed, and keeps the reason', async () => {
     const paused: Array<[string, string | null]> = [];
     const console = new OutboxConsole(

@@ -1,7 +1,9 @@
 import type { DeadLetterOutcome, OutboxMaintenanceStore } from '../outbox-maintenance.port';
 import type { MessageDetail, MessageFilter, MessageSummary, OutboxConsoleStore, PausedDestination, ThroughputPoint } from './outbox-console.port';
 import { ConsoleError } from './console.error';
-import { bulkNeedsAFilter, bulkOnlyDead, noSuchMessage, notDeadNow, notInBackoff, retryNowOnlyPending, unknownDestination } from './console.messages';
+import { bulkNeedsAFilter, bulkOnlyDead, invalidDestinationArgument, noSuchMessage, notDeadNow, notInBackoff, retryNowOnlyPending, unknownDestination } from './console.messages';
+import { MAX_DESTINATION_LENGTH } from './console-input';
+import { nameProblem, nameRule } from '../names';
 
 /** Rows changed by one bulk statement: small enough that no statement holds locks for long. */
 export const BULK_BATCH_SIZE = 200;
@@ -101,13 +103,15 @@ export class OutboxConsole {
    * real one keeps publishing.
    */
   async pause(destination: string, request: PauseRequest = {}): Promise<boolean> {
+    checkDestinationArgument('pause', destination);
     if (!request.confirmUnknown && !(await this.store.destinationUsed(destination))) {
       throw new ConsoleError(unknownDestination(destination), 'invalid', 'confirmUnknown');
     }
     return this.store.pause(destination, request.reason?.trim() || null);
   }
 
-  resume(destination: string): Promise<boolean> {
+  async resume(destination: string): Promise<boolean> {
+    checkDestinationArgument('resume', destination);
     return this.store.resume(destination);
   }
 
@@ -148,4 +152,10 @@ export class OutboxConsole {
     if (outcome === 'missing') throw new ConsoleError(noSuchMessage(id), 'not-found');
     throw new ConsoleError(notDeadNow(id, outcome), 'conflict');
   }
+}
+
+// Before any statement: a NUL reached PostgreSQL as a raw error, a 256th character the varchar(255) of the paused table.
+function checkDestinationArgument(action: 'pause' | 'resume', destination: unknown): void {
+  const problem = nameProblem(destination, MAX_DESTINATION_LENGTH);
+  if (problem) throw new ConsoleError(invalidDestinationArgument(action, destination, problem, nameRule(MAX_DESTINATION_LENGTH)), 'invalid', 'destination');
 }

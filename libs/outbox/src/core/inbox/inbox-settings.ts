@@ -1,3 +1,4 @@
+import { nameProblem, nameRule } from '../names';
 import { OutboxConfigurationError } from '../outbox.errors';
 import { INBOX_DEFAULTS, type InboxSettings } from './inbox.port';
 import { invalidConsumerName, invalidInboxOption, unknownInboxOption } from './inbox.messages';
@@ -52,11 +53,11 @@ export function resolveInboxSettings<O extends InboxSettings>(options: O): Resol
 
 const MAX_NAME = 255;
 
+/** Checked before any statement: a NUL reached PostgreSQL as a raw QueryFailedError, a 256th character MariaDB's varchar(255). */
 export function checkConsumerName(consumer: unknown): string {
-  if (typeof consumer !== 'string' || consumer.trim() === '' || consumer.length > MAX_NAME) {
-    throw new OutboxConfigurationError(invalidConsumerName(consumer));
-  }
-  return consumer;
+  const problem = nameProblem(consumer, MAX_NAME);
+  if (problem) throw new OutboxConfigurationError(invalidConsumerName(consumer, problem, nameRule(MAX_NAME)));
+  return consumer as string;
 }
 
 /** An outbox envelope as a handler receives it: enough to find the message id. */

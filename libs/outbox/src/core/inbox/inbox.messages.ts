@@ -1,8 +1,10 @@
 /** Texts of the inbox, each naming what is wrong and what to do. */
 
-export const invalidConsumerName = (got: unknown) =>
-  `Inbox consumer name must be a non-empty string of at most 255 characters, got ${describe(got)}. ` +
-  `Give every consumer a stable name of its own, e.g. 'billing.order-projector'.`;
+import { shownValue } from '../shown-value';
+
+export const invalidConsumerName = (got: unknown, problem: string, rule: string) =>
+  `Inbox consumer name ${describe(got)} is refused: ${problem}. A consumer name (the consumer argument of process(), processIn(), ` +
+  `processEnvelope() and @Idempotent()) is ${rule}. Give every consumer a stable name of its own, e.g. 'billing.order-projector'.`;
 
 export const invalidMessageId = (consumer: string, got: unknown) =>
   `Inbox consumer "${consumer}" was given no message id (got ${describe(got)}). ` +
@@ -39,7 +41,7 @@ export const invalidInboxOption = (option: string, expected: string, got: unknow
   `Invalid OutboxInboxModule option "${option}": expected ${expected}, got ${describe(got)}.`;
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return shownValue(value);
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'object') return `an object (${value.constructor?.name ?? 'Object'})`;
   return String(value);

@@ -22,6 +22,9 @@ import { SqlInbox } from '../../sql/sql-inbox';
 import { SqlInboxStore } from '../../sql/inbox/sql-inbox.store';
 import { pruneInBatches } from '../../core/inbox/prune-batches';
 import { PoisonReplays } from './poison-replays';
+import { settleWithin } from '../../core/deadline';
+import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from '../shutdown/shutdown-stage';
+import { shutdownStepTimedOut } from '../shutdown/shutdown.messages';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
@@ -33,7 +36,7 @@ export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
  * Applies the poison policy, prunes old marks and runs replays asked for from the CLI on a schedule.
  */
 @Injectable()
-export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown, ReportsShutdownStage {
   private readonly logger = new Logger('OutboxInbox');
   // The transaction type is the data layer's, fixed by the module's options: EntityManager or SqlTransaction.
   private readonly inbox: TransactionalInbox<any>;
@@ -44,6 +47,8 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   readonly poison: PoisonReplays | undefined;
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<number> | undefined;
+  /** The step a shutdown hook runs, for a shutdown that runs out of time to name. */
+  private stage: string | undefined;
   /** On SQLite, consumers' transactions take turns on TypeORM's one connection, with or without OutboxModule. */
   private readonly unserialize: () => void;
 
@@ -92,13 +97,25 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    await this.pruning?.catch(() => undefined);
-    await this.poison?.idle();
+    if (this.pruning) await this.step('waiting for the pruning run', this.pruning);
+    if (this.poison) await this.step('waiting for the poison replay run', this.poison.idle());
+    this.stage = undefined;
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.unserialize();
-    await this.opened.close();
+    await this.step("closing the inbox's connection pool", this.opened.close());
+    this.stage = undefined;
+  }
+
+  [SHUTDOWN_STAGE](): string | undefined {
+    return this.stage;
+  }
+
+  // Each shutdown step is bounded: a database that does not answer must not hold the stop.
+  private async step(stage: string, work: Promise<unknown>): Promise<void> {
+    this.stage = stage;
+    if ((await settleWithin(work, SHUTDOWN_STEP_TIMEOUT_MS)) === 'timeout') this.logger.warn(shutdownStepTimedOut(`the inbox's ${stage}`, SHUTDOWN_STEP_TIMEOUT_MS));
   }
 
   /**

@@ -109,7 +109,8 @@ export function claimedColumns(alias?: string): string {
   return `${c}position AS "position", ${c}id AS "id", ${c}event_type AS "type", ${c}event_version AS "version",
     ${c}aggregate_type AS "aggregateType", ${c}aggregate_id AS "aggregateId", ${c}transport AS "transport", ${c}destination AS "destination",
     ${c}occurred_at AS "occurredAt", ${c}correlation_id AS "correlationId", ${c}causation_id AS "causationId",
-    ${c}tenant_id AS "tenantId", ${c}headers AS "headers", ${c}payload AS "payloadJson", ${c}attempts AS "attempt"`;
+    ${c}tenant_id AS "tenantId", ${c}headers AS "headers", ${c}payload AS "payloadJson", ${c}attempts AS "attempt",
+    ${c}error_history AS "errorHistory"`;
 }
 
 export interface OutboxRowRecord {
@@ -128,6 +129,8 @@ export interface OutboxRowRecord {
   headers: string;
   payloadJson: string;
   attempt: number;
+  /** NULL until a failure is recorded; read back as text and parsed only for a row over `maxAttempts`. */
+  errorHistory?: string | null;
 }
 
 export function insertValues(message: NewOutboxMessage, occurredAt: unknown): unknown[] {
