@@ -6,10 +6,15 @@ const path = require('node:path');
 const Module = require('node:module');
 const { transformSync } = require('@swc/core');
 
-const LIBRARY = path.join(__dirname, '..', '..', 'libs', 'outbox', 'src', 'index.ts');
+const SOURCE = path.join(__dirname, '..', '..', 'libs', 'outbox', 'src');
+const LIBRARY = path.join(SOURCE, 'index.ts');
+// The subpath exports, as jest.config.js maps them (the demo imports `@nest-outbox/outbox/console`).
+const SUBPATH = /^@nest-outbox\/outbox\/(testing|console|observability|core|typeorm|migrations)$/;
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
-  return resolve.call(this, request === '@nest-outbox/outbox' ? LIBRARY : request, ...rest);
+  const subpath = SUBPATH.exec(request);
+  const target = request === '@nest-outbox/outbox' ? LIBRARY : subpath ? path.join(SOURCE, subpath[1], 'index.ts') : request;
+  return resolve.call(this, target, ...rest);
 };
 
 require.extensions['.ts'] = (module, filename) => {

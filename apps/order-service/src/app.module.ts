@@ -28,6 +28,7 @@ export class AppModule {
             transport: ORDER_EVENTS_CLIENT,
             defaultTopic: config.ordersTopic,
             relay: config.outbox.relay,
+            delivery: config.outbox.delivery ?? 'table',
             // Over TCP the relay publishes to this app's own listener: serveOrderService starts it once
             // that listener is up, so a restart does not charge pending rows a refused attempt.
             relayStart: config.broker.transport === 'tcp' ? 'manual' : 'bootstrap',

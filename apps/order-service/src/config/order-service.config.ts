@@ -18,6 +18,8 @@ export interface OrderServiceConfig {
   outbox: {
     /** Whether this instance runs the outbox relay. */
     relay: boolean;
+    /** How events reach the broker: `table` (default) or `wal` (PostgreSQL with wal_level=logical). */
+    delivery?: 'table' | 'wal';
     pollIntervalMs: number;
     backoffInitialMs: number;
     backoffMaxMs: number;
@@ -49,6 +51,7 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
     ordersTopic: topic(env.ORDERS_TOPIC ?? 'orders'),
     outbox: {
       relay: flag(env, 'OUTBOX_RELAY', true),
+      delivery: delivery(env.OUTBOX_DELIVERY ?? 'table'),
       pollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 5_000),
       backoffInitialMs: positiveInteger(env, 'OUTBOX_BACKOFF_INITIAL_MS', 1_000),
       backoffMaxMs: positiveInteger(env, 'OUTBOX_BACKOFF_MAX_MS', 60_000),
@@ -114,6 +117,11 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} "${raw}" must be true or false.`);
+}
+
+function delivery(value: string): 'table' | 'wal' {
+  if (value === 'table' || value === 'wal') return value;
+  throw new ConfigError(`OUTBOX_DELIVERY "${value}" is not supported: use table (default) or wal (PostgreSQL with wal_level=logical).`);
 }
 
 function consoleMode(value: string): 'off' | 'demo-no-auth' {
