@@ -21,7 +21,8 @@ export interface ErrorEmitter {
 
 /** A pool that announces the connections it opens and hands out (pg-pool, mysql2). */
 export interface PoolEvents extends ErrorEmitter {
-  on(event: string, listener: (...args: never[]) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'connect' | 'acquire' | 'connection', listener: (connection: ErrorEmitter) => void): unknown;
 }
 
 const SUMMARY_INTERVAL_MS = 10_000;
