@@ -15,6 +15,7 @@ describe('isDatabaseUnavailable: the error shapes a PostgreSQL restart produces'
     ['a refused connect', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })],
     ['a socket that closed mid-query', new Error('Connection terminated unexpectedly')],
     ['a client whose connection broke', Object.assign(new Error('Client has encountered a connection error and is not queryable'), { name: 'QueryFailedError' })],
+    ['a MariaDB connection the server killed', new Error("Can't add new command when connection is in closed state")],
   ])('%s is unavailability', (_, error) => {
     expect(isDatabaseUnavailable(error)).toBe(true);
   });

@@ -13,7 +13,7 @@ const UNAVAILABLE_CODES = new Set([
   // SQLite, when another process holds the file
   'SQLITE_BUSY',
 ]);
-const UNAVAILABLE_TEXTS = /Connection terminated|connection timeout|timeout exceeded when trying to connect|not currently accepting connections|Connection lost|pool is closed|encountered a connection error and is not queryable/i;
+const UNAVAILABLE_TEXTS = /Connection terminated|connection timeout|timeout exceeded when trying to connect|not currently accepting connections|Connection lost|pool is closed|encountered a connection error and is not queryable|connection is in closed state/i;
 /** TypeORM's error for a query on a transaction whose connection is gone: unavailability only right after a connection loss. */
 const RELEASED_RUNNER = 'QueryRunnerAlreadyReleasedError';
 const CONNECTION_LOSS_WINDOW_MS = 30_000;
