@@ -150,6 +150,9 @@ describe.each(['table', 'wal'] as const)('the demo while PostgreSQL restarts %#:
   it(`stays up through ${RESTARTS} restarts (fast and immediate), answers 503 while the server is down and publishes every order it saved`, async () => {
     const db = server!;
     let down = false;
+    // From the server accepting connections again to the demo's next 201, per restart.
+    const recoveries: number[] = [];
+    let backAt: number | undefined;
     const load = new OrderLoad(app!.port, () => down);
     const alive = () => {
       if (app!.exit) throw new Error(`the demo exited (code ${app!.exit.code}, signal ${app!.exit.signal}):\n${app!.errors()}`);
@@ -159,6 +162,7 @@ describe.each(['table', 'wal'] as const)('the demo while PostgreSQL restarts %#:
         const mode = restart % 2 === 0 ? 'fast' : 'immediate';
         const createdBefore = load.created();
         await waitFor(`an order saved before restart ${restart + 1}`, () => (alive(), load.created() > createdBefore), 60_000);
+        if (backAt !== undefined) recoveries.push(Date.now() - backAt);
         await db.end(mode);
         down = true;
         const answeredDown = () => load.answers.filter((answer) => answer.down).length;
@@ -166,9 +170,11 @@ describe.each(['table', 'wal'] as const)('the demo while PostgreSQL restarts %#:
         await waitFor(`two requests answered while the server is down (restart ${restart + 1}, ${mode})`, () => (alive(), answeredDown() >= answeredBefore + 2), 30_000);
         down = false;
         await db.begin();
+        backAt = Date.now();
       }
       const createdBefore = load.created();
       await waitFor('an order saved after the last restart', () => (alive(), load.created() > createdBefore), 60_000);
+      recoveries.push(Date.now() - backAt!);
     } finally {
       await load.stop();
     }
@@ -203,7 +209,8 @@ describe.each(['table', 'wal'] as const)('the demo while PostgreSQL restarts %#:
     expect(connectionWarnings).toBeGreaterThan(0);
     console.info(
       `[restarts ${delivery}] ${RESTARTS} restarts: ${summary}; ${saved.length} orders saved, ${perEvent.size} events published, ` +
-        `${duplicates} duplicate deliveries (max ${Math.max(...perEvent.values())} of one event); ${connectionWarnings} connection-error log lines`,
+        `${duplicates} duplicate deliveries (max ${Math.max(...perEvent.values())} of one event); ${connectionWarnings} connection-error log lines; ` +
+        `first 201 after the server is back: median ${recoveries.sort((a, b) => a - b)[recoveries.length >> 1]} ms, max ${recoveries.at(-1)} ms`,
     );
   }, 600_000);
 });
