@@ -45,11 +45,11 @@ describe('connection-error guards', () => {
     expect(() => connection.emit('error', new Error("Can't write in closed state"))).not.toThrow();
   });
 
-  it('guarding twice attaches one listener', () => {
+  it('guarding a pool twice (the outbox and the inbox module on one data source) attaches one listener', () => {
     const log = new ConnectionErrorLog(recordingLogger(), 'PostgreSQL');
     const pool = new EventEmitter();
     guardPgPool(pool, log);
-    guardPgPool(pool, log);
+    guardPgPool(pool, new ConnectionErrorLog(recordingLogger(), 'PostgreSQL'));
     const client = new EventEmitter();
     guardConnection(client, log);
     pool.emit('connect', client);

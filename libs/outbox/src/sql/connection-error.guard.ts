@@ -27,6 +27,10 @@ export interface PoolEvents extends ErrorEmitter {
 
 const SUMMARY_INTERVAL_MS = 10_000;
 
+// The pools guarded so far: the outbox and the inbox module may share the app's data source, and
+// its errors should reach the log once, not once per module.
+const guardedPools = new WeakSet<object>();
+
 /**
  * Logs connection errors so that an operator sees them without a line per client: the first one at
  * once, those that follow within the next 10 s as one count (a restart ends every pooled client at
@@ -79,7 +83,8 @@ export function guardConnection(connection: ErrorEmitter, log: ConnectionErrorLo
  * covers the clients opened before this call), and the pool itself.
  */
 export function guardPgPool(pool: PoolEvents, log: ConnectionErrorLog): void {
-  if (pool.listeners('error').includes(log.listener)) return;
+  if (guardedPools.has(pool)) return;
+  guardedPools.add(pool);
   pool.on('error', log.listener);
   const guard = (client: ErrorEmitter) => guardConnection(client, log);
   pool.on('connect', guard);
@@ -88,9 +93,8 @@ export function guardPgPool(pool: PoolEvents, log: ConnectionErrorLog): void {
 
 /** Guards a mysql2 pool (callback or promise): every connection it opens ('connection') or hands out ('acquire'). */
 export function guardMysql2Pool(pool: PoolEvents, log: ConnectionErrorLog): void {
-  if (pool.listeners('error').includes(log.listener)) return;
-  // The pool itself never emits 'error'; the listener only marks it as guarded.
-  pool.on('error', log.listener);
+  if (guardedPools.has(pool)) return;
+  guardedPools.add(pool);
   const guard = (connection: ErrorEmitter) => guardConnection(connection, log);
   pool.on('connection', guard);
   pool.on('acquire', guard);
