@@ -28,7 +28,7 @@ async function startDemo(postgres: PrivatePostgres, kafka: PrivateKafka): Promis
     env: {
       ...process.env,
       PORT: String(port),
-      DATABASE_URL: postgres.url,
+      DATABASE_URL: postgres.url(),
       BROKER: 'kafka',
       KAFKA_BROKERS: kafka.address,
       ORDERS_TOPIC: `orders-${suffix}`,
@@ -82,13 +82,13 @@ describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', 
   let demo: Demo | undefined;
 
   beforeEach(async () => {
-    [postgres, kafka] = await Promise.all([PrivatePostgres.start(), privateKafka()]);
+    [postgres, kafka] = await Promise.all([PrivatePostgres.start('shutdown'), privateKafka()]);
   });
 
   afterEach(async () => {
     if (demo && demo.child.exitCode === null && demo.child.signalCode === null) demo.child.kill('SIGKILL');
     demo = undefined;
-    await Promise.all([postgres?.destroy(), kafka?.remove()]);
+    await Promise.all([postgres?.cleanup(), kafka?.remove()]);
   });
 
   it('exits with code 1 within 10 s of SIGTERM while PostgreSQL and Kafka are down, naming what it gave up on', async () => {
@@ -99,7 +99,7 @@ describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', 
     // instead (it then restarts, and its close is quick): that is not the stop of the issue.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const before = demo.output().length;
-    await Promise.all([postgres!.stop('immediate'), kafka!.stop()]);
+    await Promise.all([postgres!.end('immediate'), kafka!.stop()]);
     await waitFor(
       'the Kafka consumer to retry the broker twice',
       () => /\[ServerKafka\].*Failed to connect to seed broker.*"retryCount":[2-9]/.test(demo!.output().slice(before)),
@@ -120,7 +120,7 @@ describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', 
     const { code, elapsedMs } = await demo.terminate();
     expect({ code, elapsedMs: elapsedMs < EXIT_WITHIN_MS, said: demo.output() }).toEqual({ code: 0, elapsedMs: true, said: expect.stringMatching(/Closed in \d+ ms after SIGTERM; exiting with code 0/) });
     expect(demo.output()).not.toContain('Gave up on');
-    const client = new Client({ connectionString: postgres!.url });
+    const client = new Client({ connectionString: postgres!.url() });
     await client.connect();
     try {
       const { rows } = await client.query<{ status: string; leased: boolean }>(`SELECT status, lease_owner IS NOT NULL AS leased FROM outbox_messages`);

@@ -1,17 +1,27 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, chmodSync, chownSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
+/** The newest PostgreSQL server binaries installed from Debian's packages (scripts/services/postgres.sh uses the same). */
+function pgBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))) : [];
+  if (versions.length === 0) {
+    throw new Error('No PostgreSQL server binaries under /usr/lib/postgresql: install them with "bash scripts/services.sh up postgres" (it installs postgresql-15), then run the test again.');
+  }
+  return join(root, versions.sort((a, b) => Number(a) - Number(b)).at(-1)!, 'bin');
+}
+
 /**
- * A PostgreSQL server of one test's own (initdb into a temporary directory, a free port, loopback
- * only, wal_level = logical), so that the test may restart or stop it while the other tests keep
- * the shared server: it runs beside them in phase 1. The binaries are Debian's, which
- * `scripts/services.sh up postgres` installs.
+ * A PostgreSQL server of the test's own, on a free port in a temp dir, for tests that stop or
+ * restart the server: the shared one of scripts/services.sh stays up for the tests beside it.
+ * Started like that one (trust auth, wal_level=logical, durability defaults). Needs root (initdb
+ * runs as the user postgres, which refuses root itself).
  */
 export class PrivatePostgres {
   private constructor(
@@ -20,66 +30,83 @@ export class PrivatePostgres {
     private readonly bin: string,
   ) {}
 
-  /** `postgres://postgres@127.0.0.1:<port>/postgres`; the server trusts loopback connections. */
-  get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-
-  static async start(): Promise<PrivatePostgres> {
-    const bin = postgresBinaries();
-    const dir = mkdtempSync(join(tmpdir(), 'outbox-pg-'));
-    // initdb refuses root: the server runs as postgres, which must own the directory.
+  static async start(label = 'test'): Promise<PrivatePostgres> {
+    if (userInfo().uid !== 0) throw new Error(`A private PostgreSQL server (${label}) needs root: initdb and pg_ctl run as the user postgres.`);
+    const bin = pgBinDir();
+    // /tmp lets every user through; the dir itself must too, for the user postgres.
+    const dir = mkdtempSync(join('/tmp', `outbox-pg-${label}-`));
     chmodSync(dir, 0o755);
-    chownSync(dir, uid('postgres'), gid('postgres'));
+    mkdirSync(join(dir, 'sock'));
+    const { uid, gid } = await postgresUser();
+    chownSync(dir, uid, gid);
+    chownSync(join(dir, 'sock'), uid, gid);
     const server = new PrivatePostgres(dir, await freePort(), bin);
-    await server.asPostgres('initdb', '-D', join(dir, 'data'), '--no-sync', '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8');
-    await server.startServer();
+    await server.asPostgres('initdb', ['-D', server.dataDir, '--no-sync', '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8']);
+    await server.begin();
     return server;
   }
 
-  /** `pg_ctl restart`: `fast` ends sessions and writes a shutdown checkpoint; `immediate` is a crash (recovery at start). */
+  get dataDir(): string {
+    return join(this.dir, 'data');
+  }
+
+  get log(): string {
+    return join(this.dir, 'postgres.log');
+  }
+
+  url(database = 'postgres'): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/${database}`;
+  }
+
+  /** Starts the server again on its data dir; resolves once it accepts connections. */
+  async begin(): Promise<void> {
+    const options = `-p ${this.port} -k ${join(this.dir, 'sock')} -c listen_addresses=127.0.0.1 -c max_connections=100 -c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10`;
+    await this.asPostgres('pg_ctl', ['-D', this.dataDir, '-l', this.log, '-w', '-t', '60', '-o', options, 'start']);
+  }
+
+  /** `fast` ends every session and checkpoints; `immediate` aborts, and the next start recovers from the WAL (a crash, as far as clients see). */
+  async end(mode: 'fast' | 'immediate'): Promise<void> {
+    await this.asPostgres('pg_ctl', ['-D', this.dataDir, '-m', mode, '-w', '-t', '60', 'stop']);
+  }
+
   async restart(mode: 'fast' | 'immediate'): Promise<void> {
-    await this.stop(mode);
-    await this.startServer();
+    await this.end(mode);
+    await this.begin();
   }
 
-  async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
-    await this.asPostgres('pg_ctl', '-D', join(this.dir, 'data'), '-m', mode, '-w', '-t', '60', 'stop');
-  }
-
-  async startServer(): Promise<void> {
-    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c wal_level=logical -c max_replication_slots=10 -c max_wal_senders=10 -c max_connections=100`;
-    await this.asPostgres('pg_ctl', '-D', join(this.dir, 'data'), '-l', join(this.dir, 'postgres.log'), '-w', '-t', '60', '-o', options, 'start');
-  }
-
-  /** Stops the server (if it runs) and removes its directory. */
-  async destroy(): Promise<void> {
-    if (existsSync(join(this.dir, 'data', 'postmaster.pid'))) await this.stop('immediate').catch(() => undefined);
+  /** Stops the server (if it runs) and removes its dir. Safe to call twice. */
+  async cleanup(): Promise<void> {
+    if (!existsSync(this.dir)) return;
+    if (existsSync(join(this.dataDir, 'postmaster.pid'))) await this.end('immediate').catch(() => undefined);
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async asPostgres(program: string, ...args: string[]): Promise<void> {
-    await run('runuser', ['-u', 'postgres', '--', join(this.bin, program), ...args], { cwd: '/', timeout: 90_000 });
+  private async asPostgres(tool: string, args: string[]): Promise<void> {
+    try {
+      await run('runuser', ['-u', 'postgres', '--', join(this.bin, tool), ...args], { cwd: '/', timeout: 90_000 });
+    } catch (error) {
+      const { stderr } = error as { stderr?: string };
+      throw new Error(`${tool} ${args.at(-1)} failed for the private server in ${this.dir}: ${stderr || String(error)} (log: ${this.log})`);
+    }
   }
 }
 
-function postgresBinaries(): string {
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((version) => existsSync(join(root, version, 'bin', 'pg_ctl'))) : [];
-  if (versions.length === 0) throw new Error('No PostgreSQL server binaries under /usr/lib/postgresql: install them with "bash scripts/services.sh up postgres" (or run "npm test", which does).');
-  return join(root, versions.sort((a, b) => Number(b) - Number(a))[0], 'bin');
+async function postgresUser(): Promise<{ uid: number; gid: number }> {
+  try {
+    const [uid, gid] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
+    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  } catch {
+    throw new Error('There is no user postgres: install the server with "bash scripts/services.sh up postgres" (postgresql-15), then run the test again.');
+  }
 }
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
     });
   });
 }
-
-const uid = (user: string) => Number(execFileSync('id', ['-u', user]).toString().trim());
-const gid = (user: string) => Number(execFileSync('id', ['-g', user]).toString().trim());

@@ -21,13 +21,13 @@ describe('WAL delivery mode: a PostgreSQL restart replays at most what was in fl
   const recording = new RecordingOutboxTransport();
 
   beforeAll(async () => {
-    server = await PrivatePostgres.start();
-    sandbox = await walSandbox('wal_restart', server.url);
+    server = await PrivatePostgres.start('wal-restart');
+    sandbox = await walSandbox('wal_restart', server.url());
   }, 60_000);
   afterAll(async () => {
     await app?.close();
     await sandbox?.drop();
-    await server?.destroy();
+    await server?.cleanup();
   }, 60_000);
 
   const write = async (from: number, count: number): Promise<string[]> => {
@@ -40,7 +40,7 @@ describe('WAL delivery mode: a PostgreSQL restart replays at most what was in fl
   };
   const timesPublished = (id: string) => recording.published.filter((message) => message.envelope.id === id).length;
   const savedPosition = async () => {
-    const client = new Client({ connectionString: server.url });
+    const client = new Client({ connectionString: server.url() });
     await client.connect();
     try {
       const { rows } = await client.query(`SELECT confirmed_lsn::text AS lsn FROM ${sandbox.schema}.outbox_messages_wal_positions WHERE slot_name = $1`, [sandbox.slotName]);

@@ -6,6 +6,8 @@ import { orderEventsConsumer } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { correlationMiddleware } from './correlation/correlation.context';
 import { traceContextMiddleware } from './operations/trace-context.middleware';
+import { DataSource } from 'typeorm';
+import { ConnectionLossClock } from './http/connection-loss.clock';
 import { DatabaseUnavailableFilter } from './http/database-unavailable.filter';
 import { JsonDepthPipe } from './http/json-depth.pipe';
 import { ConsumerReadiness } from './operations/consumer-readiness';
@@ -17,7 +19,7 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
   app.use(correlationMiddleware);
   // whitelist + forbidNonWhitelisted: an unknown field is a 400 too, and nothing is written.
   app.useGlobalPipes(new JsonDepthPipe(), new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  app.useGlobalFilters(new DatabaseUnavailableFilter(app.get(HttpAdapterHost).httpAdapter));
+  app.useGlobalFilters(new DatabaseUnavailableFilter(app.get(HttpAdapterHost).httpAdapter, ConnectionLossClock.watching(app.get(DataSource))));
   // The filter and pipes above are HTTP's. Inherited by the consumer, the HTTP filter answered a
   // handler's error by writing an HTTP reply to the Kafka context, which stopped the consumer for
   // good; without them a handler error is retried by the broker until the inbox's poison policy

@@ -1,6 +1,7 @@
 import { Catch, HttpException, HttpStatus, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import type { Response } from 'express';
+import type { ConnectionLossClock } from './connection-loss.clock';
 
 /** Error codes and texts that mean "the database cannot be reached right now", not "the request is wrong". */
 const UNAVAILABLE_CODES = new Set([
@@ -12,7 +13,10 @@ const UNAVAILABLE_CODES = new Set([
   // SQLite, when another process holds the file
   'SQLITE_BUSY',
 ]);
-const UNAVAILABLE_TEXTS = /Connection terminated|connection timeout|timeout exceeded when trying to connect|not currently accepting connections|Connection lost|pool is closed/i;
+const UNAVAILABLE_TEXTS = /Connection terminated|connection timeout|timeout exceeded when trying to connect|not currently accepting connections|Connection lost|pool is closed|encountered a connection error and is not queryable|connection is in closed state/i;
+/** TypeORM's error for a query on a transaction whose connection is gone: unavailability only right after a connection loss. */
+const RELEASED_RUNNER = 'QueryRunnerAlreadyReleasedError';
+const CONNECTION_LOSS_WINDOW_MS = 30_000;
 
 /**
  * Answers 503 with Retry-After while the database is away, so that clients and load balancers
@@ -20,8 +24,15 @@ const UNAVAILABLE_TEXTS = /Connection terminated|connection timeout|timeout exce
  */
 @Catch()
 export class DatabaseUnavailableFilter extends BaseExceptionFilter {
+  constructor(
+    applicationRef?: ConstructorParameters<typeof BaseExceptionFilter>[0],
+    private readonly connectionLoss?: ConnectionLossClock,
+  ) {
+    super(applicationRef);
+  }
+
   override catch(exception: unknown, host: ArgumentsHost): void {
-    if (host.getType() !== 'http' || exception instanceof HttpException || !isDatabaseUnavailable(exception)) {
+    if (host.getType() !== 'http' || exception instanceof HttpException || !isDatabaseUnavailable(exception, this.connectionLoss)) {
       return super.catch(exception, host);
     }
     const response = host.switchToHttp().getResponse<Response>();
@@ -32,10 +43,11 @@ export class DatabaseUnavailableFilter extends BaseExceptionFilter {
   }
 }
 
-export function isDatabaseUnavailable(error: unknown): boolean {
+export function isDatabaseUnavailable(error: unknown, connectionLoss?: ConnectionLossClock): boolean {
   for (let cause = error, depth = 0; cause && typeof cause === 'object' && depth < 4; depth++) {
-    const { code, message, driverError } = cause as { code?: unknown; message?: unknown; driverError?: unknown };
+    const { code, message, driverError, name } = cause as { code?: unknown; message?: unknown; driverError?: unknown; name?: unknown };
     if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+    if (name === RELEASED_RUNNER) return connectionLoss?.lostWithin(CONNECTION_LOSS_WINDOW_MS) ?? false;
     if (typeof message === 'string' && UNAVAILABLE_TEXTS.test(message)) return true;
     cause = driverError ?? (cause as { cause?: unknown }).cause;
   }

@@ -64,11 +64,9 @@ export class PostgresNotificationListener {
       const { client, release } = await this.connection.listenClient();
       this.client = client;
       this.release = release;
-      this.client.on('notification', (message) => {
-        if (message.channel === this.channel) this.onNotification();
-      });
-      this.client.on('error', (error) => void this.reconnect(error));
-      this.client.on('end', () => void this.reconnect(new Error('connection ended')));
+      this.client.on('notification', this.notified);
+      this.client.on('error', this.failed);
+      this.client.on('end', this.ended);
       await this.client.query(`LISTEN "${this.channel}"`);
       if (this.failures > 0) this.logger.log(`Outbox: listening on "${this.channel}" again.`);
       this.failures = 0;
@@ -77,6 +75,12 @@ export class PostgresNotificationListener {
       await this.reconnect(error instanceof Error ? error : new Error(String(error)));
     }
   }
+
+  private readonly notified = (message: { channel: string }): void => {
+    if (message.channel === this.channel) this.onNotification();
+  };
+  private readonly failed = (error?: Error): void => void this.reconnect(error);
+  private readonly ended = (): void => void this.reconnect(new Error('connection ended'));
 
   private async reconnect(error?: Error): Promise<void> {
     if (this.stopped) return;
@@ -94,7 +98,11 @@ export class PostgresNotificationListener {
     const [client, release] = [this.client, this.release];
     this.client = this.release = undefined;
     if (!client || !release) return;
-    client.removeAllListeners();
+    // Only this listener's own handlers: the pool's guard (connection-error.guard.ts) must stay, or an
+    // error during the UNLISTEN below, or before the pool listens again, would end the process.
+    client.removeListener('notification', this.notified);
+    client.removeListener('error', this.failed);
+    client.removeListener('end', this.ended);
     // A broken client must not go back into the pool: release(true) destroys it.
     if (!broken) await client.query(`UNLISTEN "${this.channel}"`).catch(() => undefined);
     release(broken);

@@ -21,7 +21,7 @@ export interface ListenClient {
     query(sql: string): Promise<unknown>;
     on(event: 'notification', listener: (message: { channel: string }) => void): void;
     on(event: 'error' | 'end', listener: (error?: Error) => void): void;
-    removeAllListeners(): void;
+    removeListener(event: 'notification' | 'error' | 'end', listener: (...args: never[]) => void): void;
   };
   release(broken?: boolean): void;
 }

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
+import type { RelayLogger } from '../../core/outbox-relay';
+import { ConnectionErrorLog, guardMysql2Pool, guardPgPool, type PoolEvents } from '../../sql/connection-error.guard';
 import type { SqlConnection } from '../../sql/sql-connection.port';
 import { BetterSqliteConnection, type BetterSqliteLike } from '../better-sqlite3/better-sqlite3.connection';
 import { loadDataLayer } from '../load-data-layer';
@@ -14,21 +16,40 @@ export interface OpenedConnection {
   close(): Promise<void>;
 }
 
-/** Opens the pool of a URL, loading its driver only now (each is an optional peer), or wraps the app's pool. */
-export function openConnection(target: ConnectionTarget, { connectTimeoutMs }: { connectTimeoutMs?: number } = {}): OpenedConnection {
+export interface OpenConnectionOptions {
+  connectTimeoutMs?: number;
+  /** Where errors of the pool's connections are reported (see connection-error.guard.ts). Default: console.warn. */
+  logger?: Pick<RelayLogger, 'warn'>;
+}
+
+/**
+ * Opens the pool of a URL, loading its driver only now (each is an optional peer), or wraps the app's pool.
+ * Either pool is guarded: an error on one of its connections is logged, never thrown at the process.
+ */
+export function openConnection(target: ConnectionTarget, { connectTimeoutMs, logger = console }: OpenConnectionOptions = {}): OpenedConnection {
   const keep = async () => undefined;
-  if (target.kind === 'pg-pool') return { connection: new PgPoolConnection(target.pool), close: keep };
-  if (target.kind === 'mysql2-pool') return { connection: new Mysql2PoolConnection(target.pool), close: keep };
+  const pgLog = () => new ConnectionErrorLog(logger, 'PostgreSQL (outbox pool)');
+  const mysqlLog = () => new ConnectionErrorLog(logger, 'MariaDB/MySQL (outbox pool)');
+  if (target.kind === 'pg-pool') {
+    guardPgPool(target.pool as unknown as PoolEvents, pgLog());
+    return { connection: new PgPoolConnection(target.pool), close: keep };
+  }
+  if (target.kind === 'mysql2-pool') {
+    guardMysql2Pool(target.pool as unknown as PoolEvents, mysqlLog());
+    return { connection: new Mysql2PoolConnection(target.pool), close: keep };
+  }
   switch (target.family) {
     case 'postgres': {
       const { Pool } = loadDataLayer<{ Pool: new (config: object) => PgPoolLike }>('pg', 'a postgres:// url', missingConnectionPackage);
       const pool = new Pool({ connectionString: target.url, max: target.poolSize, application_name: 'nest-outbox', connectionTimeoutMillis: connectTimeoutMs });
+      guardPgPool(pool as unknown as PoolEvents, pgLog());
       return { connection: new PgPoolConnection(pool), close: () => pool.end() };
     }
     case 'mariadb': {
       const mysql = loadDataLayer<{ createPool(config: object): Mysql2PoolLike }>('mysql2/promise', 'a mysql:// url', missingConnectionPackage);
       // Positions are BIGINT: kept as text, as TypeORM's MySQL driver does.
       const pool = mysql.createPool({ uri: target.url, connectionLimit: target.poolSize, supportBigNumbers: true, bigNumberStrings: true, connectTimeout: connectTimeoutMs });
+      guardMysql2Pool(pool as unknown as PoolEvents, mysqlLog());
       return { connection: new Mysql2PoolConnection(pool), close: () => pool.end() };
     }
     case 'sqlite': {
