@@ -6,7 +6,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createOrderServiceApp, serveOrderService } from '../apps/order-service/src/bootstrap';
 import { loadOrderServiceConfig } from '../apps/order-service/src/config/order-service.config';
-import { freePort } from './support/order-service.harness';
+import { freePort } from './support/free-port';
 import { waitFor } from './support/wait-for';
 
 /**

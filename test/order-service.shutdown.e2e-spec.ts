@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { freePort } from './support/example-app';
+import { freePort } from './support/free-port';
 import { privateKafka, type PrivateKafka } from './support/private-kafka';
 import { PrivatePostgres } from './support/private-postgres';
 import { waitFor } from './support/wait-for';

@@ -9,7 +9,7 @@ import request from 'supertest';
 import { createOrderServiceApp, serveOrderService } from '../apps/order-service/src/bootstrap';
 import { loadOrderServiceConfig } from '../apps/order-service/src/config/order-service.config';
 import { startTracing, tracingConfig } from '../apps/order-service/src/tracing/tracing';
-import { freePort } from './support/order-service.harness';
+import { freePort } from './support/free-port';
 import { waitFor } from './support/wait-for';
 
 /**

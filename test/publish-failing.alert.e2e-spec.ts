@@ -10,7 +10,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
-import { freePort } from './support/order-service.harness';
+import { freePort } from './support/free-port';
 import { sampleValue } from './support/prometheus-text';
 import { silentLogger } from './support/silent-logger';
 import { waitFor } from './support/wait-for';

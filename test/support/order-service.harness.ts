@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { createOrderServiceApp, startRelayWhenListening } from '../../apps/order
 import type { BrokerConfig, DatabaseConfig, OrderServiceConfig } from '../../apps/order-service/src/config/order-service.config';
 import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
 import { requireService } from './services';
+import { freePort } from './free-port';
 
 export interface RunningOrderService {
   app: INestApplication;
@@ -74,13 +74,3 @@ async function privateDatabase(database: 'sqlite' | 'postgres' | 'mariadb'): Pro
   return { config: { type: 'better-sqlite3', database: join(dir, 'orders.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, chmodSync, chownSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './free-port';
 
 const run = promisify(execFile);
 
@@ -100,13 +100,3 @@ async function postgresUser(): Promise<{ uid: number; gid: number }> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

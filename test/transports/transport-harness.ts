@@ -3,7 +3,6 @@
 // that tell when a consumer is subscribed again.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Controller, Module, type INestMicroservice, type LoggerService } from '@nestjs/common';
@@ -18,6 +17,7 @@ import { PARCEL_ENTITIES } from '../support/parcel.fixtures';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 import { isCustomProducer, type ReceivedMetadata, type TransportRun, type TransportSpec } from './transport-spec';
+import { freePort } from '../support/free-port';
 
 export interface LogEntry {
   level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
@@ -114,16 +114,6 @@ export function consumerModule(topic: string, deliveries: Deliveries, read: (con
   return ContractConsumerModule;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** SQLite keeps UTC text ('YYYY-MM-DD HH:MM:SS.SSS'). */
 export const sqliteTime = (text: string): number => Date.parse(`${text.replace(' ', 'T')}Z`);

@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresAdmin } from '../support/databases';
-import { freePort, installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
+import { installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
+import { freePort } from '../support/free-port';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 

@@ -26,9 +26,8 @@ import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
 import { walNames } from '../core/stream/wal-options';
 import { refuseStrandedWalEvents } from '../postgres-wal/wal-mode-switch.check';
-import { settleWithin } from '../core/deadline';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
-import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
+import { ShutdownSteps } from './shutdown/shutdown-steps';
 
 export function defaultRelayId(): string {
   return `${hostname().slice(0, 40)}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -48,8 +47,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   private transports = new Map<string, OutboxTransport>();
   private store: OutboxStore | undefined;
   private gate: OutboxRelayStartGate | undefined;
-  /** The step beforeApplicationShutdown runs, for a shutdown that runs out of time to name. */
-  private stage: string | undefined;
+  private readonly steps = new ShutdownSteps("the outbox relay's", this.logger);
 
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
@@ -152,28 +150,24 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.pollTimer = undefined;
     const listener = this.listener;
     this.listener = undefined;
-    if (listener) await this.step('stopping the LISTEN connection', listener.stop());
+    if (listener) await this.steps.run('stopping the LISTEN connection', listener.stop());
     // relay.stop bounds its wait for the batches in flight by shutdownTimeoutMs; handing back the
     // leases is one more statement, which a database that does not answer could hold forever.
     const relay = this.relay;
     this.relay = undefined;
-    if (relay) await this.step('finishing the batches in flight and handing back leases', relay.stop(this.settings.shutdownTimeoutMs), this.settings.shutdownTimeoutMs + SHUTDOWN_STEP_TIMEOUT_MS);
+    if (relay) await this.steps.run('finishing the batches in flight and handing back leases', relay.stop(this.settings.shutdownTimeoutMs), this.settings.shutdownTimeoutMs + SHUTDOWN_STEP_TIMEOUT_MS);
     this.observers.activity.running = false;
     for (const transport of this.transports.values()) {
       const closing = transport.close?.().catch((error: unknown) => this.logger.warn(`Closing transport ${transport.name} failed: ${String(error)}`));
-      if (closing) await this.step(`closing transport "${transport.name}"`, closing);
+      if (closing) await this.steps.run(`closing transport "${transport.name}"`, closing);
     }
-    this.stage = undefined;
+    this.steps.done();
   }
 
   [SHUTDOWN_STAGE](): string | undefined {
-    return this.stage;
+    return this.steps.stage;
   }
 
-  private async step(stage: string, work: Promise<unknown>, timeoutMs = SHUTDOWN_STEP_TIMEOUT_MS): Promise<void> {
-    this.stage = stage;
-    if ((await settleWithin(work, timeoutMs)) === 'timeout') this.logger.warn(shutdownStepTimedOut(`the outbox relay's ${stage}`, timeoutMs));
-  }
 
   /** A delayed row written by this process comes due in `delayMs`: wake then rather than at the next poll. */
   wakeIn(delayMs: number): void {

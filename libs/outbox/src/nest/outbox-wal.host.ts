@@ -16,9 +16,8 @@ import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication
 import { PgoutputReader } from '../postgres-wal/pgoutput.reader';
 import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
 import { WalStreamLock } from '../postgres-wal/wal-stream.lock';
-import { settleWithin } from '../core/deadline';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
-import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
+import { ShutdownSteps } from './shutdown/shutdown-steps';
 import { RememberedPosition } from '../core/stream/remembered-position';
 import { WalPositionTable } from '../sql/wal/wal-position.table';
 import type { ResolvedObservability } from '../core/observe/observability.options';
@@ -67,8 +66,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   private restarting: StreamRelay | undefined;
   private lag: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
   private removeMetrics: (() => void) | undefined;
-  /** The step beforeApplicationShutdown runs, for a shutdown that runs out of time to name. */
-  private stage: string | undefined;
+  private readonly steps = new ShutdownSteps("the WAL relay's", this.logger);
   private lock: WalStreamLock | undefined;
   private lockedAt = 0;
   private position: RememberedPosition | undefined;
@@ -145,22 +143,18 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     this.reader = undefined;
     // Each step bounded: a broker or a database that does not answer must not hold the process.
     // What the stream had not confirmed comes again from the slot, to whichever instance streams next.
-    if (relay) await this.step('finishing the batch in flight', relay.stop(), this.settings.shutdownTimeoutMs + SHUTDOWN_STEP_TIMEOUT_MS);
-    if (reader) await this.step('closing the replication connection', reader.stop());
-    if (this.position) await this.step("saving the stream's position", this.position.flushed());
+    if (relay) await this.steps.run('finishing the batch in flight', relay.stop(), this.settings.shutdownTimeoutMs + SHUTDOWN_STEP_TIMEOUT_MS);
+    if (reader) await this.steps.run('closing the replication connection', reader.stop());
+    if (this.position) await this.steps.run("saving the stream's position", this.position.flushed());
     // Last: a standby takes over as soon as this lock's connection ends.
-    if (this.lock) await this.step('releasing the stream lock', this.lock.release());
-    this.stage = undefined;
+    if (this.lock) await this.steps.run('releasing the stream lock', this.lock.release());
+    this.steps.done();
   }
 
   [SHUTDOWN_STAGE](): string | undefined {
-    return this.stage;
+    return this.steps.stage;
   }
 
-  private async step(stage: string, work: Promise<unknown>, timeoutMs = SHUTDOWN_STEP_TIMEOUT_MS): Promise<void> {
-    this.stage = stage;
-    if ((await settleWithin(work, timeoutMs)) === 'timeout') this.logger.warn(shutdownStepTimedOut(`the WAL relay's ${stage}`, timeoutMs));
-  }
 
   onModuleDestroy(): void {
     this.removeMetrics?.();

@@ -22,9 +22,8 @@ import { SqlInbox } from '../../sql/sql-inbox';
 import { SqlInboxStore } from '../../sql/inbox/sql-inbox.store';
 import { pruneInBatches } from '../../core/inbox/prune-batches';
 import { PoisonReplays } from './poison-replays';
-import { settleWithin } from '../../core/deadline';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from '../shutdown/shutdown-stage';
-import { shutdownStepTimedOut } from '../shutdown/shutdown.messages';
+import { ShutdownSteps } from '../shutdown/shutdown-steps';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
@@ -47,8 +46,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   readonly poison: PoisonReplays | undefined;
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<number> | undefined;
-  /** The step a shutdown hook runs, for a shutdown that runs out of time to name. */
-  private stage: string | undefined;
+  private readonly steps = new ShutdownSteps("the inbox's", this.logger);
   /** On SQLite, consumers' transactions take turns on TypeORM's one connection, with or without OutboxModule. */
   private readonly unserialize: () => void;
 
@@ -97,26 +95,21 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
-    if (this.pruning) await this.step('waiting for the pruning run', this.pruning);
-    if (this.poison) await this.step('waiting for the poison replay run', this.poison.idle());
-    this.stage = undefined;
+    if (this.pruning) await this.steps.run('waiting for the pruning run', this.pruning);
+    if (this.poison) await this.steps.run('waiting for the poison replay run', this.poison.idle());
+    this.steps.done();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.unserialize();
-    await this.step("closing the inbox's connection pool", this.opened.close());
-    this.stage = undefined;
+    await this.steps.run("closing the inbox's connection pool", this.opened.close());
+    this.steps.done();
   }
 
   [SHUTDOWN_STAGE](): string | undefined {
-    return this.stage;
+    return this.steps.stage;
   }
 
-  // Each shutdown step is bounded: a database that does not answer must not hold the stop.
-  private async step(stage: string, work: Promise<unknown>): Promise<void> {
-    this.stage = stage;
-    if ((await settleWithin(work, SHUTDOWN_STEP_TIMEOUT_MS)) === 'timeout') this.logger.warn(shutdownStepTimedOut(`the inbox's ${stage}`, SHUTDOWN_STEP_TIMEOUT_MS));
-  }
 
   /**
    * Runs `work` in a transaction unless `consumer` has already processed `message` (an outbox
