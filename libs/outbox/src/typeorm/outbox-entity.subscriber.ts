@@ -19,8 +19,9 @@ import { pendingEventsOf } from '../core/aggregate-events';
 import type { RecordedEvent } from '../core/recorded-events';
 import { getOutboxEventMetadata } from '../decorators/outbox-event.decorator';
 import { getPublishesEventsOptions, type PublishesEventsOptions } from '../decorators/publishes-events.decorator';
+import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
-import type { TypeOrmOutboxWriter } from './typeorm-outbox.writer';
 
 /**
  * Captures the recorded events of `@PublishesEvents` entities as they are saved and writes
@@ -30,7 +31,8 @@ import type { TypeOrmOutboxWriter } from './typeorm-outbox.writer';
  */
 export class OutboxEntitySubscriber implements EntitySubscriberInterface {
   constructor(
-    private readonly writer: TypeOrmOutboxWriter,
+    private readonly writer: SqlOutboxWriter,
+    private readonly transactionOf: TypeOrmTransactionOf,
     private readonly tracker: OutboxTransactionTracker,
     private readonly onCommitted: () => void,
   ) {}
@@ -113,7 +115,7 @@ export class OutboxEntitySubscriber implements EntitySubscriberInterface {
     if (pending.length === 0) return;
     const aggregateId = aggregateIdOf(entity, metadata, aggregateType);
     const drafts = pending.map((recorded) => toDraft(recorded, aggregateType, aggregateId, options));
-    await this.writer.write(manager, drafts);
+    await this.writer.write(this.transactionOf(manager), drafts);
     this.tracker.stage(queryRunner, entity, pending);
   }
 }
