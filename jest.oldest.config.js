@@ -47,6 +47,8 @@ module.exports = {
       '<rootDir>/test/cqrs-aggregates.e2e-spec.ts',
       // Leans on TypeORM's SQLite query runner, whose internals may differ between majors.
       '<rootDir>/test/sqlite/concurrent-transactions.e2e-spec.ts',
+      // runMigrationsUnderLock on TypeORM 0.3's query runners and better-sqlite3 driver.
+      '<rootDir>/test/startup/migration-lock.e2e-spec.ts',
     ]),
   ],
 };

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the store contract suite (PostgreSQL, SQLite, MariaDB), the module's and the observability
-# options' startup tests, the @nestjs/cqrs and unchanged-save tests and the unit tests against the
+# options' startup tests, the @nestjs/cqrs, unchanged-save and migration-lock tests and the unit tests against the
 # oldest versions inside the library's peer ranges: NestJS 11, TypeORM 0.3, and the oldest
 # @nestjs/cqrs, @nestjs/terminus, @opentelemetry/api and prom-client.
 # The versions live in scripts/oldest-majors.package.json and are installed in .oldest/, apart from

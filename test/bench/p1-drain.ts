@@ -43,6 +43,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const diagnostics: string[] = [];
   const phaseLines: string[] = [];
   const walCpu: string[] = [];
+  const walPosition: string[] = [];
   let tableNo = 0;
   const freshTable = async (): Promise<string> => {
     const name = `outbox_${++tableNo}`;
@@ -164,9 +165,10 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     // One unreported drain of 2,000 events first: the stream's code paths (reader, decoding, relay) run for the first time in this process.
     await walDrainRuns(context, { count: 2_000, eventsPerAggregate: EVENTS_PER_AGGREGATE }, 'walwarm', undefined, 1);
     for (const [label, key, batchSize] of [[WAL_LABEL, 'wal', undefined], ['ours (WAL) with `batchSize: 500` (an option; reference)', 'wal500', 500]] as const) {
-      const { runs, cpu } = await walDrainRuns(context, backlog, key, batchSize);
+      const { runs, cpu, position } = await walDrainRuns(context, backlog, key, batchSize);
       contenders.push(fastContender(label, runs, backlog.count));
       walCpu.push(...cpu);
+      walPosition.push(...position);
     }
 
     contenders.push(await naiveRelay(context, admin, schema, await freshTable(), `bench-p1-naive-${run}`, backlog));
@@ -236,6 +238,8 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       'The WAL rows write the same backlog (same aggregates, order and payloads) beforehand through `OutboxPublisher.add` of a write-only instance (`delivery: \'wal\'`, `relay: false`; 100 events per transaction, one logical message each), then time a relaying Nest app (`ClientsModule` Kafka client, `acks: -1`) from its start (init included) until the slot is confirmed past the last commit, which it is only after the broker acknowledged everything before it; a drain that moved any message to the outbox table fails. One unreported WAL drain of 2,000 events runs first (the table relay\'s code is warm from the variants before it). ' +
         `CPU during raw kafkajs' sends and each WAL drain, % of one core of the 2 (\`process.cpuUsage\` of this process, which runs the sender or the relaying app; /proc of PostgreSQL's processes and of the broker): ${walCpu.join('; ')}.`,
+      '',
+      `What remembering the stream's position costs (it bounds the duplicates after a PostgreSQL restart to what was in flight): ${walPosition.join('; ')}.`,
       '',
       'pg-transactional-outbox runs its polling listener (twice) and its logical replication listener (a slot created before its backlog is inserted; the same rows, in one transaction).',
       ...pgtoVariants.map((variant) => `- ${variant.note}`),

@@ -4,6 +4,7 @@ import { drainThroughNestApp } from './support/nest-drain';
 import type { BenchContext } from './support/report';
 import { aggregatesOf, type Backlog } from './support/seed';
 import { fmt } from './support/stats';
+import { microsPerPositionSave, positionSaves } from './support/wal-position-cost';
 
 // Events per saving transaction while the backlog is written (not timed): one logical message each.
 const PER_TRANSACTION = 100;
@@ -15,11 +16,18 @@ const PER_TRANSACTION = 100;
  * start until the slot is confirmed past the last commit. Returns msg/s per round, and per round
  * the CPU each party used during the drain.
  */
-export async function walDrainRuns(context: BenchContext, backlog: Backlog, key: string, batchSize?: number, rounds = context.sizes.rounds): Promise<{ runs: number[]; cpu: string[] }> {
+export async function walDrainRuns(
+  context: BenchContext,
+  backlog: Backlog,
+  key: string,
+  batchSize?: number,
+  rounds = context.sizes.rounds,
+): Promise<{ runs: number[]; cpu: string[]; position: string[] }> {
   const { services } = context;
   const aggregates = aggregatesOf(backlog);
   const runs: number[] = [];
   const cpu: string[] = [];
+  const position: string[] = [];
   for (let round = 1; round <= rounds; round++) {
     const { schema, drop } = await privateSchema(services.postgresUrl, `bench_p1_${key}`);
     try {
@@ -42,11 +50,17 @@ export async function walDrainRuns(context: BenchContext, backlog: Backlog, key:
       runs.push(backlog.count / seconds);
       cpu.push(`${key} round ${round}: relay process ${fmt(used.relay, 0)} %, PostgreSQL ${fmt(used.postgres, 0)} %, Kafka test broker ${fmt(used.broker, 0)} %`);
       context.log(`P1 ${key} round ${round}: ${fmt(runs.at(-1))} msg/s (${fmt(seconds, 2)} s, of which the app start ${fmt(startSeconds, 2)} s)`);
+      const saves = await positionSaves(services.postgresUrl, schema);
+      const micros = await microsPerPositionSave(services.postgresUrl, schema);
+      position.push(
+        `${key} round ${round}: ${fmt(saves, 0)} position saves for ${fmt(backlog.count, 0)} events (${fmt((1000 * saves) / backlog.count, 1)} per 1,000), ` +
+          `${fmt(micros, 0)} µs each (median of 300 back to back): ${fmt((saves * micros) / backlog.count, 2)} µs of PostgreSQL work per event, beside the stream`,
+      );
     } finally {
       await drop();
     }
   }
-  return { runs, cpu };
+  return { runs, cpu, position };
 }
 
 /** Event g of the backlog, as `seedOutboxTable`'s SQL builds it. */

@@ -38,7 +38,7 @@ export async function p4ScaleOut(context: BenchContext): Promise<Section> {
     const last = outcomes.at(-1)!;
     context.log(`P4 ${relays} relay(s): ${fmt(last.perSecond)} msg/s, ${last.violations} order violations, ${last.duplicates} duplicates`);
   }
-  const takeover = await walTakeoverRuns(context, sizes.name === 'full' ? 5 : 3);
+  const takeover = await walTakeoverRuns(context, 5);
   const base = outcomes[0].perSecond;
   const summary: SummaryRow[] = [
     { bench: 'P4', figure: `msg/s with ${RELAY_COUNTS.join(' → ')} relay processes`, value: outcomes.map((o) => fmt(o.perSecond)).join(' → ') },

@@ -6,10 +6,13 @@ const path = require('node:path');
 const Module = require('node:module');
 const { transformSync } = require('@swc/core');
 
-const LIBRARY = path.join(__dirname, '..', '..', 'libs', 'outbox', 'src', 'index.ts');
+const SOURCE = path.join(__dirname, '..', '..', 'libs', 'outbox', 'src');
+// The root and the subpath exports (package.json "exports"), each an index.ts, as jest.config.js maps them.
+const ENTRY = /^@nest-outbox\/outbox(?:\/(testing|console|observability|core|typeorm|migrations))?$/;
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
-  return resolve.call(this, request === '@nest-outbox/outbox' ? LIBRARY : request, ...rest);
+  const entry = ENTRY.exec(request);
+  return resolve.call(this, entry ? path.join(SOURCE, entry[1] ?? '', 'index.ts') : request, ...rest);
 };
 
 require.extensions['.ts'] = (module, filename) => {

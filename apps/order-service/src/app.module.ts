@@ -6,7 +6,7 @@ import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 import { ORDER_EVENTS_CLIENT, orderEventsClient } from './broker.options';
 import type { OrderServiceConfig } from './config/order-service.config';
 import { currentRequestContext } from './correlation/correlation.context';
-import { databaseOptions } from './database/database.options';
+import { databaseOptions, migratedDataSource } from './database/database.options';
 import { OrderEventsModule } from './order-events/order-events.module';
 import { OrdersModule } from './orders/orders.module';
 import { METRICS_REGISTRY, MetricsRegistryModule } from './operations/metrics-registry.module';
@@ -19,7 +19,10 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        TypeOrmModule.forRoot(databaseOptions(config.database)),
+        TypeOrmModule.forRootAsync({
+          useFactory: () => databaseOptions(config.database),
+          dataSourceFactory: (options) => migratedDataSource(options!),
+        }),
         ClientsModule.register([orderEventsClient(config.broker)]),
         OutboxModule.forRootAsync({
           imports: [MetricsRegistryModule],
@@ -28,6 +31,7 @@ export class AppModule {
             transport: ORDER_EVENTS_CLIENT,
             defaultTopic: config.ordersTopic,
             relay: config.outbox.relay,
+            delivery: config.outbox.delivery ?? 'table',
             // Over TCP the relay publishes to this app's own listener: serveOrderService starts it once
             // that listener is up, so a restart does not charge pending rows a refused attempt.
             relayStart: config.broker.transport === 'tcp' ? 'manual' : 'bootstrap',

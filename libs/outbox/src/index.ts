@@ -20,8 +20,9 @@ export type { OutboxTransport } from './core/outbox-transport.port';
 export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';
 
 // Aggregates and events
-export { PublishesEvents, type PublishesEventsOptions } from './decorators/publishes-events.decorator';
-export { OutboxEvent, type OutboxEventOptions, type OutboxUpcaster } from './decorators/outbox-event.decorator';
+export { PublishesEvents } from './decorators/publishes-events.decorator';
+export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.decorator';
+export type { PublishesEventsOptions, OutboxUpcaster } from './core/event-metadata';
 export { OutboxAggregateRoot, WithOutboxEvents, recordEvent } from './core/recorded-events';
 export type { OutboxEnvelope, RecordEventOptions } from './core/outbox-message';
 export { isOutboxEnvelope } from './core/poison/poison-decoding';

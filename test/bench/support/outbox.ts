@@ -8,6 +8,8 @@ export * from '../../../libs/outbox/src/typeorm/index';
 export * from '../../../libs/outbox/src/observability/index';
 export * from '../../../libs/outbox/src/testing/index';
 export { dropWalSlot } from '../../../libs/outbox/src/postgres-wal/wal-slot.setup';
+export { WalPositionTable } from '../../../libs/outbox/src/sql/wal/wal-position.table';
+export { PgPoolConnection } from '../../../libs/outbox/src/adapters/pg/pg-pool.connection';
 export { PoisonPolicy } from '../../../libs/outbox/src/core/poison/poison-policy';
 export { ClientProxyTransport } from '../../../libs/outbox/src/transports/client-proxy.transport';
 export { PostgresOutboxDialect } from '../../../libs/outbox/src/sql/dialects/postgres-outbox.dialect';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
-import { sleep } from '../support/env';
+import { sleep, wallNow } from '../support/env';
 import { startBenchApp } from '../support/nest-apps';
 import { createOurRelay } from '../support/our-relay';
 import { OutboxWalHost } from '../support/outbox';
@@ -77,10 +77,21 @@ async function nestMode(): Promise<void> {
     },
   });
   send({ type: config.waitForGo ? 'started' : 'ready' });
+  // WAL mode: when this instance's stream first has a publish acknowledged (a standby: after it took
+  // over), on the wall clock the parent shares. Each new stream counts from 0, so a rise from 0 is news.
+  let streamed = 0;
+  const watch = config.delivery
+    ? setInterval(() => {
+        const now = app.get(OutboxWalHost).publishedCount;
+        if (streamed === 0 && now > 0) send({ type: 'first-publish', at: wallNow() });
+        streamed = now;
+      }, 1)
+    : undefined;
   for (let command = await nextCommand(); command !== 'stop'; command = await nextCommand()) {
     // The WAL mode's stream counts what it published since it connected: 0 on a standby instance.
     if (command === 'status') send({ type: 'status', streamed: config.delivery ? app.get(OutboxWalHost).publishedCount : 0 });
   }
+  clearInterval(watch);
   await app.close();
 }
 

@@ -14,6 +14,11 @@ describe('loadOrderServiceConfig', () => {
     expect(config.broker).toMatchObject({ transport: 'kafka', brokers: ['k1:9092', 'k2:9092'], groupId: 'order-service-consumer' });
   });
 
+  it('streams from the WAL on PostgreSQL when OUTBOX_DELIVERY=wal; the table mode otherwise', () => {
+    expect(loadOrderServiceConfig({}).outbox.delivery).toBe('table');
+    expect(loadOrderServiceConfig({ DATABASE_URL: 'postgres://app@db:5432/orders', OUTBOX_DELIVERY: 'wal' }).outbox.delivery).toBe('wal');
+  });
+
   it('switches to MariaDB by configuration', () => {
     expect(loadOrderServiceConfig({ DATABASE_URL: 'mariadb://app:secret@db:3306/orders' }).database).toEqual({ type: 'mariadb', url: 'mysql://app:secret@db:3306/orders' });
   });
@@ -25,6 +30,8 @@ describe('loadOrderServiceConfig', () => {
     [{ OUTBOX_POLL_INTERVAL_MS: '-1' }, /OUTBOX_POLL_INTERVAL_MS "-1"/],
     [{ OUTBOX_RELAY: 'maybe' }, /OUTBOX_RELAY "maybe"/],
     [{ ORDERS_TOPIC: 'orders topic' }, /ORDERS_TOPIC "orders topic"/],
+    [{ OUTBOX_DELIVERY: 'stream' }, /OUTBOX_DELIVERY "stream" must be table or wal/],
+    [{ OUTBOX_DELIVERY: 'wal' }, /OUTBOX_DELIVERY "wal" .* set DATABASE_URL to a postgres:\/\/ URL/],
   ])('rejects %j naming the variable', (env, message) => {
     expect(() => loadOrderServiceConfig(env)).toThrow(ConfigError);
     expect(() => loadOrderServiceConfig(env)).toThrow(message);

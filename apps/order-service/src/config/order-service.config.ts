@@ -27,6 +27,8 @@ export interface OrderServiceConfig {
     maxAttempts?: number;
     /** How long outbox stats (metrics gauges, health) are cached. Default 5000. */
     statsRefreshMs?: number;
+    /** How events reach the broker: `table` (the relay leases rows) or `wal` (PostgreSQL only: streamed from the WAL). Default `table`. */
+    delivery?: 'table' | 'wal';
   };
   /**
    * `demo-no-auth` mounts the outbox console at /outbox with NO authentication, for trying it on a
@@ -48,6 +50,7 @@ export function loadOrderServiceConfig(env: NodeJS.ProcessEnv = process.env): Or
     broker: broker(env),
     ordersTopic: topic(env.ORDERS_TOPIC ?? 'orders'),
     outbox: {
+      delivery: delivery(env.OUTBOX_DELIVERY ?? 'table', env.DATABASE_URL),
       relay: flag(env, 'OUTBOX_RELAY', true),
       pollIntervalMs: positiveInteger(env, 'OUTBOX_POLL_INTERVAL_MS', 5_000),
       backoffInitialMs: positiveInteger(env, 'OUTBOX_BACKOFF_INITIAL_MS', 1_000),
@@ -114,6 +117,14 @@ function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new ConfigError(`${name} "${raw}" must be true or false.`);
+}
+
+function delivery(value: string, url: string | undefined): 'table' | 'wal' {
+  if (value !== 'table' && value !== 'wal') throw new ConfigError(`OUTBOX_DELIVERY "${value}" must be table or wal.`);
+  if (value === 'wal' && !/^postgres(ql)?:\/\//.test(url ?? '')) {
+    throw new ConfigError(`OUTBOX_DELIVERY "wal" streams from PostgreSQL's write-ahead log: set DATABASE_URL to a postgres:// URL (a server with wal_level = logical), or leave OUTBOX_DELIVERY at table.`);
+  }
+  return value;
 }
 
 function consoleMode(value: string): 'off' | 'demo-no-auth' {

@@ -1,17 +1,23 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Logger } from '@nestjs/common';
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { CreateInboxPoisonTable, CreateInboxTable, CreateOutboxTable } from '@nest-outbox/outbox';
+import { runMigrationsUnderLock } from '@nest-outbox/outbox/typeorm';
 import type { DatabaseConfig } from '../config/order-service.config';
 import { CreateOrderTables1767225600001 } from './create-order-tables.migration';
 import { CreateOrderTimeline1767225600002 } from './create-order-timeline.migration';
 
-/** TypeORM options for the demo: migrations create every table, the outbox's included; no synchronize. */
+/**
+ * TypeORM options for the demo: migrations create every table, the outbox's included; no synchronize.
+ * `migrationsRun` is off: `migratedDataSource` runs them under a lock instead.
+ */
 export function databaseOptions(config: DatabaseConfig): TypeOrmModuleOptions {
   const common = {
     autoLoadEntities: true,
     migrations: [CreateOutboxTable, CreateOrderTables1767225600001, CreateInboxTable, CreateOrderTimeline1767225600002, CreateInboxPoisonTable],
-    migrationsRun: true,
+    migrationsRun: false,
     synchronize: false,
   };
   if (config.type === 'postgres') {
@@ -25,4 +31,20 @@ export function databaseOptions(config: DatabaseConfig): TypeOrmModuleOptions {
   if (config.type === 'mariadb') return { ...common, type: 'mariadb', url: config.url };
   if (config.database !== ':memory:') mkdirSync(dirname(config.database), { recursive: true });
   return { ...common, type: 'better-sqlite3', database: config.database, enableWAL: true };
+}
+
+/**
+ * TypeOrmModule's `dataSourceFactory`: instances that start together (a rolling deployment, an
+ * autoscaler) run the migrations one after the other, under a lock; the others find them done.
+ */
+export async function migratedDataSource(options: DataSourceOptions): Promise<DataSource> {
+  const dataSource = await new DataSource(options).initialize();
+  try {
+    await runMigrationsUnderLock(dataSource, { logger: new Logger('Migrations') });
+  } catch (error) {
+    // TypeOrmModule retries with a new data source: this one must not keep its connections.
+    await dataSource.destroy();
+    throw error;
+  }
+  return dataSource;
 }

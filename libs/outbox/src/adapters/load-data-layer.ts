@@ -1,4 +1,4 @@
-import { OutboxConfigurationError } from '../core/outbox.errors';
+import { loadOptionalPeers } from '../core/optional-peer';
 import { missingDataLayerPackage } from '../sql/sql-outbox.messages';
 
 /**
@@ -10,22 +10,7 @@ export function loadDataLayer<T>(packageName: string, layer: string, missing: (p
   return loadDataLayers<[T]>([packageName], ([name]) => missing(name, layer))[0];
 }
 
-/**
- * Loads packages that are used together (typeorm with @nestjs/typeorm) and, when some are not
- * installed, fails once naming all of them, so that one install fixes it.
- */
+/** Packages used together (typeorm with @nestjs/typeorm), through the library's one loader of optional peers. */
 export function loadDataLayers<T extends unknown[]>(packageNames: { [K in keyof T]: string }, missing: (packageNames: string[]) => string): T {
-  const absent: string[] = [];
-  const loaded = packageNames.map((name) => {
-    try {
-      return require(name) as unknown;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      absent.push(name);
-      return undefined;
-    }
-  });
-  if (absent.length > 0) throw new OutboxConfigurationError(missing(absent));
-  return loaded as T;
+  return loadOptionalPeers<T>(packageNames, missing);
 }

@@ -1,3 +1,6 @@
+import { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
+import { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';
+
 /** Texts of the `nest-outbox poison` commands. */
 
 export const poisonNeedsSubcommand = () => `"poison" needs list, show, replay or delete.`;
@@ -22,3 +25,12 @@ export const cannotRequestReplay = (consumer: string, key: string, why: string) 
   `The record ${consumer} / ${key} cannot be replayed: ${why}. Delete it with "poison delete".`;
 
 export const recordDeleted = (consumer: string, key: string) => `Poison record ${consumer} / ${key} deleted; its message will not be handled.`;
+
+/** The poison commands' part of the usage text. */
+export const POISON_USAGE = `  poison list                 inbox poison records, newest failure first (--consumer <name>,
+                              --state <failing|set-aside|replay-requested>, --limit <n>, --json)
+  poison show <consumer> <key>    one record, with the stored message, as JSON
+  poison replay <consumer> <key>  ask the app that runs the consumer's handler to replay it (it
+                              looks every replayPollMs, 5 s by default; "poison show" tells the outcome)
+  poison delete <consumer> <key>  drop the record and its message for good
+      --poison-table <name>   (default: ${DEFAULT_POISON_TABLE}), --inbox-table <name> (default: ${DEFAULT_INBOX_TABLE})`;

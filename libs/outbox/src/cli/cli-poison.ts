@@ -15,7 +15,7 @@ import {
   recordDeleted,
   replayRequested,
 } from './cli-poison.messages';
-import type { CliIo } from './outbox-cli';
+import type { CliIo } from './cli-io';
 import { checkPoisonTables } from './cli-status-poison';
 
 /** Options of the `poison` commands, merged into the CLI's option table. */
@@ -26,13 +26,6 @@ export const POISON_OPTIONS = {
   'inbox-table': { type: 'string' },
 } as const;
 
-export const POISON_USAGE = `  poison list                 inbox poison records, newest failure first (--consumer <name>,
-                              --state <failing|set-aside|replay-requested>, --limit <n>, --json)
-  poison show <consumer> <key>    one record, with the stored message, as JSON
-  poison replay <consumer> <key>  ask the app that runs the consumer's handler to replay it (it
-                              looks every replayPollMs, 5 s by default; "poison show" tells the outcome)
-  poison delete <consumer> <key>  drop the record and its message for good
-      --poison-table <name>   (default: ${DEFAULT_POISON_TABLE}), --inbox-table <name> (default: ${DEFAULT_INBOX_TABLE})`;
 
 interface PoisonValues {
   consumer?: string;

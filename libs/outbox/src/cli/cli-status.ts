@@ -1,9 +1,11 @@
 import type { SqlConnection } from '../sql/sql-connection.port';
 import { summarize } from '../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../sql/outbox-sql.factory';
-import type { CliIo } from './outbox-cli';
+import type { CliIo } from './cli-io';
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
+import { walNames } from '../core/stream/wal-options';
+import { walSlotState, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
 
 const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 
@@ -21,7 +23,7 @@ export async function printStatus(
 ): Promise<number> {
   const source = createSqlOutboxStatsSource(connection, table);
   const now = Date.now();
-  const [counts, paused, poison] = await Promise.all([source.readCounts(), source.readPaused?.() ?? [], readPoisonSummary(connection, poisonTables, now)]);
+  const [counts, paused, poison, wal] = await Promise.all([source.readCounts(), source.readPaused?.() ?? [], readPoisonSummary(connection, poisonTables, now), readWalSlots(connection, table)]);
   const stats = summarize(counts, now, { running: false, lastRoundAt: null, lastSuccessfulRoundAt: null }, paused);
   const failures: string[] = [];
   if (thresholds.maxLagMs !== undefined && (stats.oldestPendingAgeMs ?? 0) > thresholds.maxLagMs) {
@@ -30,7 +32,7 @@ export async function printStatus(
   if (thresholds.maxDead !== undefined && stats.dead > thresholds.maxDead) failures.push(`${stats.dead} dead message(s), over --max-dead ${thresholds.maxDead}`);
   if (json) {
     const { relay: _relay, ...rest } = stats;
-    io.out(JSON.stringify({ ...rest, ...(poison && { poison }), ok: failures.length === 0, failures }, null, 2));
+    io.out(JSON.stringify({ ...rest, ...(poison && { poison }), ...(wal.length > 0 && { wal }), ok: failures.length === 0, failures }, null, 2));
   } else {
     io.out(`pending ${stats.pending}  in flight ${stats.inFlight}  retrying ${stats.retrying}  dead ${stats.dead}  published (last hour) ${stats.publishedLastHour}`);
     io.out(`lag (oldest pending) ${seconds(stats.oldestPendingAgeMs)}`);
@@ -38,9 +40,27 @@ export async function printStatus(
       io.out(`  ${d.transport}/${d.destination}: pending ${d.pending}, dead ${d.dead}, published (last hour) ${d.publishedLastHour}, lag ${seconds(d.oldestPendingAgeMs)}`);
     }
     for (const p of stats.paused) io.out(`PAUSED ${p.destination} since ${p.pausedAt}${p.reason ? `: ${p.reason}` : ''}`);
+    for (const slot of wal) {
+      const lag = slot.lagSeconds === null ? '' : `, confirmation lag ${slot.lagSeconds.toFixed(1)} s`;
+      io.out(`WAL slot "${slot.slotName}": ${slot.active ? 'streamed by an instance' : 'NOT streamed now'}, ${slot.retainedBytes} bytes of WAL retained${lag} (published counts above include what it streamed)`);
+    }
     if (poison) for (const line of poisonStatusLines(poison, seconds)) io.out(line);
     for (const failure of failures) io.out(`FAIL ${failure}`);
     if (failures.length === 0) io.out('OK');
   }
   return failures.length === 0 ? 0 : 1;
+}
+
+/**
+ * PostgreSQL: the WAL mode's slots of this table: those whose stream saved a position beside it
+ * (`<table>_wal_positions`), else the default name (`outbox_<schema>_<table>`) if that slot exists.
+ */
+async function readWalSlots(connection: SqlConnection, table: OutboxTable): Promise<Array<WalSlotLag & { slotName: string }>> {
+  if (connection.dialect !== 'postgres') return [];
+  const query = async (sql: string, params?: unknown[]) => (await connection.run({ sql, params: params ?? [] })).records;
+  const [positions] = await query(`SELECT to_regclass($1) IS NOT NULL AS "present"`, [table.walPositions.quoted()]);
+  const saved = positions?.present === true ? (await query(`SELECT slot_name AS "slotName" FROM ${table.walPositions.quoted()} ORDER BY 1`)).map((row) => String(row.slotName)) : [];
+  const names = saved.length > 0 ? saved : [walNames({ tableName: table.name, schema: table.schema }).slotName];
+  const slots = await Promise.all(names.map(async (slotName) => ({ slotName, state: await walSlotState(query, slotName) })));
+  return slots.flatMap(({ slotName, state }) => (state ? [{ slotName, ...state }] : []));
 }

@@ -5,7 +5,7 @@ import { walMessagePrefix } from '../core/stream/wal-record';
 import { CliError } from './cli.error';
 import { missingUrl, needsArgument, walNeedsPostgresUrl, walSlotHoldsEvents } from './cli.messages';
 import { connect } from './cli-connection';
-import type { CliIo } from './outbox-cli';
+import type { CliIo } from './cli-io';
 
 /**
  * `nest-outbox wal status|drop-slot [slot]`: the only way the library drops a slot. Dropping one

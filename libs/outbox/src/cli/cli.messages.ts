@@ -1,6 +1,6 @@
 /** Texts of the `nest-outbox` command. */
 import { redactUrl } from './cli-redaction';
-import { POISON_USAGE } from './cli-poison';
+import { POISON_USAGE } from './cli-poison.messages';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 

@@ -1,7 +1,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, type CliIo } from './outbox-cli';
+import { runCli } from './outbox-cli';
+import type { CliIo } from './cli-io';
 
 /** Input checks that must fail before any connection is attempted (the URL points nowhere). */
 describe('nest-outbox input checks', () => {

@@ -19,12 +19,8 @@ import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-pois
 import { checkPoisonTables } from './cli-status-poison';
 import { runWalCommand } from './cli-wal-slot';
 import { printSql, SQL_OPTIONS } from './cli-sql';
+import type { CliIo } from './cli-io';
 
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
-  env: NodeJS.ProcessEnv;
-}
 
 const OPTIONS = {
   url: { type: 'string' },

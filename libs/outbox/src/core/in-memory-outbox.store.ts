@@ -1,22 +1,9 @@
-import type { ClaimedMessage, NewOutboxMessage, OutboxMessageStatus } from './outbox-message';
+import type { ClaimedMessage, NewOutboxMessage } from './outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { DestinationCounts, OutboxStatsSource } from './stats/outbox-stats.port';
 import { countDestinations } from './stats/in-memory-counts';
 import { orderingKey } from './batch-runs';
-
-export interface InMemoryRow {
-  position: number;
-  message: NewOutboxMessage;
-  status: OutboxMessageStatus;
-  attempts: number;
-  lastError?: string;
-  nextAttemptAt?: number;
-  leaseOwner?: string;
-  leaseToken?: string;
-  leaseExpiresAt?: number;
-  createdAt: number;
-  publishedAt?: number;
-}
+import type { InMemoryRow } from './in-memory-row';
 
 /**
  * A store that keeps rows in memory and follows the same rules as the SQL stores. It serves

@@ -1,4 +1,4 @@
-import { eventClassOf, getOutboxEventMetadata } from '../decorators/outbox-event.decorator';
+import { eventClassOf, getOutboxEventMetadata } from './event-metadata';
 import { validatePayloadForSave } from './typed/payload-validation';
 import { v7 as uuidv7 } from 'uuid';
 import { checkMessageLimits } from './message-limits';

@@ -1,8 +1,7 @@
 import { invalidDecoratorOption, invalidUpcaster } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { isDestinationName } from '../core/names';
-
-export const OUTBOX_EVENT_METADATA = 'outbox:event_metadata';
+import { declareOutboxEvent, type OutboxEventMetadata, type OutboxUpcaster } from '../core/event-metadata';
 
 export interface OutboxEventOptions {
   /** Schema version of the payload; consumers use it to read old and new shapes. Default `1`. */
@@ -19,17 +18,6 @@ export interface OutboxEventOptions {
    * Brings the payload of an older `version` to the current shape, for consumers reading with
    * `toOutboxEvent` / `OutboxEventPipe`. Default: none (older versions are refused).
    */
-  upcast?: OutboxUpcaster;
-}
-
-/** `({ type, version, payload }) => payload in the current version's shape`. */
-export type OutboxUpcaster = (message: { type: string; version: number; payload: unknown }) => unknown;
-
-export interface OutboxEventMetadata {
-  type: string;
-  version: number;
-  topic?: string;
-  validate?: boolean;
   upcast?: OutboxUpcaster;
 }
 
@@ -53,25 +41,6 @@ export function OutboxEvent(type: string, options: OutboxEventOptions = {}): Cla
       throw new OutboxConfigurationError(invalidUpcaster(target.name));
     }
     const metadata: OutboxEventMetadata = { type, version, topic: options.topic, validate: options.validate === true, upcast: options.upcast };
-    Reflect.defineMetadata(OUTBOX_EVENT_METADATA, metadata, target);
-    DECLARED_EVENTS.set(type, target as unknown as Function);
+    declareOutboxEvent(target, metadata);
   };
-}
-
-// Event types are declared by decorating classes at import time; handlers naming a type are
-// checked against them at bootstrap, so a typo fails the start instead of never matching.
-const DECLARED_EVENTS = new Map<string, Function>();
-
-/** The class declaring `type` with `@OutboxEvent`, if one was loaded. */
-export function eventClassOf(type: string): Function | undefined {
-  return DECLARED_EVENTS.get(type);
-}
-
-/** Every event type declared with `@OutboxEvent` so far. */
-export function declaredEventTypes(): string[] {
-  return [...DECLARED_EVENTS.keys()];
-}
-
-export function getOutboxEventMetadata(event: object): OutboxEventMetadata | undefined {
-  return Reflect.getMetadata(OUTBOX_EVENT_METADATA, event.constructor);
 }

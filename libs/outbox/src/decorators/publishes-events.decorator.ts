@@ -2,15 +2,7 @@ import { canHandOverEvents } from '../core/aggregate-events';
 import { cannotHandOverEvents, invalidDecoratorOption } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { isDestinationName } from '../core/names';
-
-export const PUBLISHES_EVENTS_METADATA = 'outbox:publishes_events';
-
-export interface PublishesEventsOptions {
-  /** Aggregate type written on every message. Default: the entity's table name (stable under minification). */
-  aggregateType?: string;
-  /** Destination of this aggregate's events unless the event or `resolveTopic` names one. */
-  topic?: string;
-}
+import { declarePublishesEvents, type PublishesEventsOptions } from '../core/event-metadata';
 
 /** Marks a TypeORM entity whose recorded events are written to the outbox when it is saved. */
 export function PublishesEvents(options: PublishesEventsOptions = {}): ClassDecorator {
@@ -24,10 +16,6 @@ export function PublishesEvents(options: PublishesEventsOptions = {}): ClassDeco
     }
     // Checked here rather than at save: an aggregate that cannot hand over its events would save without them, silently.
     if (!canHandOverEvents(target)) throw new OutboxConfigurationError(cannotHandOverEvents(target.name));
-    Reflect.defineMetadata(PUBLISHES_EVENTS_METADATA, { ...options }, target);
+    declarePublishesEvents(target, options);
   };
-}
-
-export function getPublishesEventsOptions(entity: object): PublishesEventsOptions | undefined {
-  return Reflect.getMetadata(PUBLISHES_EVENTS_METADATA, entity.constructor);
 }

@@ -19,7 +19,7 @@ import { WalStreamLock } from '../postgres-wal/wal-stream.lock';
 import { RememberedPosition } from '../core/stream/remembered-position';
 import { WalPositionTable } from '../sql/wal/wal-position.table';
 import type { ResolvedObservability } from '../core/observe/observability.options';
-import { loadOptional } from '../observability/optional-dependency';
+import { loadOptional } from '../core/optional-peer';
 import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
 import { registerWalSlotMetrics } from '../observability/wal/wal-slot.metrics';
 import { OutboxTable } from '../sql/dialects/outbox-table';
@@ -102,8 +102,8 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     const names = walNames(this.extras, this.settings.wal);
     await prepareWalSlot(this.query, names, {
       streams: this.settings.relay,
-      table: OutboxTable.on('postgres', this.extras).quoted(),
-      positions: { create: WalPositionTable.createStatement(this.extras), forget: WalPositionTable.forgetStatement(this.extras) },
+      tables: [OutboxTable.on('postgres', this.extras).quoted(), OutboxTable.on('postgres', this.extras).paused.quoted()],
+      positions: { create: WalPositionTable.createStatements(this.extras), forget: WalPositionTable.forgetStatement(this.extras) },
       serialized: (work) => this.serialized(work),
     });
     const metrics = resolveMetricsOptions(this.options.metrics);
@@ -204,6 +204,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
         deadLetterPolicy: this.settings.deadLetterPolicy,
       }),
       divertAfterAttempts: this.settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
+      published: (messages) => position.published(messages),
       confirm: async (lsn, carriedMessages) => {
         await reader?.confirm(lsn);
         // Only positions past outbox messages are worth a write: a keepalive's would write after every write.
@@ -219,6 +220,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
       ...this.names,
       connection: replicationConnection(this.connection),
       prefix: walMessagePrefix(this.names.slotName),
+      pausedTable: OutboxTable.of(this.extras).paused.name,
       // Streaming again: the next end is news, even with the same text as the last.
       onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),
       onCaughtUp: (lsn) => ((this.lastEnd = undefined), relay.caughtUp(lsn)),

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { typeOrmTransaction, type TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
-import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host';
+import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import { walNames } from '../core/stream/wal-options';
 import { walMessagePrefix } from '../core/stream/wal-record';

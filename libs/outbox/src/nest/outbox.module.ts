@@ -26,15 +26,15 @@ import { resolveObservability } from '../core/observe/observability.options';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import { OUTBOX_OBSERVABILITY } from './outbox.constants';
-import { OutboxMetricsHost } from '../observability/metrics/outbox-metrics.host';
-import { OutboxHealthIndicator } from '../observability/health/outbox.health-indicator';
-import { OutboxTracingHost } from '../observability/tracing/outbox-tracing.host';
+import { OutboxMetricsHost } from './observe/outbox-metrics.host';
+import { OutboxHealthIndicator } from './observe/outbox.health-indicator';
+import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
 import { outboxTypeOrmTransactionProvider, outboxWriterProvider } from './outbox-writer.provider';
 import { OutboxWalHost } from './outbox-wal.host';
-import { OutboxWalHealthIndicator } from '../observability/wal/outbox-wal.health-indicator';
+import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.

@@ -19,9 +19,9 @@ export {
 } from '../core/observe/outbox.channels';
 
 // Health (@nestjs/terminus)
-export { OutboxHealthIndicator } from './health/outbox.health-indicator';
-export { OutboxInboxPoisonHealthIndicator } from './health/outbox-inbox-poison.health-indicator';
-export { OutboxWalHealthIndicator } from './wal/outbox-wal.health-indicator';
+export { OutboxHealthIndicator } from '../nest/observe/outbox.health-indicator';
+export { OutboxInboxPoisonHealthIndicator } from '../nest/observe/outbox-inbox-poison.health-indicator';
+export { OutboxWalHealthIndicator } from '../nest/observe/outbox-wal.health-indicator';
 export { OutboxWalHost } from '../nest/outbox-wal.host';
 export type { WalSlotLag } from '../postgres-wal/wal-slot.setup';
 

@@ -1,4 +1,4 @@
-import { loadOptional } from '../observability/optional-dependency';
+import { loadOptional } from '../core/optional-peer';
 
 /** The node-postgres connection settings the replication connection takes (a subset of pg's ClientConfig). */
 export interface ReplicationConnectionConfig {

@@ -12,6 +12,11 @@ export interface PgoutputReaderConfig extends WalNames {
   connection: ReplicationConnectionConfig;
   /** Only logical messages with this prefix are the outbox's. */
   prefix: string;
+  /**
+   * The paused-destinations table's name (`<table>_paused`): the publication carries its inserts
+   * and updates beside the outbox table's, and a row of it pauses its destination from that commit on.
+   */
+  pausedTable?: string;
   /** Each commit with its outbox messages, in commit order; the reader waits for the returned promise. */
   onCommit(commit: StreamCommit): Promise<void>;
   /** The server has sent everything up to this position; resolves true once that is confirmed (false: not yet, try again). */
@@ -31,6 +36,7 @@ export class PgoutputReader {
   private current: StreamMessage[] = [];
   private wroteTable = false;
   private updatedRows = false;
+  private paused: string[] = [];
   private xid: number | undefined;
   private ended = false;
   private confirmed: bigint | undefined;
@@ -125,8 +131,10 @@ export class PgoutputReader {
     this.dataSeen++;
     this.dataInProgress++;
     try {
-      if (message.tag === 'begin') (this.current = []), (this.wroteTable = false), (this.updatedRows = false), (this.xid = message.xid);
-      // The publication holds the outbox table only (inserts and updates): a row that may hold an aggregate.
+      if (message.tag === 'begin') (this.current = []), (this.wroteTable = false), (this.updatedRows = false), (this.paused = []), (this.xid = message.xid);
+      // A pause: the publication's other table.
+      else if ((message.tag === 'insert' || message.tag === 'update') && message.relation?.name === this.config.pausedTable) this.paused.push(String(message.new?.destination));
+      // Otherwise the outbox table (inserts and updates): a row that may hold an aggregate.
       else if ((message.tag === 'insert' || message.tag === 'update') && message.new?.status !== 'published') {
         this.wroteTable = true;
         if (message.tag === 'update') this.updatedRows = true;
@@ -137,7 +145,8 @@ export class PgoutputReader {
         this.current = [];
         const commit = parseLsn(message.commitEndLsn ?? lsn);
         messages.forEach((m) => (m.commit = commit));
-        await this.config.onCommit({ lsn: commit, messages, wroteTable: this.wroteTable, xid: this.xid, updatedRows: this.updatedRows });
+        const paused = this.paused.length > 0 ? this.paused : undefined;
+        await this.config.onCommit({ lsn: commit, messages, wroteTable: this.wroteTable, xid: this.xid, updatedRows: this.updatedRows, paused });
       }
     } catch (error) {
       this.end(error);
@@ -168,6 +177,6 @@ type PgoutputMessage =
   | { tag: 'begin'; xid: number }
   | { tag: 'message'; transactional: boolean; prefix: string; content: Uint8Array }
   | { tag: 'commit'; commitEndLsn: string | null }
-  | { tag: 'insert' | 'update'; new?: { status?: unknown } | null }
+  | { tag: 'insert' | 'update'; relation?: { name: string }; new?: { status?: unknown; destination?: unknown } | null }
   // relation, type, …
   | { tag: 'other' };

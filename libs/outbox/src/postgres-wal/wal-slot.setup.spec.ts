@@ -65,15 +65,15 @@ describe('prepareWalSlot', () => {
   it('puts the outbox table in the publication (inserts and updates) once, and names the ALTER to run when refused', async () => {
     const table = '"app"."outbox_messages"';
     const first = server({});
-    await prepareWalSlot(first.query, names, { streams: true, table });
+    await prepareWalSlot(first.query, names, { streams: true, tables: [table] });
     expect(first.statements.filter((s) => s.startsWith('ALTER PUBLICATION'))).toEqual([
       `ALTER PUBLICATION "outbox_s" ADD TABLE ${table}`,
       `ALTER PUBLICATION "outbox_s" SET (publish = 'insert, update')`,
     ]);
     const again = server({ tablePublished: true, slotPlugin: 'pgoutput' });
-    await prepareWalSlot(again.query, names, { streams: true, table });
+    await prepareWalSlot(again.query, names, { streams: true, tables: [table] });
     expect(again.statements.filter((s) => s.startsWith('ALTER PUBLICATION'))).toEqual([]);
-    const refused = await prepareWalSlot(server({ addTableError: 'must be owner of table outbox_messages' }).query, names, { streams: true, table }).catch((e: unknown) => e);
+    const refused = await prepareWalSlot(server({ addTableError: 'must be owner of table outbox_messages' }).query, names, { streams: true, tables: [table] }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OutboxConfigurationError);
     expect(String(refused)).toContain('must be owner of table outbox_messages');
     expect(String(refused)).toContain(`ALTER PUBLICATION "outbox_s" ADD TABLE ${table}`);

@@ -14,10 +14,10 @@ export interface WalNames {
 export interface WalSlotSetup {
   /** false: a write-only instance (`relay: false`), which needs the slot to exist and nothing else. */
   streams: boolean;
-  /** The outbox table (`"schema"."name"`, quoted), put in the publication. */
-  table?: string;
-  /** The stream's saved positions (WalPositionTable): the table's DDL, and the statement that forgets a slot's row ($1). */
-  positions?: { create: string; forget: string };
+  /** The outbox table and its paused-destinations table (`"schema"."name"`, quoted), put in the publication. */
+  tables?: string[];
+  /** The stream's saved positions and counts (WalPositionTable): the tables' DDL, and the statement that forgets a slot's position ($1). */
+  positions?: { create: string[]; forget: string };
   /**
    * Runs the set-up's catalog changes in one transaction that holds a lock every instance takes
    * (see `walSetupLock`), so that instances starting together do not race to create the same
@@ -62,12 +62,14 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
         if (!/already exists|pg_publication_pubname_index/.test(String(error))) throw error;
       });
     }
-    if (options.table) await publishTable(locked, names.publicationName, options.table);
+    for (const table of options.tables ?? []) await publishTable(locked, names.publicationName, table);
     if (options.positions) {
       const positions = options.positions;
-      await locked(positions.create).catch((error: unknown) => {
-        throw new OutboxConfigurationError(walPositionTableRefused(positions.create, error instanceof Error ? error.message : String(error)));
-      });
+      for (const ddl of positions.create) {
+        await locked(ddl).catch((error: unknown) => {
+          throw new OutboxConfigurationError(walPositionTableRefused(ddl, error instanceof Error ? error.message : String(error)));
+        });
+      }
     }
     if ((await locked(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName])).length > 0) return false;
     // A new slot starts where the server is now: a position saved for an earlier slot of this name
@@ -85,10 +87,11 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
 }
 
 /**
- * Puts the outbox table (`"schema"."name"`, quoted) in the publication, inserts and updates only:
- * the stream then sees each commit that writes a row, and asks the table whether the aggregates
- * behind it have a backlog only from then on (see StreamRelay.heldBehindTable), not for every batch.
- * A publication made by an earlier version, without the table, gets it here.
+ * Puts a table (`"schema"."name"`, quoted) in the publication, inserts and updates only. The outbox
+ * table: the stream then sees each commit that writes a row, and asks the table whether the
+ * aggregates behind it have a backlog only from then on (see StreamRelay.heldBehindTable), not for
+ * every batch. Its paused-destinations table: a pause reaches the stream in commit order (see
+ * PausedDestinations). A publication made by an earlier version, without them, gets them here.
  */
 async function publishTable(query: WalQuery, publication: string, table: string): Promise<void> {
   const [member] = await query(

@@ -1,4 +1,4 @@
-import { loadOptional } from '../observability/optional-dependency';
+import { loadOptional } from '../core/optional-peer';
 import type { ReplicationConnectionConfig } from './pg-logical-replication.loader';
 
 /** The part of `pg`'s Client the lock uses. */

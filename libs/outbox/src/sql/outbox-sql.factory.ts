@@ -16,6 +16,7 @@ import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
 import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
 import { consoleUnsupportedDatabase } from '../core/console/console.messages';
 import { ConsoleSql } from './console/console.sql';
+import { StreamedCounts } from './wal/streamed-counts';
 import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
 import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
@@ -87,7 +88,9 @@ export function createSqlOutboxConsoleStore(connection: SqlConnection, table: Ou
   const located = OutboxTable.on(type, table);
   if (isMariaDb(type)) return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', located), connection);
   if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
-  return new SqlOutboxConsoleStore(new ConsoleSql(type === 'postgres' ? 'postgres' : 'sqlite', located), connection.runner());
+  const runner = connection.runner();
+  if (type === 'postgres') return new SqlOutboxConsoleStore(new ConsoleSql('postgres', located), runner, new StreamedCounts(located, runner));
+  return new SqlOutboxConsoleStore(new ConsoleSql('sqlite', located), runner);
 }
 
 function isMariaDb(driverType: string): boolean {

@@ -5,6 +5,7 @@ import { toPaused } from './console/sql-outbox-console.store';
 import { statsStatement, type StatsDialect } from './dialects/outbox-stats.sql';
 import type { SqlRunner } from './sql-connection.port';
 import type { OutboxTable } from './dialects/outbox-table';
+import { StreamedCounts } from './wal/streamed-counts';
 
 const HOUR_MINUTES = 60;
 
@@ -27,12 +28,17 @@ export class SqlOutboxStatsSource implements OutboxStatsSource {
   private readonly lastPublished = new Map<string, number>();
   private currentMinute: number | null = null;
 
+  // PostgreSQL: what the WAL stream published, counted beside the rows (see StreamedCounts).
+  private readonly streamed: StreamedCounts | undefined;
+
   constructor(
     private readonly dialect: StatsDialect,
     private readonly table: OutboxTable,
     private readonly runner: SqlRunner,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.streamed = dialect === 'postgres' ? new StreamedCounts(table, runner, now) : undefined;
+  }
 
   async readPaused(): Promise<PausedDestination[]> {
     return (await this.runner.rows(pausedListStatement(this.table.paused.quoted(this.dialect)))).map(toPaused);
@@ -40,7 +46,7 @@ export class SqlOutboxStatsSource implements OutboxStatsSource {
 
   async readCounts(): Promise<DestinationCounts[]> {
     const since = this.currentMinute === null ? null : this.currentMinute - 1;
-    const rows = await this.runner.rows(statsStatement(this.dialect, this.table, since));
+    const rows = await this.runner.rows(statsStatement(this.dialect, this.table, since, (await this.streamed?.exist()) === true));
     const readAt = this.now();
     const backlog = new Map<string, DestinationCounts>();
     const lastMinute = new Map<string, number>();
@@ -59,7 +65,8 @@ export class SqlOutboxStatsSource implements OutboxStatsSource {
       }
       const minute = Number(row.minute);
       const byDestination = fresh.get(minute) ?? new Map<string, PublishedMinute>();
-      byDestination.set(key, { transport, destination, count: Number(row.published ?? 0) });
+      // A minute may come twice: from the table's rows and from the stream's counts.
+      byDestination.set(key, { transport, destination, count: (byDestination.get(key)?.count ?? 0) + Number(row.published ?? 0) });
       fresh.set(minute, byDestination);
       lastMinute.set(key, (lastMinute.get(key) ?? 0) + Number(row.publishedLastMinute ?? 0));
       const ago = milliseconds(row.lastPublishedAgoMs);

@@ -11,3 +11,6 @@ export { TypeOrmInboxStore } from './inbox/typeorm-inbox.store';
 export { TypeOrmPoisonStore } from './poison/typeorm-poison.store';
 export { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
 export { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';
+export { runMigrationsUnderLock } from './migration-lock/run-migrations-under-lock';
+export { MigrationLockTimeoutError } from './migration-lock/migration-lock.error';
+export { MIGRATION_LOCK_POSTGRES_KEY, DEFAULT_MIGRATION_LOCK_TIMEOUT_MS, type MigrationLockOptions, type MigrationLockLogger } from './migration-lock/migration-lock.options';

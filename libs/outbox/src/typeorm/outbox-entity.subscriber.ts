@@ -17,8 +17,7 @@ import { missingAggregateId, missingEventType, saveOutsideTransaction } from '..
 import type { MessageDraft } from '../core/outbox-message.factory';
 import { pendingEventsOf } from '../core/aggregate-events';
 import type { RecordedEvent } from '../core/recorded-events';
-import { getOutboxEventMetadata } from '../decorators/outbox-event.decorator';
-import { getPublishesEventsOptions, type PublishesEventsOptions } from '../decorators/publishes-events.decorator';
+import { getOutboxEventMetadata, getPublishesEventsOptions, type PublishesEventsOptions } from '../core/event-metadata';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';

@@ -1,4 +1,4 @@
-import type { InMemoryRow } from '../in-memory-outbox.store';
+import type { InMemoryRow } from '../in-memory-row';
 import type { DestinationCounts } from './outbox-stats.port';
 
 const MINUTE = 60_000;

@@ -1,6 +1,6 @@
 import { errorText } from '../error-text';
 import { formatLsn } from './stream-message';
-import type { StreamPositionStore } from './stream-position.port';
+import type { PublishedCount, StreamPositionStore } from './stream-position.port';
 
 /**
  * Saves the stream's acknowledged positions without holding the stream up: at most one write is
@@ -13,6 +13,8 @@ export class RememberedPosition {
   private writing: Promise<void> | undefined;
   private next: bigint | undefined;
   private failures = 0;
+  // Published since the last save, by transport and destination; a failed save keeps them for the next.
+  private counts = new Map<string, PublishedCount>();
 
   constructor(
     private readonly store: StreamPositionStore,
@@ -22,6 +24,18 @@ export class RememberedPosition {
   /** The position saved last (where a new stream starts), or `undefined`. */
   read(): Promise<bigint | undefined> {
     return this.store.read();
+  }
+
+  /** Counts messages the broker acknowledged; saved with the next position. */
+  published(messages: ReadonlyArray<{ transport: string; destination: string }>): void {
+    for (const { transport, destination } of messages) this.add(transport, destination, 1);
+  }
+
+  private add(transport: string, destination: string, count: number): void {
+    const key = `${transport}\u0000${destination}`;
+    const entry = this.counts.get(key);
+    if (entry) entry.count += count;
+    else this.counts.set(key, { transport, destination, count });
   }
 
   /** Queues a position to be saved; returns at once. */
@@ -40,10 +54,13 @@ export class RememberedPosition {
       while (this.next !== undefined) {
         const lsn = this.next;
         this.next = undefined;
+        const counts = this.counts;
+        this.counts = new Map();
         try {
-          await this.store.save(lsn);
+          await this.store.save(lsn, [...counts.values()]);
           this.failures = 0;
         } catch (error) {
+          for (const { transport, destination, count } of counts.values()) this.add(transport, destination, count);
           // Said once per run of failures (the database may be restarting): not once per batch.
           if (this.failures++ === 0) this.logger.warn(`Outbox WAL relay: saving the stream's position ${formatLsn(lsn)} failed (${errorText(error)}); a restart may replay the batches since the last saved one.`);
         }

@@ -28,6 +28,11 @@ export interface StreamCommit {
    * `xmin` may then name this commit while the rows are older, so they are not placed by it.
    */
   updatedRows?: boolean;
+  /**
+   * Destinations this commit paused (it wrote rows of `<table>_paused`, which the publication
+   * carries): the messages committed after it, and in it, to these destinations are held.
+   */
+  paused?: string[];
 }
 
 /** `'16/B374D848'` → 0x16B374D848. */

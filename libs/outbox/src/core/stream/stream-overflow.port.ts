@@ -26,6 +26,8 @@ export interface StreamOverflow {
    * false when there are more (the set then holds `limit` of them and is not to be relied on).
    */
   held(limit: number, context?: TableReadContext): Promise<TableHeld>;
+  /** The destinations an operator has paused now (`<table>_paused`). */
+  pausedDestinations(): Promise<string[]>;
 }
 
 /**

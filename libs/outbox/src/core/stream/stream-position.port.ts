@@ -8,6 +8,17 @@
 export interface StreamPositionStore {
   /** The last position saved for this slot, or `undefined` when none was (a new slot). */
   read(): Promise<bigint | undefined>;
-  /** Saves a position only if it is past the one saved (positions never move back). */
-  save(lsn: bigint): Promise<void>;
+  /**
+   * Saves a position only if it is past the one saved (positions never move back), and, in the
+   * same transaction, adds the messages published since the last save to the per-minute counts
+   * that stats and the console read (streamed messages have no row to count).
+   */
+  save(lsn: bigint, published: readonly PublishedCount[]): Promise<void>;
+}
+
+/** Messages the stream published to one destination since the last save. */
+export interface PublishedCount {
+  transport: string;
+  destination: string;
+  count: number;
 }

@@ -53,6 +53,7 @@ class FakeBroker implements OutboxTransport {
 class FakeTable implements StreamOverflow {
   readonly rows: Array<{ id: string; attempts: number; error: string }> = [];
   readonly backlog = new Set<string>();
+  readonly paused = new Set<string>();
   asked = 0;
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>): Promise<void> {
     for (const { message, attempts, error } of messages) {
@@ -67,6 +68,9 @@ class FakeTable implements StreamOverflow {
   async held(): Promise<{ aggregates: Set<string>; complete: boolean }> {
     this.asked++;
     return { aggregates: new Set(this.backlog), complete: true };
+  }
+  async pausedDestinations(): Promise<string[]> {
+    return [...this.paused];
   }
 }
 
@@ -227,6 +231,37 @@ describe('StreamRelay', () => {
     await settled(() => confirmed.at(-1) === 40n);
     expect(broker.published.map((m) => m.envelope.id).at(-1)).toBe('40-0');
     expect(relay.divertedMessages).toBe(2);
+    await relay.stop();
+  });
+
+  it('moves the messages committed after a pause of their destination to the table, in order, and streams those before it and the other aggregates', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed, 2, 4, table);
+    await relay.accept(commit(10n, 'a'));
+    await relay.accept({ lsn: 20n, messages: [], paused: ['things'] });
+    await relay.accept(commit(30n, 'a', 'b'));
+    await relay.accept({ lsn: 40n, messages: [{ ...message(40n, 0, 'c'), destination: 'other' }] });
+    await settled(() => confirmed.at(-1) === 40n);
+    expect(broker.published.map((m) => m.envelope.id)).toEqual(['10-0', '40-0']);
+    expect(table.rows).toEqual([
+      { id: '30-0', attempts: 0, error: expect.stringContaining('destination "things" was paused') },
+      { id: '30-1', attempts: 0, error: expect.stringContaining('destination "things" was paused') },
+    ]);
+    await relay.stop();
+  });
+
+  it('holds a destination paused before the stream started, read from the table before the first commit', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    table.paused.add('things');
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed, 2, 4, table);
+    await relay.accept(commit(10n, 'a'));
+    await settled(() => confirmed.at(-1) === 10n);
+    expect(broker.published).toEqual([]);
+    expect(table.rows.map((row) => row.id)).toEqual(['10-0']);
     await relay.stop();
   });
 

@@ -9,7 +9,8 @@ import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { HeldAggregates } from './held-aggregates';
 import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
-import { heldBehindDiverted } from './stream.messages';
+import { heldBehindDiverted, heldByPause } from './stream.messages';
+import { PausedDestinations } from './paused-destinations';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn } from './stream-message';
 
@@ -40,6 +41,8 @@ export interface StreamRelayConfig {
    * worth saving durably); false when only commits without any (other tables, keepalives) moved it.
    */
   confirm(lsn: bigint, carriedMessages: boolean): Promise<void> | void;
+  /** The broker acknowledged these messages (before their position is confirmed): what stats count. */
+  published?(messages: readonly StreamMessage[]): void;
   /**
    * Called when reading or writing the outbox table (`overflow`) fails; the relay tries again until
    * stopped. An owner that holds a replication connection stops the relay and ends the stream here:
@@ -68,10 +71,13 @@ export class StreamRelay {
   // The aggregates the table holds, which the stream's messages must wait behind. Unknown at start
   // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): read.
   private readonly held: HeldAggregates | undefined;
+  // Destinations an operator paused: their messages go to the table, where the table relay holds them.
+  private readonly paused: PausedDestinations | undefined;
 
   constructor(private readonly config: StreamRelayConfig) {
     this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
     this.held = config.overflow && new HeldAggregates(config.overflow);
+    this.paused = config.overflow && new PausedDestinations(() => config.overflow!.pausedDestinations());
   }
 
   /** Messages acknowledged by the broker since this relay started. */
@@ -96,6 +102,10 @@ export class StreamRelay {
   async accept(commit: StreamCommit): Promise<void> {
     if (this.stopped) return;
     this.positions.received(commit);
+    // The table's pauses read before the first commit is judged, and again while something is paused.
+    // A failed read ends the stream (the reader's onEnd), which reads again from the last confirmation.
+    await this.paused?.refresh();
+    this.paused?.accept(commit);
     // Set before the commit's messages (and any later ones) are checked: a row it wrote precedes them.
     if (commit.wroteTable) {
       this.held?.tableWritten(commit);
@@ -145,11 +155,15 @@ export class StreamRelay {
       this.wakeReader();
       const held = await this.heldBehindTable(batch);
       if (held === undefined) return;
-      const direct = held.length === 0 ? batch : batch.filter((message) => !held.includes(message));
+      const paused = this.paused ? batch.filter((message) => this.paused!.holds(message)) : [];
+      const direct = held.length === 0 && paused.length === 0 ? batch : batch.filter((message) => !held.includes(message) && !paused.includes(message));
       // Published before the held ones reach the table: an aggregate's messages committed before a
       // row that holds the later ones (see HeldAggregates) must not be overtaken by those.
       if (!(await this.publishUntilAcknowledged(direct))) return;
-      if (held.length > 0 && !(await this.divert(held.map((message) => ({ message, attempts: 0, error: heldBehindDiverted() }))))) return;
+      const diverted = batch
+        .filter((message) => held.includes(message) || paused.includes(message))
+        .map((message) => ({ message, attempts: 0, error: paused.includes(message) ? heldByPause(message.destination) : heldBehindDiverted() }));
+      if (diverted.length > 0 && !(await this.divert(diverted))) return;
       this.positions.acknowledged(batch);
       await this.confirmAdvance();
     }
@@ -177,6 +191,7 @@ export class StreamRelay {
       const { results } = await this.publisher.publishAll(claimed, outgoing, []);
       const failed = pending.filter((_, index) => results[index] !== undefined);
       this.published += pending.length - failed.length;
+      this.config.published?.(failed.length === 0 ? pending : pending.filter((_, index) => results[index] === undefined));
       if (failed.length === 0) return true;
       const first = results.find((result) => typeof result === 'object');
       const final = results.every((result) => result === undefined || typeof result !== 'object' || result.final);

@@ -35,6 +35,9 @@ export const invalidSlotName = (option: string, got: string) =>
   `Invalid OutboxModule option "${option}": expected an identifier PostgreSQL takes as a replication slot name (lowercase letters, digits and _, at most 63 characters), got "${got}". ` +
   `Without wal.slotName the slot is named outbox_<schema>_<tableName>, so those must be identifiers too.`;
 
+export const heldByPause = (destination: string) =>
+  `Held because the destination "${destination}" was paused when the WAL relay read it; published from the outbox table, in order, once it is resumed.`;
+
 export const heldBehindDiverted = () =>
   'Held behind an earlier message of its aggregate that the WAL relay moved to the outbox table; published from there, in order.';
 
@@ -62,6 +65,6 @@ export const walCommitNotVisible = (xids: readonly number[], waitedMs: number) =
   `a longer wait means the server is overloaded or the stream reads another server than the table (a replica): the stream reads again from its last confirmation.`;
 
 export const walPositionTableRefused = (ddl: string, cause: string) =>
-  `OutboxModule option "delivery" is 'wal', and the stream keeps the position it has published up to in a table beside the outbox table, ` +
-  `so that a PostgreSQL restart does not make it publish again what it already had; creating it failed: ${cause}. ` +
+  `OutboxModule option "delivery" is 'wal', and the stream keeps the position it has published up to, and counts of what it published, in tables beside the outbox table ` +
+  `(so that a PostgreSQL restart does not make it publish again what it already had, and stats count streamed messages); creating one failed: ${cause}. ` +
   `Run ${ddl}; as the schema's owner (and grant the app's role SELECT, INSERT, UPDATE, DELETE on it), then start again.`;

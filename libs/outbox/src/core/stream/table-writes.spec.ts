@@ -29,6 +29,9 @@ class PlacingTable implements StreamOverflow {
   async backlogged(aggregates: ReadonlyArray<Aggregate>, context?: TableReadContext): Promise<TableBacklog> {
     return { ...this.answer(aggregates.map(aggregateOf), context), any: this.rows.length > 0 };
   }
+  async pausedDestinations(): Promise<string[]> {
+    return [];
+  }
   async divert(messages: ReadonlyArray<{ message: StreamMessage }>): Promise<void> {
     for (const { message } of messages) this.diverted.push(message.id), this.log.push(`moved ${message.id}`), this.rows.push({ aggregate: aggregateOf(message), xid: 0 });
   }

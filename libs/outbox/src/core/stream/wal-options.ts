@@ -9,13 +9,15 @@ export type OutboxDelivery = 'table' | 'wal';
 export interface WalDeliveryOptions {
   /**
    * Logical replication slot the relay streams from, created on first start and never dropped by
-   * the app (`nest-outbox wal-drop-slot` does). Lowercase letters, digits and `_`.
+   * the app (`nest-outbox wal drop-slot` does). Lowercase letters, digits and `_`.
    * Default `outbox_<tableName>` (lowercased, schema-qualified tables: `outbox_<schema>_<tableName>`).
    */
   slotName?: string;
   /**
-   * Publication named to pgoutput. It holds no table: the outbox writes logical decoding messages,
-   * which pgoutput streams whatever the publication lists. Default: the slot's name.
+   * Publication named to pgoutput. The outbox writes logical decoding messages, which pgoutput
+   * streams whatever the publication lists; the publication holds the outbox table and its
+   * paused-destinations table (inserts and updates), so that the stream sees, in commit order, rows
+   * that hold an aggregate and pauses. Created (or completed) at start. Default: the slot's name.
    */
   publicationName?: string;
   /**

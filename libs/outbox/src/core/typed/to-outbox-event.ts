@@ -1,4 +1,4 @@
-import { getOutboxEventMetadata } from '../../decorators/outbox-event.decorator';
+import { getOutboxEventMetadata } from '../event-metadata';
 import { OutboxNonRetryableError } from '../outbox.errors';
 import type { OutboxEnvelope } from '../outbox-message';
 import { payloadProblems } from './payload-validation';

@@ -9,7 +9,7 @@ import {
   unknownEventType,
 } from '../../core/in-process.messages';
 import type { OutboxEnvelope } from '../../core/outbox-message';
-import { declaredEventTypes, eventClassOf, getOutboxEventMetadata } from '../../decorators/outbox-event.decorator';
+import { declaredEventTypes, eventClassOf, getOutboxEventMetadata } from '../../core/event-metadata';
 import { OutboxInbox } from '../inbox/outbox-inbox';
 import { ON_OUTBOX_EVENT_METADATA, type OnOutboxEventMetadata } from './on-outbox-event.decorator';
 import { InProcessHandlers } from './in-process-handlers';

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { resolveInboxSettings } from '../../core/inbox/inbox-settings';
 import { IdempotentExplorer } from './idempotent.explorer';
-import { InboxPoisonMetricsHost } from '../../observability/metrics/inbox-poison-metrics.host';
-import { OutboxInboxPoisonHealthIndicator } from '../../observability/health/outbox-inbox-poison.health-indicator';
+import { InboxPoisonMetricsHost } from '../observe/inbox-poison-metrics.host';
+import { OutboxInboxPoisonHealthIndicator } from '../observe/outbox-inbox-poison.health-indicator';
 import { OutboxInbox, INBOX_SETTINGS } from './outbox-inbox';
 import { ConfigurableInboxModule, INBOX_MODULE_OPTIONS } from './outbox-inbox.module-definition';
 import type { OutboxInboxModuleOptions } from './outbox-inbox.options';

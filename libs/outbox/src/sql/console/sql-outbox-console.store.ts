@@ -9,12 +9,15 @@ import type {
 } from '../../core/console/outbox-console.port';
 import type { SqlRunner } from '../sql-connection.port';
 import type { ConsoleSql } from './console.sql';
+import type { StreamedCounts } from '../wal/streamed-counts';
 
 /** The console's store (PostgreSQL, SQLite; MariaDB extends it), each statement outside application transactions. */
 export class SqlOutboxConsoleStore implements OutboxConsoleStore {
   constructor(
     private readonly sql: ConsoleSql,
     private readonly runner: SqlRunner,
+    /** PostgreSQL: what the WAL stream published, which has no rows (see StreamedCounts). */
+    private readonly streamed?: StreamedCounts,
   ) {}
 
   async list(filter: MessageFilter, before: string | null, limit: number): Promise<MessageSummary[]> {
@@ -44,14 +47,17 @@ export class SqlOutboxConsoleStore implements OutboxConsoleStore {
   }
 
   async destinationUsed(destination: string): Promise<boolean> {
-    return (await this.runner.rows(this.sql.destinationUsed(destination))).length > 0;
+    if ((await this.runner.rows(this.sql.destinationUsed(destination))).length > 0) return true;
+    return this.streamed !== undefined && (await this.streamed.exist()) && (await this.runner.rows(this.streamed.destinationUsed(destination))).length > 0;
   }
 
   async throughput(minutes: number): Promise<ThroughputPoint[]> {
-    return (await this.runner.rows(this.sql.throughput(minutes))).map((row) => ({
-      minute: minuteOf(row.minute),
-      published: Number(row.published),
-    }));
+    const rows = await this.runner.rows(this.sql.throughput(minutes));
+    if (this.streamed && (await this.streamed.exist())) rows.push(...(await this.runner.rows(this.streamed.throughput(minutes))));
+    // A minute may come twice: from the table's rows and from the stream's counts.
+    const byMinute = new Map<string, number>();
+    for (const row of rows) byMinute.set(minuteOf(row.minute), (byMinute.get(minuteOf(row.minute)) ?? 0) + Number(row.published));
+    return [...byMinute].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([minute, published]) => ({ minute, published }));
   }
 
   async paused(): Promise<PausedDestination[]> {

@@ -60,7 +60,7 @@ const CLOCKS: Record<StatsDialect, Clock> = {
  * `null`: count, count in the last 60 s, ms since the newest) and one `clock` row (the current
  * minute number), in the aliases of {@link StatsRow}.
  */
-export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceMinute: number | null): SqlStatement {
+export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceMinute: number | null, streamed = false): SqlStatement {
   const { now, ago, minuteStart, minuteOf, msSince, param } = CLOCKS[dialect];
   const q = (name: string) => (dialect === 'mariadb' ? name : `"${name}"`);
   const t = table.quoted(dialect);
@@ -83,9 +83,24 @@ export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceM
       SELECT 'published', transport, destination, ${minuteOf('published_at')}, 0, 0, 0, 0, NULL,
         COUNT(*), ${count(`published_at > ${ago(60)}`)}, ${msSince('MAX(published_at)')}
       FROM ${t} WHERE status = 'published' AND published_at >= ${since}
-      GROUP BY transport, destination, ${minuteOf('published_at')}
+      GROUP BY transport, destination, ${minuteOf('published_at')}${streamed && dialect === 'postgres' ? streamedMinutes(table, since) : ''}
       UNION ALL
       SELECT 'clock', NULL, NULL, ${minuteOf(now)}, 0, 0, 0, 0, NULL, 0, 0, NULL`,
     params: sinceMinute === null ? [] : [sinceMinute],
   };
+}
+
+/**
+ * PostgreSQL, where the WAL mode ran: what the stream published, counted per minute in
+ * `<table>_wal_published` (see StreamedCounts), as more `published` rows. "In the last 60 s" is the
+ * current minute's count there: the stream keeps minutes, not messages.
+ */
+function streamedMinutes(table: OutboxTable, since: string): string {
+  const { minuteOf, msSince } = CLOCKS.postgres;
+  return `
+      UNION ALL
+      SELECT 'published', transport, destination, ${minuteOf('minute')}, 0, 0, 0, 0, NULL,
+        SUM(published), SUM(CASE WHEN minute > now() - interval '60 seconds' THEN published ELSE 0 END), ${msSince('MAX(last_published_at)')}
+      FROM ${table.walPublished.quoted()} WHERE minute >= date_trunc('minute', ${since})
+      GROUP BY transport, destination, ${minuteOf('minute')}`;
 }

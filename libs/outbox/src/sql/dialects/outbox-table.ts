@@ -66,6 +66,11 @@ export class OutboxTable {
     return new OutboxTable(`${this.name}_wal_positions`, this.schema);
   }
 
+  /** PostgreSQL, WAL mode: messages the stream published, per minute and destination, `<name>_wal_published` (see StreamedCounts). */
+  get walPublished(): OutboxTable {
+    return new OutboxTable(`${this.name}_wal_published`, this.schema);
+  }
+
   /** `schema.name` or `name`, for messages and TypeORM's `hasTable`. */
   toString(): string {
     return this.schema === undefined ? this.name : `${this.schema}.${this.name}`;

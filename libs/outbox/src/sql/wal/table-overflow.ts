@@ -60,6 +60,11 @@ export class TableOverflow implements StreamOverflow {
     return { aggregates: new Set(read.rows.map(aggregateOf)), any: truthy(records[0]?.any), heldFrom: heldFrom(read.rows), visible: read.visible };
   }
 
+  async pausedDestinations(): Promise<string[]> {
+    const { records } = await this.connection.run({ sql: `SELECT destination FROM ${this.table.paused.quoted()}`, params: [] });
+    return records.map((row) => String(row.destination));
+  }
+
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
     const t = this.table.quoted();
     const dialect = tableDialectFor('postgres', this.table, { notifyChannel: this.options.notifyChannel });

@@ -1,4 +1,5 @@
-import type { StreamPositionStore } from '../../core/stream/stream-position.port';
+import type { PublishedCount, StreamPositionStore } from '../../core/stream/stream-position.port';
+import { StreamedCounts } from './streamed-counts';
 import { formatLsn, parseLsn } from '../../core/stream/stream-message';
 import type { SqlConnection } from '../sql-connection.port';
 import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
@@ -12,13 +13,19 @@ import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table'
 export class WalPositionTable implements StreamPositionStore {
   private readonly table: string;
   private readonly saveSql: string;
+  private readonly countSql: string;
+  private readonly pruneSql: string;
+  private prunedAt = 0;
 
   constructor(
     private readonly connection: SqlConnection,
     location: string | OutboxTableLocation,
     private readonly slotName: string,
   ) {
-    this.table = OutboxTable.on('postgres', location).walPositions.quoted();
+    const outbox = OutboxTable.on('postgres', location);
+    this.table = outbox.walPositions.quoted();
+    this.countSql = StreamedCounts.addStatement(outbox);
+    this.pruneSql = StreamedCounts.pruneStatement(outbox);
     // synchronous_commit on for this one statement's transaction: the point of the row is to
     // survive a crash, whatever the application set for its own transactions.
     this.saveSql = `INSERT INTO ${this.table} AS p (slot_name, confirmed_lsn, saved_at) VALUES ($1, $2::pg_lsn, now())
@@ -26,10 +33,13 @@ export class WalPositionTable implements StreamPositionStore {
       WHERE p.confirmed_lsn < excluded.confirmed_lsn`;
   }
 
-  /** The table's DDL, run by the WAL mode's set-up (idempotent). */
-  static createStatement(location: string | OutboxTableLocation): string {
-    const table = OutboxTable.on('postgres', location).walPositions.quoted();
-    return `CREATE TABLE IF NOT EXISTS ${table} (slot_name text PRIMARY KEY, confirmed_lsn pg_lsn NOT NULL, saved_at timestamptz NOT NULL)`;
+  /** The DDL of this table and of the streamed counts', run by the WAL mode's set-up (idempotent). */
+  static createStatements(location: string | OutboxTableLocation): string[] {
+    const outbox = OutboxTable.on('postgres', location);
+    return [
+      `CREATE TABLE IF NOT EXISTS ${outbox.walPositions.quoted()} (slot_name text PRIMARY KEY, confirmed_lsn pg_lsn NOT NULL, saved_at timestamptz NOT NULL)`,
+      StreamedCounts.createStatement(outbox),
+    ];
   }
 
   /** Forgets a slot's position: run before that slot is created. */
@@ -43,10 +53,17 @@ export class WalPositionTable implements StreamPositionStore {
     return typeof lsn === 'string' ? parseLsn(lsn) : undefined;
   }
 
-  async save(lsn: bigint): Promise<void> {
+  async save(lsn: bigint, published: readonly PublishedCount[]): Promise<void> {
+    // Old counts go now and then, in a save of their own: never more than one DELETE in ten minutes.
+    const prune = Date.now() - this.prunedAt > 600_000;
     await this.connection.transaction(async (run) => {
       await run({ sql: `SET LOCAL synchronous_commit TO on`, params: [] });
       await run({ sql: this.saveSql, params: [this.slotName, formatLsn(lsn)] });
+      if (published.length > 0) {
+        await run({ sql: this.countSql, params: [published.map((p) => p.transport), published.map((p) => p.destination), published.map((p) => p.count)] });
+      }
+      if (prune) await run({ sql: this.pruneSql, params: [] });
     });
+    if (prune) this.prunedAt = Date.now();
   }
 }

@@ -1,5 +1,5 @@
-import { OutboxConfigurationError } from '../core/outbox.errors';
-import { loadOptional } from './optional-dependency';
+import { OutboxConfigurationError } from './outbox.errors';
+import { loadOptional } from './optional-peer';
 
 describe('loadOptional', () => {
   it('loads an installed package', () => {

@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { errorText } from '../../core/error-text';
 import { summarizePoison } from '../../core/poison/poison-summary';
-import { OutboxInbox } from '../../nest/inbox/outbox-inbox';
-import { loadOptional } from '../optional-dependency';
-import { judgeInboxPoison } from './inbox-poison.health';
+import { OutboxInbox } from '../inbox/outbox-inbox';
+import { loadOptional } from '../../core/optional-peer';
+import { judgeInboxPoison } from '../../observability/health/inbox-poison.health';
 
 /**
  * The inbox's `@nestjs/terminus` indicator (from `OutboxInboxModule`): down while poison messages

@@ -1,12 +1,12 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type * as PromClient from 'prom-client';
-import { OutboxObservers } from '../../nest/observe/outbox-observers.registry';
-import { OutboxStats } from '../../nest/observe/outbox.stats';
-import { OUTBOX_MODULE_OPTIONS } from '../../nest/outbox.module-definition';
-import type { OutboxModuleOptions } from '../../nest/outbox-module.options';
-import { loadOptional } from '../optional-dependency';
-import { resolveMetricsOptions } from './metrics.options';
-import { OutboxMetrics } from './outbox-metrics';
+import { OutboxObservers } from './outbox-observers.registry';
+import { OutboxStats } from './outbox.stats';
+import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
+import type { OutboxModuleOptions } from '../outbox-module.options';
+import { loadOptional } from '../../core/optional-peer';
+import { resolveMetricsOptions } from '../../observability/metrics/metrics.options';
+import { OutboxMetrics } from '../../observability/metrics/outbox-metrics';
 
 /** Registers the outbox metrics when `metrics` is set, and takes them out of the registry on shutdown. */
 @Injectable()

@@ -4,10 +4,10 @@ import type { ResolvedObservability } from '../../core/observe/observability.opt
 import type { ResolvedOutboxSettings } from '../../core/outbox-options';
 import { errorText } from '../../core/error-text';
 import { WAL_DEFAULTS } from '../../core/stream/wal-options';
-import { OutboxWalHost } from '../../nest/outbox-wal.host';
-import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../../nest/outbox.constants';
-import { loadOptional } from '../optional-dependency';
-import { judgeWalSlot, type WalHealthThresholds } from './wal-slot.health';
+import { OutboxWalHost } from '../outbox-wal.host';
+import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../outbox.constants';
+import { loadOptional } from '../../core/optional-peer';
+import { judgeWalSlot, type WalHealthThresholds } from '../../observability/wal/wal-slot.health';
 
 /**
  * The WAL delivery mode's `@nestjs/terminus` indicator: down when the slot is missing, when no

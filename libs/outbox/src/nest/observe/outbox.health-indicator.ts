@@ -3,11 +3,11 @@ import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/term
 import { resolveObservability, type HealthThresholds, type ResolvedObservability } from '../../core/observe/observability.options';
 import type { ResolvedOutboxSettings } from '../../core/outbox-options';
 import { errorText } from '../../core/error-text';
-import { OutboxStats } from '../../nest/observe/outbox.stats';
-import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../../nest/outbox.constants';
-import { loadOptional } from '../optional-dependency';
-import { judgeOutboxHealth } from './outbox-health.check';
-import { leavePausedOut } from './paused-destinations.health';
+import { OutboxStats } from './outbox.stats';
+import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../outbox.constants';
+import { loadOptional } from '../../core/optional-peer';
+import { judgeOutboxHealth } from '../../observability/health/outbox-health.check';
+import { leavePausedOut } from '../../observability/health/paused-destinations.health';
 
 /**
  * A `@nestjs/terminus` health indicator (terminus is an optional peer, loaded on first use):

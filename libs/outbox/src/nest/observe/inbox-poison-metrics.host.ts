@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type * as PromClient from 'prom-client';
 import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
-import { INBOX_SETTINGS, OutboxInbox } from '../../nest/inbox/outbox-inbox';
-import type { OutboxInboxModuleOptions } from '../../nest/inbox/outbox-inbox.options';
-import { loadOptional } from '../optional-dependency';
-import { resolveMetricsOptions } from './metrics.options';
-import { InboxPoisonMetrics } from './inbox-poison-metrics';
+import { INBOX_SETTINGS, OutboxInbox } from '../inbox/outbox-inbox';
+import type { OutboxInboxModuleOptions } from '../inbox/outbox-inbox.options';
+import { loadOptional } from '../../core/optional-peer';
+import { resolveMetricsOptions } from '../../observability/metrics/metrics.options';
+import { InboxPoisonMetrics } from '../../observability/metrics/inbox-poison-metrics';
 
 /** Registers the inbox's poison gauge when `OutboxInboxModule` has `metrics` set and the poison policy on; removes it on shutdown. */
 @Injectable()

@@ -1,11 +1,11 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import type * as OtelApi from '@opentelemetry/api';
-import { OutboxObservers } from '../../nest/observe/outbox-observers.registry';
-import { OUTBOX_MODULE_OPTIONS } from '../../nest/outbox.module-definition';
-import type { OutboxModuleOptions } from '../../nest/outbox-module.options';
-import { loadOptional } from '../optional-dependency';
-import { OutboxTracing, traceContextCapture } from './outbox-tracing';
-import { resolveTracingOptions } from './tracing.options';
+import { OutboxObservers } from './outbox-observers.registry';
+import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
+import type { OutboxModuleOptions } from '../outbox-module.options';
+import { loadOptional } from '../../core/optional-peer';
+import { OutboxTracing, traceContextCapture } from '../../observability/tracing/outbox-tracing';
+import { resolveTracingOptions } from '../../observability/tracing/tracing.options';
 
 /** With `tracing` set: the write-time capture of the trace context, and publish spans on the relay. */
 @Injectable()

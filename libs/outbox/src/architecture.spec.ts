@@ -1,0 +1,162 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const SRC = __dirname;
+
+/** The packages a file loads at run time, following relative imports; `import type` is erased by the compiler. */
+function runtimePackages(entry: string, seen = new Set<string>(), found = new Set<string>()): Set<string> {
+  if (seen.has(entry)) return found;
+  seen.add(entry);
+  const source = readFileSync(entry, 'utf8');
+  const imports = source.matchAll(/^(?:import|export)\s+(?!type\b)(?:[^'";]*?\sfrom\s+)?'([^']+)'/gm);
+  for (const [, specifier] of imports) {
+    if (!specifier.startsWith('.')) {
+      found.add(specifier);
+      continue;
+    }
+    const file = [`${specifier}.ts`, join(specifier, 'index.ts')].map((path) => join(dirname(entry), path)).find((path) => existsSync(path));
+    if (file) runtimePackages(file, seen, found);
+  }
+  // Lazily loaded optional peers count too.
+  for (const [, name] of source.matchAll(/loadDataLayer<[^>]*>\('([^']+)'/g)) found.add(`lazy:${name}`);
+  for (const [, names] of source.matchAll(/loadDataLayers<[^>]*>\(\[([^\]]*)\]/g)) for (const [, name] of names.matchAll(/'([^']+)'/g)) found.add(`lazy:${name}`);
+  if (/\bloadTypeOrm\(/.test(source)) found.add('lazy:typeorm');
+  return found;
+}
+
+/** Every import of every source file under `folder` (type imports too), as packages or paths relative to src/. */
+function importsUnder(folder: string): { file: string; target: string; own: boolean }[] {
+  const found: { file: string; target: string; own: boolean }[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
+        const file = relative(SRC, path);
+        for (const [, specifier] of readFileSync(path, 'utf8').matchAll(/^(?:import|export)\s(?:[^'";]*?\sfrom\s)?'([^']+)'/gm)) {
+          const own = specifier.startsWith('.');
+          found.push({ file, target: own ? relative(SRC, resolve(dirname(path), specifier)) : specifier, own });
+        }
+      }
+    }
+  };
+  walk(join(SRC, folder));
+  return found;
+}
+
+const ORMS = /^(typeorm|@nestjs\/typeorm|kysely|drizzle-orm|@prisma\/|@mikro-orm\/|pg$|pg-logical-replication|mysql2|better-sqlite3)/;
+
+/**
+ * The package's layers, lowest first: a file may import its own layer and those below, never one
+ * above. The entry points (`index.ts` of the root and of each subpath export) are no layer: they
+ * gather what an application imports, from wherever it lives.
+ */
+const LAYERS: Record<string, number> = {
+  core: 0,
+  decorators: 1,
+  sql: 1,
+  transports: 1,
+  adapters: 2,
+  typeorm: 2,
+  'postgres-wal': 2,
+  migrations: 3,
+  cli: 3,
+  observability: 3,
+  nest: 4,
+  console: 5,
+  testing: 5,
+};
+
+const layerOf = (path: string) => path.split('/')[0];
+const isEntryPoint = (file: string) => file === 'index.ts' || /^[a-z-]+\/index\.ts$/.test(file);
+const inside = (folder: string) => Object.keys(LAYERS).flatMap((layer) => (layer === folder ? importsUnder(layer) : [])).filter(({ file }) => !isEntryPoint(file));
+const ownFiles = <T extends { own: boolean }>(imports: T[]) => imports.filter(({ own }) => own);
+
+describe('the package reads one way: core ← sql ← adapters ← nest, deliveries and observability beside', () => {
+  it('(the scan sees imports: typeorm/ imports typeorm, nest/ imports Nest)', () => {
+    expect(importsUnder('typeorm').some(({ target }) => target === 'typeorm')).toBe(true);
+    expect(importsUnder('nest').some(({ target }) => target === '@nestjs/common')).toBe(true);
+  });
+
+  it('core/ imports nothing else of the package, no Nest, no ORM and no driver; not even types', () => {
+    // Until the data-layer ports move into core: its entry point re-exports their types from sql/.
+    const outside = importsUnder('core')
+      .filter(({ file, target }) => !(file === 'core/index.ts' && target.startsWith('sql/')))
+      .filter(({ target, own }) => (own && layerOf(target) !== 'core') || target.startsWith('@nestjs/') || ORMS.test(target));
+    expect(outside).toEqual([]);
+  });
+
+  it('sql/ imports, even as types, nothing but core/, sql/ and Node: no ORM, no driver, no Nest', () => {
+    const outside = importsUnder('sql').filter(({ target }) => !target.startsWith('core/') && !target.startsWith('sql/') && !target.startsWith('node:'));
+    expect(outside).toEqual([]);
+  });
+
+  it('decorators/ only write metadata: they import core\'s metadata writers and the checks and texts of names and errors, nothing else', () => {
+    const allowed = new Set(['core/event-metadata', 'core/outbox.errors', 'core/outbox.messages', 'core/names', 'core/aggregate-events']);
+    expect(importsUnder('decorators').filter(({ target }) => !allowed.has(target))).toEqual([]);
+  });
+
+  it('neither cli/ nor observability/ imports nest/ or a Nest package; adapters/ and typeorm/ import nothing of nest/', () => {
+    const nest = [...inside('cli'), ...inside('observability'), ...inside('adapters'), ...inside('typeorm')].filter(({ target, own }) => own && target.startsWith('nest/'));
+    const nestPackages = [...inside('cli'), ...inside('adapters'), ...inside('typeorm')].filter(({ target }) => target.startsWith('@nestjs/'));
+    expect([...nest, ...nestPackages]).toEqual([]);
+  });
+
+  it('nothing but testing/ imports testing/', () => {
+    const users = Object.keys(LAYERS).filter((layer) => layer !== 'testing').flatMap((layer) => importsUnder(layer)).filter(({ target, own }) => own && target.startsWith('testing/'));
+    expect(users).toEqual([]);
+  });
+
+  it('no import runs from a lower layer to a higher one', () => {
+    const upward = Object.keys(LAYERS).flatMap((layer) => ownFiles(inside(layer)).filter(({ target }) => LAYERS[layerOf(target)] > LAYERS[layer]));
+    expect(upward).toEqual([]);
+  });
+
+  it('the imports between the package\'s files form no circle', () => {
+    const edges = new Map<string, string[]>();
+    for (const layer of Object.keys(LAYERS)) {
+      for (const { file, target } of ownFiles(importsUnder(layer))) {
+        const to = [`${target}.ts`, `${target}/index.ts`].find((path) => existsSync(join(SRC, path)));
+        if (to) edges.set(file, [...(edges.get(file) ?? []), to]);
+      }
+    }
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, path: string[]): void => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        circles.push([...path.slice(path.indexOf(file)), file].join(' → '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of edges.get(file) ?? []) visit(next, [...path, file]);
+      state.set(file, 'done');
+    };
+    for (const file of edges.keys()) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+});
+
+describe('the data-layer write path loads no ORM up front', () => {
+  it('(the scan sees what a file loads: the module loads Nest, and TypeORM when it is chosen)', () => {
+    const packages = runtimePackages(join(SRC, 'nest', 'outbox.module.ts'));
+    expect(packages.has('@nestjs/common')).toBe(true);
+    expect(['lazy:typeorm', 'lazy:@nestjs/typeorm'].filter((name) => !packages.has(name))).toEqual([]);
+  });
+
+  it('no entry point and not the CLI loads typeorm or @nestjs/typeorm up front: both are optional peers', () => {
+    const entries = ['index.ts', 'cli/outbox-cli.main.ts', ...['core', 'sql', 'testing', 'console', 'observability', 'typeorm', 'migrations'].map((folder) => `${folder}/index.ts`)];
+    const eager = entries.filter((entry) => existsSync(join(SRC, entry))).flatMap((entry) => [...runtimePackages(join(SRC, entry))].filter((name) => /^(typeorm|@nestjs\/typeorm)(\/|$)/.test(name)).map((name) => `${entry}: ${name}`));
+    expect(eager).toEqual([]);
+  });
+
+  it('sql/ loads neither Nest nor any data layer, TypeORM included', () => {
+    const packages = ['sql-outbox.writer.ts', 'sql-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'sql', file))]);
+    expect(packages.filter((name) => /^(typeorm|@nestjs\/|kysely|drizzle-orm|@prisma\/|@mikro-orm\/|pg$)/.test(name))).toEqual([]);
+  });
+
+  it('adapters/ loads kysely and drizzle-orm only lazily, and nothing else of the layers', () => {
+    const packages = [...new Set(['data-layer-transaction.ts', 'data-layer-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'adapters', file))]))].sort();
+    expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/mysql-core', 'lazy:drizzle-orm/pg-core', 'lazy:kysely']);
+  });
+});

@@ -1,0 +1,26 @@
+/**
+ * Takes the migration lock and keeps it: its one migration tells the parent `{ t: 'migrating' }`
+ * and never ends, so that the test can SIGKILL a process that holds the lock mid-migration.
+ * Settings in LOCK_HOLDER: DataSource options (postgres, mariadb or better-sqlite3).
+ */
+import 'reflect-metadata';
+import { DataSource, type DataSourceOptions, type MigrationInterface } from 'typeorm';
+import { runMigrationsUnderLock } from '@nest-outbox/outbox/typeorm';
+
+class CreateThings1700000000000 implements MigrationInterface {
+  async up(): Promise<void> {
+    process.send?.({ t: 'migrating' });
+    await new Promise(() => undefined);
+  }
+  async down(): Promise<void> {}
+}
+
+const options = JSON.parse(process.env.LOCK_HOLDER ?? '{}') as DataSourceOptions;
+
+void new DataSource({ ...options, migrations: [CreateThings1700000000000], logging: false })
+  .initialize()
+  .then((dataSource) => runMigrationsUnderLock(dataSource))
+  .catch((error: unknown) => {
+    process.send?.({ t: 'failed', text: String(error) });
+    process.exit(1);
+  });
