@@ -12,7 +12,7 @@ export { OutboxModule } from './nest/outbox.module';
 export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-module.options';
 export type { OutboxConnectionOptions } from './adapters/connection/outbox-connection.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
-export type { OutboxMessageInput } from './typeorm/typeorm-outbox.writer';
+export type { OutboxMessageInput } from './core/outbox-message-input';
 export type { OutboxDataLayerTransaction } from './adapters/data-layer-transaction';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
 export { OutboxAdmin } from './nest/outbox.admin';

@@ -2,10 +2,11 @@ import { Inject, Injectable, OnApplicationShutdown, OnModuleDestroy, OnModuleIni
 import type { DataSource } from 'typeorm';
 import { OutboxEntitySubscriber } from '../typeorm/outbox-entity.subscriber';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
-import type { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
+import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import { serializeSqliteTransactions } from '../typeorm/sqlite/serialized-transactions';
 import { guardUnchangedSaves } from '../typeorm/unchanged-save.guard';
-import { OUTBOX_DATA_SOURCE, OUTBOX_TRACKER, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
 import { OutboxRelayHost } from './outbox-relay.host';
 
 /**
@@ -19,7 +20,8 @@ export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy,
 
   constructor(
     @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource | null,
-    @Inject(OUTBOX_WRITER) private readonly writer: TypeOrmOutboxWriter,
+    @Inject(OUTBOX_WRITER) private readonly writer: SqlOutboxWriter,
+    @Inject(OUTBOX_TYPEORM_TRANSACTION) private readonly transactionOf: TypeOrmTransactionOf,
     @Inject(OUTBOX_TRACKER) private readonly tracker: OutboxTransactionTracker,
     private readonly relayHost: OutboxRelayHost,
   ) {}
@@ -27,7 +29,7 @@ export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy,
   onModuleInit(): void {
     // With `connection` there is no TypeORM data source: events come only through OutboxPublisher.add(tx, …).
     if (!this.dataSource) return;
-    const subscriber = new OutboxEntitySubscriber(this.writer, this.tracker, () => void this.relayHost.drain());
+    const subscriber = new OutboxEntitySubscriber(this.writer, this.transactionOf, this.tracker, () => void this.relayHost.drain());
     this.unserialize = serializeSqliteTransactions(this.dataSource);
     this.dataSource.subscribers.push(subscriber);
     this.unguard = guardUnchangedSaves(this.dataSource, (manager, entity, target) => subscriber.afterSave(manager, entity, target));

@@ -6,9 +6,11 @@ export const OUTBOX_DATA_SOURCE = Symbol('outbox:data-source');
 export const OUTBOX_CONNECTION = Symbol('outbox:connection');
 /** The connection with how to close it (a pool the module opened from a URL). */
 export const OUTBOX_OPENED_CONNECTION = Symbol('outbox:opened-connection');
+/** The one `SqlOutboxWriter`: every message is written through it, whatever the data layer and the delivery mode. */
 export const OUTBOX_WRITER = Symbol('outbox:writer');
 export const OUTBOX_TRACKER = Symbol('outbox:tracker');
+/** `(manager) => SqlTransaction`: a TypeORM EntityManager as the writer's transaction, with the module's tracker and settings. */
+export const OUTBOX_TYPEORM_TRANSACTION = Symbol('outbox:typeorm-transaction');
 export const OUTBOX_OBSERVABILITY = Symbol('outbox:observability');
-export const OUTBOX_SQL_WRITER = Symbol('outbox:sql-writer');
 /** `OutboxWalHost` under a token of its own, for `OutboxStats` to look up without importing it (they would import each other). */
 export const OUTBOX_WAL_SLOT = Symbol('outbox:wal-slot');

@@ -3,9 +3,7 @@ import { rejectUnknownOptionKeys } from '../core/option-keys';
 import { resolveOutboxSettings } from '../core/outbox-options';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
-import { TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
-import { notificationChannel } from '../sql/postgres-notification.listener';
-import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT } from './outbox.constants';
 import { OutboxConnectionHost } from './outbox-connection.host';
 import type { OpenedConnection } from '../adapters/connection/open-connection';
 import {
@@ -34,12 +32,9 @@ import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
-import { outboxMessageFactory, outboxSqlWriterProvider } from './outbox-sql-writer.provider';
+import { outboxTypeOrmTransactionProvider, outboxWriterProvider } from './outbox-writer.provider';
 import { OutboxWalHost } from './outbox-wal.host';
 import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
-import { WalMessageEmitter } from '../typeorm/wal/wal-message.emitter';
-import { walMessagePrefix } from '../core/stream/wal-record';
-import { walNames } from '../core/stream/wal-options';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -65,27 +60,8 @@ import { walNames } from '../core/stream/wal-options';
     { provide: OUTBOX_CONNECTION, inject: [OUTBOX_OPENED_CONNECTION], useFactory: (opened: OpenedConnection) => opened.connection },
     OutboxConnectionHost,
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
-    {
-      provide: OUTBOX_WRITER,
-      inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_EXTRAS, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
-      useFactory: (
-        settings: ResolvedOutboxSettings,
-        tracker: OutboxTransactionTracker,
-        extras: ResolvedOutboxExtras,
-        tracing: OutboxTracingHost,
-        inProcess: InProcessHandlers,
-        relayHost: OutboxRelayHost,
-      ) =>
-        new TypeOrmOutboxWriter(
-          outboxMessageFactory(settings, tracing, inProcess, relayHost),
-          tracker,
-          extras,
-          settings.notifications ? notificationChannel(extras) : undefined,
-          settings.preparedStatements,
-          settings.delivery === 'wal' ? new WalMessageEmitter(walMessagePrefix(walNames(extras, settings.wal).slotName), settings.preparedStatements) : undefined,
-        ),
-    },
-    outboxSqlWriterProvider,
+    outboxWriterProvider,
+    outboxTypeOrmTransactionProvider,
     OutboxRelayHost,
     OutboxWalHost,
     { provide: OUTBOX_WAL_SLOT, useExisting: OutboxWalHost },

@@ -2,19 +2,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { noAmbientTransaction } from '../core/outbox.messages';
-import type { OutboxMessageInput, TypeOrmOutboxWriter } from '../typeorm/typeorm-outbox.writer';
+import type { OutboxMessageInput } from '../core/outbox-message-input';
 import { isDataLayerTransaction, toSqlTransaction, type OutboxDataLayerTransaction } from '../adapters/data-layer-transaction';
+import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import type { SqlTransaction } from '../sql/sql-transaction.port';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
-import { OUTBOX_SQL_WRITER, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
 
 /** Adds messages to the outbox inside a transaction you already have, without an aggregate. */
 @Injectable()
 export class OutboxPublisher {
   constructor(
-    @Inject(OUTBOX_WRITER) private readonly writer: TypeOrmOutboxWriter,
+    @Inject(OUTBOX_WRITER) private readonly writer: SqlOutboxWriter,
     private readonly ambient: AmbientTransactionResolver,
-    @Inject(OUTBOX_SQL_WRITER) private readonly sqlWriter: SqlOutboxWriter,
+    @Inject(OUTBOX_TYPEORM_TRANSACTION) private readonly typeOrmTransaction: TypeOrmTransactionOf,
   ) {}
 
   /**
@@ -38,16 +40,17 @@ export class OutboxPublisher {
     managerOrMessages: EntityManager | OutboxDataLayerTransaction | OutboxMessageInput | OutboxMessageInput[],
     messages?: OutboxMessageInput | OutboxMessageInput[],
   ): Promise<string[]> {
-    if (isEntityManager(managerOrMessages)) return this.writer.add(managerOrMessages, messages ?? []);
+    if (isEntityManager(managerOrMessages)) return this.addThrough(this.typeOrmTransaction, managerOrMessages, messages ?? []);
     // With two arguments the first is a transaction: one of no known layer is refused, not taken for messages.
-    if (messages !== undefined || isDataLayerTransaction(managerOrMessages)) return this.addThrough(managerOrMessages, messages ?? []);
+    if (messages !== undefined || isDataLayerTransaction(managerOrMessages)) return this.addThrough(toSqlTransaction, managerOrMessages, messages ?? []);
     const manager = this.ambient.current();
     if (!manager) return Promise.reject(new OutboxWriteError(noAmbientTransaction()));
-    return this.writer.add(manager, managerOrMessages as OutboxMessageInput | OutboxMessageInput[]);
+    return this.addThrough(this.typeOrmTransaction, manager, managerOrMessages as OutboxMessageInput | OutboxMessageInput[]);
   }
 
-  private async addThrough(transaction: unknown, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
-    return this.sqlWriter.add(toSqlTransaction(transaction), messages);
+  // Async, so that a transaction refused by its adapter rejects the returned promise rather than throwing.
+  private async addThrough<T>(transactionOf: (value: T) => SqlTransaction, value: T, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    return this.writer.add(transactionOf(value), messages);
   }
 }
 

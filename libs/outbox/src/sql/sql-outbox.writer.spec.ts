@@ -46,6 +46,37 @@ describe('SqlOutboxWriter', () => {
     expect(tx.statements[0].params).toContain('outbox_outbox_messages');
   });
 
+  it('carries the notification only while the transaction says it still needs one', async () => {
+    const sent: number[] = [];
+    let needed = true;
+    const tx = {
+      ...recordingTransaction('postgres'),
+      notifications: { needed: () => needed, sent: () => ((needed = false), sent.push(tx.statements.length)) },
+    };
+    const w = writer('outbox_outbox_messages');
+    await w.add(tx, Array.from({ length: 501 }, (_, index) => message(`a-${index}`)));
+    await w.add(tx, message('b'));
+    expect(tx.statements.map((statement) => statement.sql.includes('pg_notify'))).toEqual([true, false, false]);
+    expect(sent).toEqual([1]);
+  });
+
+  it('in the WAL mode, emits one logical message per write and inserts only the delayed messages, with their locks', async () => {
+    const tx = recordingTransaction('postgres');
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { walPrefix: 'outbox_slot' });
+    await wal.add(tx, [message('a'), message('b', { delayMs: 60_000 }), message('c')]);
+    expect(tx.statements).toHaveLength(2);
+    expect(tx.statements[0].sql).toMatch(/^WITH .*pg_advisory_xact_lock.*INSERT INTO "outbox_messages"/s);
+    expect(tx.statements[1].sql).toBe('SELECT pg_logical_emit_message(true, $1, $2)');
+    expect(tx.statements[1].params[0]).toBe('outbox_slot');
+  });
+
+  it('writes rows on SQLite and MariaDB in the WAL mode: the stream is PostgreSQL’s', async () => {
+    const tx = recordingTransaction('sqlite');
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { walPrefix: 'outbox_slot' });
+    await wal.add(tx, message('a'));
+    expect(tx.statements.map((statement) => statement.sql)).toEqual([expect.stringMatching(/^INSERT INTO "outbox_messages"/)]);
+  });
+
   it('splits a large add into INSERTs of 500 rows, the locks in the first only', async () => {
     const tx = recordingTransaction('postgres');
     await writer().add(

@@ -1,4 +1,4 @@
-import type { OutboxMessageFactory } from '../core/outbox-message.factory';
+import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import type { NewOutboxMessage } from '../core/outbox-message';
 // The table dialects are plain SQL text builders; they move to this folder with the stores.
@@ -20,17 +20,18 @@ export interface SqlOutboxWriterOptions {
   /** PostgreSQL channel notified by the writing transaction at commit, or undefined for none. */
   notifyChannel?: string;
   /**
-   * The WAL delivery mode's message prefix: on PostgreSQL, messages go to the WAL as one logical
-   * decoding message (delayed ones excepted), as the TypeORM writer does in that mode, so both
-   * writers' messages of one aggregate reach the stream in commit order.
+   * The WAL delivery mode's message prefix: on PostgreSQL, the messages of one write go to the WAL
+   * as one logical decoding message (delayed ones excepted), decoded at commit in commit order.
+   * Default: undefined, the table mode (every message a row).
    */
   walPrefix?: string;
 }
 
 /**
- * Writes outbox rows through a transaction that a data layer other than TypeORM opened (Prisma,
- * Drizzle, Kysely, MikroORM, node-postgres): the same rows, envelope, guards and per-aggregate
- * order as the TypeORM writer, over the `SqlTransaction` port.
+ * The one writer of outbox messages, in either delivery mode: through the `SqlTransaction` of the
+ * caller's data layer (TypeORM's, from the entity subscriber and `OutboxPublisher.add(manager, …)`;
+ * Prisma's, Drizzle's, Kysely's, MikroORM's, node-postgres'; or your own), so they commit or roll
+ * back with the caller's data.
  */
 export class SqlOutboxWriter {
   // Statements of one transaction share one connection: writes through it are chained so that
@@ -49,21 +50,25 @@ export class SqlOutboxWriter {
 
   /** Adds messages inside `transaction`; they commit or roll back with it. Resolves with their ids. */
   async add(transaction: SqlTransaction, input: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    return this.write(transaction, (Array.isArray(input) ? input : [input]).map(toDraft));
+  }
+
+  /** As `add`, for drafts already taken from an aggregate's recorded events (the TypeORM entity subscriber). */
+  async write(transaction: SqlTransaction, drafts: MessageDraft[]): Promise<string[]> {
     const dialect = this.dialectFor(transaction);
-    const drafts = (Array.isArray(input) ? input : [input]).map(toDraft);
     if (drafts.length === 0) return [];
     // Every row is built (and checked) before any SQL runs: a bad message writes nothing.
     const messages = drafts.flatMap((draft) => this.factory.create(draft));
     const keys = drafts.map((draft) => aggregateKey(draft.aggregateType, draft.aggregateId));
     const owner = transaction.owner ?? transaction;
     const previous = this.pendingWrites.get(owner) ?? Promise.resolve();
-    const written = previous.catch(() => undefined).then(() => this.write(transaction, dialect, messages, keys));
+    const written = previous.catch(() => undefined).then(() => this.deliver(transaction, dialect, messages, keys));
     this.pendingWrites.set(owner, written);
     await written;
     return messages.map((message) => message.id);
   }
 
-  private async write(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
+  private async deliver(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
     const prefix = transaction.dialect === 'postgres' ? this.options.walPrefix : undefined;
     if (prefix === undefined) return this.insert(transaction, dialect, messages, keys);
     // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
@@ -75,14 +80,18 @@ export class SqlOutboxWriter {
 
   private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
     // PostgreSQL: the first INSERT takes the aggregates' advisory locks; MariaDB: row locks on the
-    // lock table's buckets. Both transaction-scoped, the same keys as the TypeORM writer, so the two
-    // writers also wait for each other. SQLite has one writer at a time and needs none.
+    // lock table's buckets. Both transaction-scoped, so that writes of one aggregate through any data
+    // layer wait for each other and positions follow commit order. SQLite has one writer at a time and needs none.
     if (!dialect.locksInInsert) await lockAggregates(dialect, keys, (sql, params) => transaction.query(sql, params));
+    const notifications = transaction.notifications;
     for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
-      // PostgreSQL folds identical notifications of one transaction into one, so each insert may carry it.
+      // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE;
+      // a layer that cannot tell sends it with every insert, which PostgreSQL folds into one at commit.
+      const notify = notifications?.needed() ?? true;
       const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
-      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { lockKeys });
+      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys });
       await transaction.execute(sql, params);
+      if (notify) notifications?.sent();
     }
   }
 

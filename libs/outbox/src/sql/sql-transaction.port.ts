@@ -1,4 +1,4 @@
-/** The SQL families the data-layer writer speaks; each has its own placeholders and locks. */
+/** The SQL families the outbox writer speaks; each has its own placeholders and locks. */
 export type SqlDialectName = 'postgres' | 'mariadb' | 'sqlite';
 
 /**
@@ -24,6 +24,20 @@ export interface SqlTransaction {
    * returns no rows there, and `OutboxDataLayerInbox` learns from that number whether it recorded the message.
    */
   execute(sql: string, params: readonly unknown[]): Promise<number | void>;
+  /**
+   * PostgreSQL: what the transaction knows of the relay's wake-up notification. Given, an INSERT
+   * carries it only while `needed()` says so; absent (the default), every INSERT carries it, which
+   * PostgreSQL folds into one per transaction at commit but which costs each INSERT a CTE.
+   */
+  readonly notifications?: SqlTransactionNotifications;
+}
+
+/** The transaction's own record of the notification: a data layer that follows its transactions can send it once. */
+export interface SqlTransactionNotifications {
+  /** Whether the next INSERT should carry the notification: none sent yet, or the savepoint that sent it rolled back. */
+  needed(): boolean;
+  /** Called after an INSERT that carried it ran. */
+  sent(): void;
 }
 
 /** Shape check for a hand-written `SqlTransaction`, so that one can be passed where a data layer's transaction is. */

@@ -4,7 +4,7 @@ import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import { resolveOutboxSettings, type OutboxSettings } from '../core/outbox-options';
 import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
 import { RetryPolicy } from '../core/retry-policy';
-import { toDraft, type OutboxMessageInput } from '../typeorm/typeorm-outbox.writer';
+import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import { RecordingOutboxTransport } from './recording-outbox.transport';
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };

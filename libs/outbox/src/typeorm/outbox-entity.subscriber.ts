@@ -18,8 +18,9 @@ import type { MessageDraft } from '../core/outbox-message.factory';
 import { pendingEventsOf } from '../core/aggregate-events';
 import type { RecordedEvent } from '../core/recorded-events';
 import { getOutboxEventMetadata, getPublishesEventsOptions, type PublishesEventsOptions } from '../core/event-metadata';
+import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
-import type { TypeOrmOutboxWriter } from './typeorm-outbox.writer';
 
 /**
  * Captures the recorded events of `@PublishesEvents` entities as they are saved and writes
@@ -29,7 +30,8 @@ import type { TypeOrmOutboxWriter } from './typeorm-outbox.writer';
  */
 export class OutboxEntitySubscriber implements EntitySubscriberInterface {
   constructor(
-    private readonly writer: TypeOrmOutboxWriter,
+    private readonly writer: SqlOutboxWriter,
+    private readonly transactionOf: TypeOrmTransactionOf,
     private readonly tracker: OutboxTransactionTracker,
     private readonly onCommitted: () => void,
   ) {}
@@ -112,7 +114,7 @@ export class OutboxEntitySubscriber implements EntitySubscriberInterface {
     if (pending.length === 0) return;
     const aggregateId = aggregateIdOf(entity, metadata, aggregateType);
     const drafts = pending.map((recorded) => toDraft(recorded, aggregateType, aggregateId, options));
-    await this.writer.write(manager, drafts);
+    await this.writer.write(this.transactionOf(manager), drafts);
     this.tracker.stage(queryRunner, entity, pending);
   }
 }

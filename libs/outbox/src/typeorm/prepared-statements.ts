@@ -1,23 +1,10 @@
-import type { EntityManager, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
 import { preparedStatementName } from '../sql/prepared-statement-name';
 import { loadTypeOrm } from './typeorm.loader';
 
 /** The part of node-postgres' client used here: a query config with a statement name. */
 interface NamedQueryClient {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
-}
-
-/** Whether `manager` can run a named statement: PostgreSQL, inside a transaction of its own query runner. */
-export function canRunPrepared(manager: EntityManager): boolean {
-  return manager.connection.options.type === 'postgres' && manager.queryRunner?.isTransactionActive === true;
-}
-
-/**
- * Runs the outbox INSERT as a named prepared statement on the transaction's own connection, so that
- * PostgreSQL parses and plans it once per connection rather than on every save.
- */
-export async function runPrepared(manager: EntityManager, sql: string, params: unknown[]): Promise<void> {
-  await runNamed(manager.queryRunner!, sql, params);
 }
 
 /**

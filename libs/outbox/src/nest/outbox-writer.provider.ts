@@ -1,14 +1,17 @@
 import type { Provider } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { typeOrmTransaction, type TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import { walNames } from '../core/stream/wal-options';
 import { walMessagePrefix } from '../core/stream/wal-record';
+import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxRelayHost } from './outbox-relay.host';
-import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_SQL_WRITER } from './outbox.constants';
+import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes, delayed wake-ups. */
@@ -16,13 +19,23 @@ export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: 
   return new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes(), onDelayed: (delayMs) => relayHost.wakeIn(delayMs) });
 }
 
-/** The writer for transactions of other data layers (Prisma, Drizzle, Kysely, MikroORM, pg), on the module's table. */
-export const outboxSqlWriterProvider: Provider = {
-  provide: OUTBOX_SQL_WRITER,
+/** The one writer, on the module's table: for TypeORM's transactions and those of every other data layer, in either delivery mode. */
+export const outboxWriterProvider: Provider = {
+  provide: OUTBOX_WRITER,
   inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
   useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
     new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, relayHost), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
       walPrefix: settings.delivery === 'wal' ? walMessagePrefix(walNames(extras, settings.wal).slotName) : undefined,
     }),
+};
+
+/** How the subscriber and `OutboxPublisher.add(manager, …)` hand the writer a TypeORM transaction. */
+export const outboxTypeOrmTransactionProvider: Provider = {
+  provide: OUTBOX_TYPEORM_TRANSACTION,
+  inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER],
+  useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker): TypeOrmTransactionOf => {
+    const options = { tracker, preparedStatements: settings.preparedStatements };
+    return (manager: EntityManager) => typeOrmTransaction(manager, options);
+  },
 };
