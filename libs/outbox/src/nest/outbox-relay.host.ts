@@ -13,7 +13,8 @@ import { createSqlOutboxStore } from '../sql/outbox-sql.factory';
 import type { SqlConnection } from '../sql/sql-connection.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel, PostgresNotificationListener } from '../sql/postgres-notification.listener';
-import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
+import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
@@ -24,7 +25,6 @@ import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
-import { walNames } from '../core/stream/wal-options';
 import { refuseStrandedWalEvents } from '../postgres-wal/wal-mode-switch.check';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
@@ -54,6 +54,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_CONNECTION) private readonly connection: SqlConnection,
+    @Inject(OUTBOX_DELIVERY) private readonly delivery: DeliveryPlan,
     private readonly moduleRef: ModuleRef,
     private readonly observers: OutboxObservers,
     private readonly outboxStats: OutboxStats,
@@ -89,8 +90,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.checkAcknowledgements(transports);
     this.checkListenerPool();
     gate.check();
-    if (this.connection.dialect === 'postgres' && this.settings.delivery !== 'wal') {
-      await refuseStrandedWalEvents(async (sql, params) => (await this.connection.run({ sql, params: params ?? [] })).records, walNames(this.extras, this.settings.wal));
+    if (this.connection.dialect === 'postgres' && this.delivery.mode === 'table') {
+      await refuseStrandedWalEvents(async (sql, params) => (await this.connection.run({ sql, params: params ?? [] })).records, this.delivery.formerSlot);
     }
     this.transports = transports;
     this.store = store;

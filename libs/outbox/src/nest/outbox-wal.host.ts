@@ -8,8 +8,7 @@ import type { OutboxTransport } from '../core/outbox-transport.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { StreamRelay } from '../core/stream/stream-relay';
 import { walNeedsPostgres, walTableUnreachable } from '../core/stream/stream.messages';
-import { walMessagePrefix } from '../core/stream/wal-record';
-import { WAL_DEFAULTS, walNames } from '../core/stream/wal-options';
+import { WAL_DEFAULTS } from '../core/stream/wal-options';
 import { TableOverflow } from '../sql/wal/table-overflow';
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { loadPgLogicalReplication } from '../postgres-wal/pg-logical-replication.loader';
@@ -19,6 +18,7 @@ import { WalStreamLock } from '../postgres-wal/wal-stream.lock';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
 import { RememberedPosition } from '../core/stream/remembered-position';
+import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import { WalPositionTable } from '../sql/wal/wal-position.table';
 import type { ResolvedObservability } from '../core/observe/observability.options';
 import { loadOptional } from '../core/optional-peer';
@@ -30,7 +30,7 @@ import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import type { DataSource } from 'typeorm';
 import { connectionWalNeedsPg } from '../adapters/connection/connection.messages';
-import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_DELIVERY, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
 import type { SqlConnection } from '../sql/sql-connection.port';
 import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
@@ -57,6 +57,7 @@ const BATCHES_AHEAD = 4;
 export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy, ReportsShutdownStage {
   private readonly logger = new Logger('Outbox');
   private names: WalNames | undefined;
+  private prefix = '';
   private transports = new Map<string, OutboxTransport>();
   private relay: StreamRelay | undefined;
   private reader: PgoutputReader | undefined;
@@ -75,6 +76,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   // (dependents before their dependencies), so the stream stops before that host closes the transports.
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
+    @Inject(OUTBOX_DELIVERY) private readonly delivery: DeliveryPlan,
     @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
     @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_CONNECTION) private readonly connection: SqlConnection,
@@ -87,7 +89,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
   ) {
     // At construction, before any module's init hook: the table relay's startup probe, which runs
     // first, would otherwise hide the real mistake behind a missing-table error.
-    if (settings.delivery === 'wal' && connection.dialect !== 'postgres') {
+    if (delivery.mode === 'wal' && connection.dialect !== 'postgres') {
       throw new OutboxConfigurationError(dataSource ? walNeedsPostgres(dataSource.options.type) : connectionWalNeedsPg(connection.layer));
     }
   }
@@ -96,13 +98,13 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
 
   /** The slot and publication this app streams from, or `undefined` in the table mode. */
   get slot(): WalNames | undefined {
-    return this.settings.delivery === 'wal' ? walNames(this.extras, this.settings.wal) : undefined;
+    return this.delivery.mode === 'wal' ? this.delivery.slot : undefined;
   }
 
   async onModuleInit(): Promise<void> {
-    if (this.settings.delivery !== 'wal') return;
+    if (this.delivery.mode !== 'wal') return;
     loadPgLogicalReplication();
-    const names = walNames(this.extras, this.settings.wal);
+    const names = this.delivery.slot;
     await prepareWalSlot(this.query, names, {
       streams: this.settings.relay,
       tables: [OutboxTable.on('postgres', this.extras).quoted(), OutboxTable.on('postgres', this.extras).paused.quoted()],
@@ -114,6 +116,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     if (!this.settings.relay) return;
     this.transports = resolveTransports(this.options, this.moduleRef, this.inProcessHandlers.transport());
     this.names = names;
+    this.prefix = this.delivery.prefix;
     this.lock = new WalStreamLock(replicationConnection(this.connection), names.slotName, (error) => this.lockLost(error));
     this.position = new RememberedPosition(new WalPositionTable(this.connection, this.extras, names.slotName), this.logger);
   }
@@ -231,7 +234,7 @@ export class OutboxWalHost implements OnModuleInit, OnApplicationBootstrap, Befo
     reader = new PgoutputReader({
       ...this.names,
       connection: replicationConnection(this.connection),
-      prefix: walMessagePrefix(this.names.slotName),
+      prefix: this.prefix,
       pausedTable: OutboxTable.of(this.extras).paused.name,
       // Streaming again: the next end is news, even with the same text as the last.
       onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),

@@ -5,13 +5,12 @@ import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
-import { walNames } from '../core/stream/wal-options';
-import { walMessagePrefix } from '../core/stream/wal-record';
+import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxRelayHost } from './outbox-relay.host';
-import { OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes, delayed wake-ups. */
@@ -22,11 +21,11 @@ export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: 
 /** The one writer, on the module's table: for TypeORM's transactions and those of every other data layer, in either delivery mode. */
 export const outboxWriterProvider: Provider = {
   provide: OUTBOX_WRITER,
-  inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
-  useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
+  inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OUTBOX_DELIVERY, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
+  useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, delivery: DeliveryPlan, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
     new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, relayHost), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
-      walPrefix: settings.delivery === 'wal' ? walMessagePrefix(walNames(extras, settings.wal).slotName) : undefined,
+      walPrefix: delivery.mode === 'wal' ? delivery.prefix : undefined,
     }),
 };
 

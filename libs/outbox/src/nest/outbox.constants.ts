@@ -14,3 +14,5 @@ export const OUTBOX_TYPEORM_TRANSACTION = Symbol('outbox:typeorm-transaction');
 export const OUTBOX_OBSERVABILITY = Symbol('outbox:observability');
 /** `OutboxWalHost` under a token of its own, for `OutboxStats` to look up without importing it (they would import each other). */
 export const OUTBOX_WAL_SLOT = Symbol('outbox:wal-slot');
+/** The `DeliveryPlan`: the delivery mode resolved once; what differs between the modes reads it. */
+export const OUTBOX_DELIVERY = Symbol('outbox:delivery');

@@ -3,7 +3,8 @@ import { rejectUnknownOptionKeys } from '../core/option-keys';
 import { resolveOutboxSettings } from '../core/outbox-options';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
-import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT } from './outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT } from './outbox.constants';
+import { resolveDeliveryPlan } from '../core/stream/delivery-plan';
 import { OutboxConnectionHost } from './outbox-connection.host';
 import type { OpenedConnection } from '../adapters/connection/open-connection';
 import {
@@ -51,6 +52,12 @@ import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator'
         rejectStaticOptionsFromFactory(options);
         return resolveOutboxSettings(options, defaultRelayId);
       },
+    },
+    // The one place the module reads `delivery`.
+    {
+      provide: OUTBOX_DELIVERY,
+      inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS],
+      useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras) => resolveDeliveryPlan(settings, extras),
     },
     {
       provide: OUTBOX_OBSERVABILITY,
