@@ -14,16 +14,21 @@ export async function positionSaves(url: string, schema: string): Promise<number
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    // Backends report their table counters within a second of their last transaction, or at exit.
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const { rows } = await client.query(
-        `SELECT coalesce(n_tup_ins + n_tup_upd, 0)::int AS saves FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'outbox_messages_wal_positions'`,
-        [schema],
+    // Backends report their table counters within a second of their last transaction, or at exit:
+    // read until the count has stood still for over a second.
+    const read = async () =>
+      Number(
+        (await client.query(`SELECT coalesce(n_tup_ins + n_tup_upd, 0)::int AS saves FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'outbox_messages_wal_positions'`, [schema]))
+          .rows[0]?.saves ?? 0,
       );
-      if (Number(rows[0]?.saves ?? 0) > 0) return Number(rows[0].saves);
+    let last = await read();
+    for (let still = 0, attempt = 0; still < 5 && attempt < 40; attempt++) {
       await sleep(250);
+      const now = await read();
+      still = now === last && now > 0 ? still + 1 : 0;
+      last = now;
     }
-    return 0;
+    return last;
   } finally {
     await client.end();
   }
