@@ -8,7 +8,7 @@ import { openConnection, type OpenedConnection } from '../../libs/outbox/src/ada
 import { resolveConnectionOption } from '../../libs/outbox/src/adapters/connection/outbox-connection.options';
 import { randomUUID } from 'node:crypto';
 import { createSqlOutboxConsoleStore, createSqlOutboxStore, tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
-import { driverTypeOf } from '../../libs/outbox/src/sql/sql-connection.port';
+import { driverTypeOf } from '../../libs/outbox/src/core/sql-connection.port';
 import { privateMariaDbDatabase, privatePostgresSchema } from '../support/databases';
 
 const TABLE = 'outbox_messages';

@@ -9,7 +9,7 @@ import type { SqlConnection, SqlTransaction } from '@nest-outbox/outbox/core';
 import type { OutboxConnectionOptions } from '@nest-outbox/outbox';
 import { BetterSqliteConnection, type BetterSqliteLike } from '../../libs/outbox/src/adapters/better-sqlite3/better-sqlite3.connection';
 import { Mysql2PoolConnection, type Mysql2PoolLike } from '../../libs/outbox/src/adapters/mysql2/mysql2-pool.connection';
-import { driverTypeOf } from '../../libs/outbox/src/sql/sql-connection.port';
+import { driverTypeOf } from '../../libs/outbox/src/core/sql-connection.port';
 import { TypeOrmPoisonStore } from '@nest-outbox/outbox/typeorm';
 import { PgPoolConnection, type PgPoolLike } from '../../libs/outbox/src/adapters/pg/pg-pool.connection';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';

@@ -78,11 +78,8 @@ describe('the package reads one way: core ← sql ← adapters ← nest, deliver
     expect(importsUnder('nest').some(({ target }) => target === '@nestjs/common')).toBe(true);
   });
 
-  it('core/ imports nothing else of the package, no Nest, no ORM and no driver; not even types', () => {
-    // Until the data-layer ports move into core: its entry point re-exports their types from sql/.
-    const outside = importsUnder('core')
-      .filter(({ file, target }) => !(file === 'core/index.ts' && target.startsWith('sql/')))
-      .filter(({ target, own }) => (own && layerOf(target) !== 'core') || target.startsWith('@nestjs/') || ORMS.test(target));
+  it('core/ imports nothing else of the package, no Nest, no ORM and no driver; not even types, not even in its entry point', () => {
+    const outside = importsUnder('core').filter(({ target, own }) => (own && layerOf(target) !== 'core') || target.startsWith('@nestjs/') || ORMS.test(target));
     expect(outside).toEqual([]);
   });
 

@@ -15,5 +15,5 @@ export { ClientProxyTransport } from '../../../libs/outbox/src/transports/client
 export { PostgresOutboxDialect } from '../../../libs/outbox/src/sql/dialects/postgres-outbox.dialect';
 export { toOutgoingMessage } from '../../../libs/outbox/src/core/envelope';
 export { OUTBOX_SETTINGS } from '../../../libs/outbox/src/nest/outbox.constants';
-export type { SqlStatement } from '../../../libs/outbox/src/sql/dialects/outbox-sql.dialect';
+export type { SqlStatement } from '../../../libs/outbox/src/core/sql-connection.port';
 export { waitUntil as pollUntil } from '../../../libs/outbox/src/testing/contracts/contract-runner';

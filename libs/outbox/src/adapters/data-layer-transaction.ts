@@ -1,6 +1,6 @@
 import { OutboxWriteError } from '../core/outbox.errors';
 import { notInTransaction, unknownTransaction } from '../sql/sql-outbox.messages';
-import { isSqlTransaction, type SqlTransaction } from '../sql/sql-transaction.port';
+import { isSqlTransaction, type SqlTransaction } from '../core/sql-transaction.port';
 import { drizzleTransaction, isDrizzle, type DrizzleTransactionLike } from './drizzle/drizzle-transaction';
 import { isKysely, kyselyTransaction, type KyselyTransactionLike } from './kysely/kysely-transaction';
 import { isMikroOrmEntityManager, mikroOrmTransaction, type MikroOrmEntityManagerLike } from './mikro-orm/mikro-orm-transaction';

@@ -1,5 +1,5 @@
 import { SqlPoisonStore } from '../sql/poison/sql-poison.store';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 
 /** The poison records as the CLI reads and changes them: never inside a handler's transaction. */
 export function cliPoisonStore(connection: SqlConnection, tableName: string, inboxTableName: string): SqlPoisonStore<never> {

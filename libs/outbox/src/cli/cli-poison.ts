@@ -1,4 +1,4 @@
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { POISON_STATES, type PoisonRecord, type PoisonState } from '../core/poison/poison.port';
 import { DEFAULT_INBOX_TABLE } from '../sql/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE } from '../sql/poison/poison-sql.dialect';

@@ -1,4 +1,4 @@
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { tableExists } from '../sql/table-exists';
 import { isIdentifier } from '../core/names';
 import { summarizePoison, type PoisonSummary } from '../core/poison/poison-summary';

@@ -1,4 +1,4 @@
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { summarize } from '../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../sql/outbox-sql.factory';
 import type { CliIo } from './cli-io';

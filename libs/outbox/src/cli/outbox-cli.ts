@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { ConsoleError } from '../core/console/console.error';
 import { MAX_DESTINATION_LENGTH, readInstant } from '../core/console/console-input';
 import { OutboxConsole } from '../core/console/outbox-console';

@@ -7,7 +7,7 @@ import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from '../nest/outbox.constants';
 import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
 import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import { errorText } from '../core/error-text';
 import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed } from './outbox-console.messages';

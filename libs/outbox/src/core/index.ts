@@ -33,6 +33,6 @@ export {
 } from './poison/poison.port';
 export type { DeadMessage } from './outbox-maintenance.port';
 // A data layer of your own hands OutboxPublisher.add a SqlTransaction. A type only: core loads nothing of sql/.
-export type { SqlTransaction, SqlDialectName, SqlTransactionNotifications } from '../sql/sql-transaction.port';
+export type { SqlTransaction, SqlDialectName, SqlTransactionNotifications } from './sql-transaction.port';
 // A connection of your own (OutboxModule's `connection: { pool }` takes a driver's pool; this is the port under it).
-export type { SqlConnection, SqlRunner, SqlResult } from '../sql/sql-connection.port';
+export type { SqlConnection, SqlRunner, SqlResult } from './sql-connection.port';

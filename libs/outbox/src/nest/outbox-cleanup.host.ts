@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { OutboxCleaner, type CleanupOutcome } from '../core/outbox-cleaner';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import { settleWithin } from '../core/deadline';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';

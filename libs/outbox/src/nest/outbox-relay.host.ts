@@ -10,7 +10,7 @@ import type { OutboxTransport } from '../core/outbox-transport.port';
 import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../sql/outbox-sql.factory';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel, PostgresNotificationListener } from '../sql/postgres-notification.listener';
 import { OUTBOX_CONNECTION, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';

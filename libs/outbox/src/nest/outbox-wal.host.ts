@@ -31,7 +31,7 @@ import { OutboxObservers } from './observe/outbox-observers.registry';
 import type { DataSource } from 'typeorm';
 import { connectionWalNeedsPg } from '../adapters/connection/connection.messages';
 import { OUTBOX_CONNECTION, OUTBOX_DELIVERY, OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from './outbox.constants';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxModuleOptions } from './outbox-module.options';
 import { resolveTransports } from './outbox-transports.resolver';

@@ -4,7 +4,7 @@ import { invalidListOption, noSuchMessage, notAMessageId, notDead } from '../cor
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { OutboxRelayHost } from './outbox-relay.host';

@@ -6,7 +6,7 @@ import type { OutboxMessageInput } from '../core/outbox-message-input';
 import { isDataLayerTransaction, toSqlTransaction, type OutboxDataLayerTransaction } from '../adapters/data-layer-transaction';
 import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
-import type { SqlTransaction } from '../sql/sql-transaction.port';
+import type { SqlTransaction } from '../core/sql-transaction.port';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
 import { OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
 

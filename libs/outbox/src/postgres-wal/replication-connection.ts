@@ -1,5 +1,5 @@
 import type { ReplicationConnectionConfig } from './pg-logical-replication.loader';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 
 /**
  * The replication connection's settings: those of the connection's own pool (TypeORM's, or the pg Pool given: url or host, user,

@@ -2,10 +2,11 @@ import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../
 import type { ClaimedMessage, OutboxMessageStatus } from '../core/outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
 import type { MariaDbOutboxDialect } from './dialects/mariadb-outbox.dialect';
-import type { OutboxRowRecord, SqlStatement } from './dialects/outbox-sql.dialect';
+import type { OutboxRowRecord } from './dialects/outbox-sql.dialect';
+import type { SqlStatement } from '../core/sql-connection.port';
 import { toClaimedMessage } from './sql-outbox.store';
 import { toDeadMessage } from './sql-outbox-maintenance.store';
-import type { SqlConnection, SqlResult, SqlSession } from './sql-connection.port';
+import type { SqlConnection, SqlResult, SqlSession } from '../core/sql-connection.port';
 
 /** The outbox store on MariaDB / MySQL, where changes report affected rows instead of returning them. */
 export class MariaDbOutboxStore implements OutboxStore, OutboxMaintenanceStore {

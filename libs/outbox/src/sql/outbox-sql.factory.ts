@@ -9,7 +9,7 @@ import { PostgresMaintenanceSql, SqliteMaintenanceSql } from './dialects/outbox-
 import { SqlOutboxMaintenanceStore } from './sql-outbox-maintenance.store';
 import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
-import { driverTypeOf, type SqlConnection } from './sql-connection.port';
+import { driverTypeOf, type SqlConnection } from '../core/sql-connection.port';
 import { SqlOutboxStore } from './sql-outbox.store';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import { SqlOutboxStatsSource } from './sql-outbox-stats.source';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RelayLogger } from '../core/outbox-relay';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
 
-import type { ListenClient, SqlConnection } from './sql-connection.port';
+import type { ListenClient, SqlConnection } from '../core/sql-connection.port';
 
 type PgClient = ListenClient['client'];
 

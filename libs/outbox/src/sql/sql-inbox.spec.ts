@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { SqlInbox } from './sql-inbox';
-import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
+import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
 
 /** Answers the mark with `rows`; the SQL itself runs against real PostgreSQL in test/data-layers. */
 function transaction(dialect: SqlDialectName, rows: Record<string, unknown>[], affected?: number): SqlTransaction & { sql: string[] } {

@@ -5,7 +5,7 @@ import { invalidMessageId } from '../core/inbox/inbox.messages';
 // The inbox SQL is a plain text builder; it moves to this folder with the stores.
 import { DEFAULT_INBOX_TABLE, inboxDialectFor } from './inbox/inbox-sql.dialect';
 import { affectedRowsUnknown } from './sql-outbox.messages';
-import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
+import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
 
 /**
  * The inbox inside a transaction the caller opened: the (consumer, message id) mark is inserted

@@ -1,7 +1,7 @@
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import type { OutboxMessageStatus } from '../core/outbox-message';
 import type { OutboxMaintenanceSql } from './dialects/outbox-maintenance.sql';
-import type { SqlRunner } from './sql-connection.port';
+import type { SqlRunner } from '../core/sql-connection.port';
 
 export class SqlOutboxMaintenanceStore implements OutboxMaintenanceStore {
   constructor(

@@ -3,7 +3,7 @@ import type { DestinationCounts, OutboxStatsSource } from '../core/stats/outbox-
 import { pausedListStatement } from './console/console.sql';
 import { toPaused } from './console/sql-outbox-console.store';
 import { statsStatement, type StatsDialect } from './dialects/outbox-stats.sql';
-import type { SqlRunner } from './sql-connection.port';
+import type { SqlRunner } from '../core/sql-connection.port';
 import type { OutboxTable } from './dialects/outbox-table';
 import { StreamedCounts } from './wal/streamed-counts';
 

@@ -2,7 +2,7 @@ import { decodeHeaders } from '../core/row-decoding';
 import type { ClaimedMessage } from '../core/outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
 import type { OutboxRowRecord, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
-import type { SqlRunner } from './sql-connection.port';
+import type { SqlRunner } from '../core/sql-connection.port';
 
 /** The outbox store over SQL: one statement per claim, per batch of successes, per batch of failures. */
 export class SqlOutboxStore implements OutboxStore {

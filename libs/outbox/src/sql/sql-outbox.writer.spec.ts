@@ -4,7 +4,7 @@ import type { OutboxMessageInput } from '../core/outbox-message-input';
 import { splitPlaceholders, toQuestionMarks } from './positional-params';
 import { lockBucket } from './dialects/aggregate-lock-buckets.sql';
 import { SqlOutboxWriter } from './sql-outbox.writer';
-import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
+import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
 
 /** Records the statements instead of running them: the SQL itself is proven against real databases in test/data-layers. */
 function recordingTransaction(

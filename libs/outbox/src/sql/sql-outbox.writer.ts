@@ -11,7 +11,7 @@ import { lockAggregates } from './aggregate-locks';
 import { aggregateKey } from './aggregate-key';
 import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
-import type { SqlDialectName, SqlTransaction } from './sql-transaction.port';
+import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
 
 // Keeps each INSERT well below the bind-parameter limits of every supported database.
 const ROWS_PER_INSERT = 500;

@@ -1,4 +1,4 @@
-import type { SqlConnection } from './sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 
 /** Whether `table` (a checked identifier) exists where unqualified statements find it: search_path, the current database, the file. */
 export async function tableExists(connection: SqlConnection, table: string): Promise<boolean> {

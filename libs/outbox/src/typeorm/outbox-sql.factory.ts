@@ -4,7 +4,7 @@ import type { OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
 import * as sql from '../sql/outbox-sql.factory';
-import type { SqlConnection } from '../sql/sql-connection.port';
+import type { SqlConnection } from '../core/sql-connection.port';
 import { sqlConnectionOf } from './typeorm-sql.connection';
 
 // The stores live in sql/ and take any SqlConnection; these take a TypeORM data source too.

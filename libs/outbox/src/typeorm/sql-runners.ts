@@ -1,11 +1,11 @@
 import type { DataSource } from 'typeorm';
-import type { SqlStatement } from '../sql/dialects/outbox-sql.dialect';
-import type { SqlRunner } from '../sql/sql-connection.port';
+import type { SqlStatement } from '../core/sql-connection.port';
+import type { SqlRunner } from '../core/sql-connection.port';
 import { runNamed } from './prepared-statements';
 import type { ConnectionTurns } from './sqlite/connection-turns';
 import { connectionTurnsOf } from './sqlite/serialized-transactions';
 
-export type { SqlRunner } from '../sql/sql-connection.port';
+export type { SqlRunner } from '../core/sql-connection.port';
 
 /**
  * PostgreSQL and MariaDB: each statement on a pooled connection of its own, in autocommit. With

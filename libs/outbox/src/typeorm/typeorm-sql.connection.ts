@@ -2,9 +2,9 @@ import type { DataSource, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { unsupportedDatabase } from '../core/outbox.messages';
-import type { SqlStatement } from '../sql/dialects/outbox-sql.dialect';
-import type { ListenClient, SqlConnection, SqlResult, SqlRunner } from '../sql/sql-connection.port';
-import type { SqlDialectName } from '../sql/sql-transaction.port';
+import type { SqlStatement } from '../core/sql-connection.port';
+import type { ListenClient, SqlConnection, SqlResult, SqlRunner } from '../core/sql-connection.port';
+import type { SqlDialectName } from '../core/sql-transaction.port';
 import { runnerFor } from './sql-runners';
 
 /** The TypeORM driver types the outbox runs on, by SQL family. */

@@ -1,6 +1,6 @@
-import type { SqlStatement } from '../../sql/dialects/outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 import { inOwnTransaction } from '../../sql/own-transaction';
-import type { SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../sql/sql-connection.port';
+import type { SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../core/sql-connection.port';
 
 interface BetterSqliteStatement {
   readonly reader: boolean;

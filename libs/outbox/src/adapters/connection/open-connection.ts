@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import type { RelayLogger } from '../../core/outbox-relay';
 import { ConnectionErrorLog, guardMysql2Pool, guardPgPool, type PoolEvents } from '../../sql/connection-error.guard';
-import type { SqlConnection } from '../../sql/sql-connection.port';
+import type { SqlConnection } from '../../core/sql-connection.port';
 import { BetterSqliteConnection, type BetterSqliteLike } from '../better-sqlite3/better-sqlite3.connection';
 import { loadDataLayer } from '../load-data-layer';
 import { Mysql2PoolConnection, type Mysql2PoolLike } from '../mysql2/mysql2-pool.connection';

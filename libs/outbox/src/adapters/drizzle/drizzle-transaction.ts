@@ -1,7 +1,7 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { splitPlaceholders, splitQuestionMarks } from '../../sql/positional-params';
 import { notInTransaction, unknownDialect } from '../../sql/sql-outbox.messages';
-import type { SqlTransaction } from '../../sql/sql-transaction.port';
+import type { SqlTransaction } from '../../core/sql-transaction.port';
 import { loadDataLayer } from '../load-data-layer';
 
 /** The part of a Drizzle database or transaction used here. */

@@ -1,6 +1,6 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { notInTransaction, unknownDialect } from '../../sql/sql-outbox.messages';
-import type { SqlDialectName, SqlTransaction } from '../../sql/sql-transaction.port';
+import type { SqlDialectName, SqlTransaction } from '../../core/sql-transaction.port';
 import { loadDataLayer } from '../load-data-layer';
 
 interface CompiledQueryLike {

@@ -1,6 +1,6 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { notInTransaction } from '../../sql/sql-outbox.messages';
-import type { SqlTransaction } from '../../sql/sql-transaction.port';
+import type { SqlTransaction } from '../../core/sql-transaction.port';
 import { isKysely, kyselyTransaction } from '../kysely/kysely-transaction';
 
 /** The part of a MikroORM `EntityManager` used here. */

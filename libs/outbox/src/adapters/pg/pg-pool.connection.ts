@@ -1,7 +1,7 @@
-import type { SqlStatement } from '../../sql/dialects/outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 import { inOwnTransaction } from '../../sql/own-transaction';
 import { preparedStatementName } from '../../sql/prepared-statement-name';
-import type { ListenClient, SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../sql/sql-connection.port';
+import type { ListenClient, SqlConnection, SqlResult, SqlRunner, SqlSession } from '../../core/sql-connection.port';
 
 interface PgQueryConfig {
   name?: string;

@@ -1,6 +1,6 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { notInTransaction } from '../../sql/sql-outbox.messages';
-import type { SqlTransaction } from '../../sql/sql-transaction.port';
+import type { SqlTransaction } from '../../core/sql-transaction.port';
 
 /** The part of a node-postgres `Client` / `PoolClient` used here (`getTransactionStatus` since pg 8.21). */
 export interface PgClientLike {

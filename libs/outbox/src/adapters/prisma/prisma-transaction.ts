@@ -1,6 +1,6 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { notInTransaction, unknownDialect } from '../../sql/sql-outbox.messages';
-import type { SqlDialectName, SqlTransaction } from '../../sql/sql-transaction.port';
+import type { SqlDialectName, SqlTransaction } from '../../core/sql-transaction.port';
 
 /** The part of Prisma's interactive transaction client (`prisma.$transaction(async (tx) => …)`) used here. */
 export interface PrismaTransactionLike {

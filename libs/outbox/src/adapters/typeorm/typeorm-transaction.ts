@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { addOutsideTransaction } from '../../core/outbox.messages';
-import type { SqlTransaction } from '../../sql/sql-transaction.port';
+import type { SqlTransaction } from '../../core/sql-transaction.port';
 import type { OutboxTransactionTracker } from '../../typeorm/outbox-transaction.tracker';
 import { runNamed } from '../../typeorm/prepared-statements';
 import { sqlDialectOf } from '../../typeorm/typeorm-sql.connection';

@@ -4,7 +4,7 @@ import type { ResolvedObservability } from '../../core/observe/observability.opt
 import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
 import { OutboxStatsReader } from '../../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../../sql/outbox-sql.factory';
-import type { SqlConnection } from '../../sql/sql-connection.port';
+import type { SqlConnection } from '../../core/sql-connection.port';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_WAL_SLOT } from '../outbox.constants';
 import type { ResolvedOutboxExtras } from '../outbox.module-definition';
 import { OutboxObservers } from './outbox-observers.registry';

@@ -1,5 +1,5 @@
 import type { MessageFilter } from '../../core/console/outbox-console.port';
-import type { SqlStatement } from '../dialects/outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 import type { OutboxTable } from '../dialects/outbox-table';
 
 export type ConsoleDialect = 'postgres' | 'sqlite' | 'mariadb';

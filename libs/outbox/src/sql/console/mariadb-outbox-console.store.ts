@@ -1,6 +1,6 @@
 import type { MessageFilter } from '../../core/console/outbox-console.port';
-import type { SqlStatement } from '../dialects/outbox-sql.dialect';
-import type { SqlConnection } from '../sql-connection.port';
+import type { SqlStatement } from '../../core/sql-connection.port';
+import type { SqlConnection } from '../../core/sql-connection.port';
 import type { ConsoleChange, ConsoleSql } from './console.sql';
 import { SqlOutboxConsoleStore } from './sql-outbox-console.store';
 

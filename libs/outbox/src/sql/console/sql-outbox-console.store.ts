@@ -7,7 +7,7 @@ import type {
   PausedDestination,
   ThroughputPoint,
 } from '../../core/console/outbox-console.port';
-import type { SqlRunner } from '../sql-connection.port';
+import type { SqlRunner } from '../../core/sql-connection.port';
 import type { ConsoleSql } from './console.sql';
 import type { StreamedCounts } from '../wal/streamed-counts';
 

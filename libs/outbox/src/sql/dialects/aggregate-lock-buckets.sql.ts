@@ -1,5 +1,5 @@
 import type { OutboxTable } from './outbox-table';
-import type { SqlStatement } from './outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 
 /**
  * MariaDB/MySQL keep an aggregate's positions in commit order with row locks on a small table

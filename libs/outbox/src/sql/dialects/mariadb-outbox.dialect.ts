@@ -1,7 +1,8 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect, type SqlStatement } from './outbox-sql.dialect';
+import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect } from './outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';

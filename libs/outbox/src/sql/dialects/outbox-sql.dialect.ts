@@ -1,3 +1,4 @@
+import type { SqlStatement } from '../../core/sql-connection.port';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { notPaused, pausedColumnsReadable } from './paused-destinations.sql';
@@ -20,11 +21,6 @@ export interface DialectOptions {
  */
 export function holdingStatuses(policy: DialectOptions['deadLetterPolicy']): string {
   return policy === 'skip' ? `'pending'` : `'pending', 'dead'`;
-}
-
-export interface SqlStatement {
-  sql: string;
-  params: unknown[];
 }
 
 export interface AggregateLockStatement extends SqlStatement {

@@ -1,4 +1,4 @@
-import type { SqlStatement } from './outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 import type { OutboxTable } from './outbox-table';
 
 /**

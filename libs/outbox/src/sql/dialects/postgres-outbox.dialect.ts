@@ -1,18 +1,8 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import {
-  BaseOutboxDialect,
-  claimedColumns,
-  INSERT_COLUMNS,
-  insertValues,
-  valuesTuple,
-  holdingStatuses,
-  type DialectOptions,
-  type InsertOptions,
-  type OutboxSqlDialect,
-  type SqlStatement,
-} from './outbox-sql.dialect';
+import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type InsertOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
+import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 import type { OutboxTable, OutboxTableLocation } from './outbox-table';

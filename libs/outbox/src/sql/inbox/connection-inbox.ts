@@ -1,8 +1,8 @@
 import { TransactionalInbox } from '../../core/inbox/transactional-inbox';
 import type { ResolvedPoisonSettings } from '../../core/poison/poison-settings';
 import { PoisonPolicy } from '../../core/poison/poison-policy';
-import { driverTypeOf, type SqlConnection, type SqlSession } from '../sql-connection.port';
-import type { SqlTransaction } from '../sql-transaction.port';
+import { driverTypeOf, type SqlConnection, type SqlSession } from '../../core/sql-connection.port';
+import type { SqlTransaction } from '../../core/sql-transaction.port';
 import { SqlPoisonStore } from '../poison/sql-poison.store';
 import { inboxDialectFor } from './inbox-sql.dialect';
 

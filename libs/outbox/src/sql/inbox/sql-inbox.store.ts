@@ -1,5 +1,5 @@
-import type { SqlConnection } from '../sql-connection.port';
-import { driverTypeOf } from '../sql-connection.port';
+import type { SqlConnection } from '../../core/sql-connection.port';
+import { driverTypeOf } from '../../core/sql-connection.port';
 import { inboxDialectFor, type InboxSqlDialect } from './inbox-sql.dialect';
 
 /** The inbox table's upkeep on a connection of its own: the startup probe and the pruning of old marks. */

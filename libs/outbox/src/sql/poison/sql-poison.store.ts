@@ -2,8 +2,8 @@ import { validateTableName } from '../../core/names';
 import type { PoisonCount, PoisonFailure, PoisonListFilter, PoisonRecord, PoisonState, PoisonStore } from '../../core/poison/poison.port';
 import { inboxDialectFor } from '../inbox/inbox-sql.dialect';
 import { recordVanished } from '../../core/poison/poison.messages';
-import type { SqlStatement } from '../dialects/outbox-sql.dialect';
-import { driverTypeOf, type SqlConnection, type SqlRunner } from '../sql-connection.port';
+import type { SqlStatement } from '../../core/sql-connection.port';
+import { driverTypeOf, type SqlConnection, type SqlRunner } from '../../core/sql-connection.port';
 import { poisonDialectFor, type PoisonSqlDialect } from './poison-sql.dialect';
 
 /** Runs a statement in the handler's transaction `T` and returns its rows. */

@@ -3,7 +3,7 @@ import type { NewOutboxMessage } from '../../core/outbox-message';
 import { aggregateOf, type StreamOverflow, type TableBacklog, type TableHeld, type TableReadContext } from '../../core/stream/stream-overflow.port';
 import type { StreamMessage } from '../../core/stream/stream-message';
 import { aggregateKey } from '../aggregate-key';
-import type { SqlConnection } from '../sql-connection.port';
+import type { SqlConnection } from '../../core/sql-connection.port';
 import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
 import { tableDialectFor } from '../outbox-sql.factory';
 

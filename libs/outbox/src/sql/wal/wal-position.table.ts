@@ -1,7 +1,7 @@
 import type { PublishedCount, StreamPositionStore } from '../../core/stream/stream-position.port';
 import { StreamedCounts } from './streamed-counts';
 import { formatLsn, parseLsn } from '../../core/stream/stream-message';
-import type { SqlConnection } from '../sql-connection.port';
+import type { SqlConnection } from '../../core/sql-connection.port';
 import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
 
 /**

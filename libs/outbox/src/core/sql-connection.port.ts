@@ -1,5 +1,10 @@
-import type { SqlStatement } from './dialects/outbox-sql.dialect';
 import type { SqlDialectName } from './sql-transaction.port';
+
+/** A statement and its parameters, in the placeholders of its dialect. */
+export interface SqlStatement {
+  sql: string;
+  params: unknown[];
+}
 
 /** Runs one statement outside any application transaction and returns its rows. */
 export interface SqlRunner {
