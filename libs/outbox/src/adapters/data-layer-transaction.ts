@@ -19,48 +19,56 @@ export type OutboxDataLayerTransaction =
   | PgClientLike
   | SqlTransaction;
 
-export const ACCEPTED_TRANSACTIONS = [
+/**
+ * The data layers a transaction object is recognized as, by shape (an app may load its own copy of
+ * each package, so no `instanceof`): one entry each, tried in this order. Where shapes overlap the
+ * narrower test goes first: a MikroORM EntityManager also has `execute`, so it comes before Drizzle.
+ * A new data layer is one more entry here (and its adapter folder beside this file).
+ */
+interface DataLayerEntry {
+  /** How the refusal of an unknown object names this layer, and where it stands in that list (not in the order of the tests). */
+  readonly listed?: { readonly as: string; readonly at: number };
+  matches(value: object): boolean;
+  /** The layer's `SqlTransaction`, or a refusal naming what to pass instead (outside a transaction). */
+  toSql(value: object): SqlTransaction;
+}
+
+const DATA_LAYERS: readonly DataLayerEntry[] = [
+  { listed: { as: 'your own SqlTransaction ({ dialect, layer, query })', at: 7 }, matches: isSqlTransaction, toSql: (value) => value as SqlTransaction },
+  { listed: { as: 'a Prisma interactive transaction client (prisma.$transaction(async (tx) => ...))', at: 2 }, matches: isPrismaClient, toSql: (value) => prismaTransaction(value as PrismaTransactionLike) },
+  { listed: { as: 'a Kysely Transaction (db.transaction().execute(async (trx) => ...))', at: 4 }, matches: isKysely, toSql: (value) => kyselyTransaction(value as KyselyTransactionLike) },
+  { listed: { as: 'a MikroORM EntityManager inside em.transactional(...)', at: 5 }, matches: isMikroOrmEntityManager, toSql: (value) => mikroOrmTransaction(value as MikroOrmEntityManagerLike) },
+  { listed: { as: 'a Drizzle transaction (db.transaction(async (tx) => ...))', at: 3 }, matches: isDrizzle, toSql: (value) => drizzleTransaction(value as DrizzleTransactionLike) },
+  { listed: { as: 'a node-postgres client after BEGIN (pg >= 8.21)', at: 6 }, matches: isPgClient, toSql: (value) => pgTransaction(value as PgClientLike) },
+  // A pool is no transaction: recognized only to say what to pass instead.
+  {
+    matches: isPgPool,
+    toSql: () => {
+      throw new OutboxWriteError(notInTransaction('pg', 'a Pool', 'Take a client with pool.connect(), run BEGIN on it, and pass that client.'));
+    },
+  },
+];
+
+/** What a transaction argument may be, for the refusal of anything else: TypeORM's (the publisher tells it apart first), then the entries'. */
+export const ACCEPTED_TRANSACTIONS: readonly string[] = [
   'a TypeORM EntityManager in a transaction',
-  'a Prisma interactive transaction client (prisma.$transaction(async (tx) => ...))',
-  'a Drizzle transaction (db.transaction(async (tx) => ...))',
-  'a Kysely Transaction (db.transaction().execute(async (trx) => ...))',
-  'a MikroORM EntityManager inside em.transactional(...)',
-  "a node-postgres client after BEGIN (pg >= 8.21)",
-  'your own SqlTransaction ({ dialect, layer, query })',
-] as const;
+  ...DATA_LAYERS.flatMap((entry) => (entry.listed ? [entry.listed] : []))
+    .sort((a, b) => a.at - b.at)
+    .map((listed) => listed.as),
+];
 
 /** Whether `value` looks like a transaction of one of the data layers above (checked further by `toSqlTransaction`). */
 export function isDataLayerTransaction(value: unknown): value is OutboxDataLayerTransaction {
-  if (value === null || typeof value !== 'object') return false;
-  return (
-    isSqlTransaction(value) ||
-    isPrismaClient(value) ||
-    isKysely(value) ||
-    isMikroOrmEntityManager(value) ||
-    isDrizzle(value) ||
-    isPgClient(value) ||
-    isPgPool(value)
-  );
+  return value !== null && typeof value === 'object' && DATA_LAYERS.some((entry) => entry.matches(value));
 }
 
 /**
- * The `SqlTransaction` of a data layer's transaction object, found by its shape (an app may load
- * its own copy of each package, so no `instanceof`). Refuses an object that is not inside a
- * transaction, and one of no known layer, listing what is accepted.
+ * The `SqlTransaction` of a data layer's transaction object, found by its shape. Refuses an object
+ * that is not inside a transaction, and one of no known layer, listing what is accepted.
  */
 export function toSqlTransaction(value: unknown): SqlTransaction {
-  if (value !== null && typeof value === 'object') {
-    // Where shapes overlap the narrower test goes first: a MikroORM EntityManager also has `execute`, checked before Drizzle's.
-    if (isSqlTransaction(value)) return value;
-    if (isPrismaClient(value)) return prismaTransaction(value);
-    if (isKysely(value)) return kyselyTransaction(value);
-    if (isMikroOrmEntityManager(value)) return mikroOrmTransaction(value);
-    if (isDrizzle(value)) return drizzleTransaction(value);
-    if (isPgClient(value)) return pgTransaction(value);
-    if (isPgPool(value)) {
-      throw new OutboxWriteError(notInTransaction('pg', 'a Pool', "Take a client with pool.connect(), run BEGIN on it, and pass that client."));
-    }
-  }
+  const entry = value !== null && typeof value === 'object' ? DATA_LAYERS.find((candidate) => candidate.matches(value)) : undefined;
+  if (entry) return entry.toSql(value as object);
   throw new OutboxWriteError(unknownTransaction(describe(value), ACCEPTED_TRANSACTIONS));
 }
 
