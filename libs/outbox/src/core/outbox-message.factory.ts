@@ -25,8 +25,6 @@ type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTop
     captureHeaders?: () => Record<string, string> | undefined;
     /** Routes known only at bootstrap (one per in-process handler). */
     extraRoutes?: () => readonly OutboxRoute[];
-    /** Told about each delayed message, so that the relay can wake when it comes due. */
-    onDelayed?: (delayMs: number) => void;
   };
 
 interface Destination {
@@ -60,7 +58,6 @@ export class OutboxMessageFactory {
     }
     const occurredAt = draft.occurredAt ?? this.now();
     const delayMs = this.delayOf(draft);
-    if (delayMs !== undefined) this.settings.onDelayed?.(delayMs);
     const messages: NewOutboxMessage[] = destinations.map(({ transport, destination }) => ({
       id: this.newId(),
       type: draft.type,

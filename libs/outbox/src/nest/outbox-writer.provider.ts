@@ -13,9 +13,9 @@ import { OutboxRelayHost } from './outbox-relay.host';
 import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
-/** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes, delayed wake-ups. */
-export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost): OutboxMessageFactory {
-  return new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes(), onDelayed: (delayMs) => relayHost.wakeIn(delayMs) });
+/** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
+export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers): OutboxMessageFactory {
+  return new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() });
 }
 
 /** The one writer, on the module's table: for TypeORM's transactions and those of every other data layer, in either delivery mode. */
@@ -23,9 +23,10 @@ export const outboxWriterProvider: Provider = {
   provide: OUTBOX_WRITER,
   inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OUTBOX_DELIVERY, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
   useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, delivery: DeliveryPlan, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
-    new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, relayHost), extras, {
+    new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
       walPrefix: delivery.mode === 'wal' ? delivery.prefix : undefined,
+      onDelayed: (delayMs) => relayHost.wakeIn(delayMs),
     }),
 };
 

@@ -70,6 +70,14 @@ describe('SqlOutboxWriter', () => {
     expect(tx.statements[1].params[0]).toBe('outbox_slot');
   });
 
+  it('tells about each delay once its rows were inserted, not when the messages were built', async () => {
+    const told: Array<{ delayMs: number; statements: number }> = [];
+    const tx = recordingTransaction('sqlite');
+    const delayed = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { onDelayed: (delayMs) => told.push({ delayMs, statements: tx.statements.length }) });
+    await delayed.add(tx, [message('a'), message('b', { delayMs: 1_500 }), message('c', { delayMs: 1_500 })]);
+    expect(told).toEqual([{ delayMs: 1_500, statements: 1 }]);
+  });
+
   it('writes rows on SQLite and MariaDB in the WAL mode: the stream is PostgreSQL’s', async () => {
     const tx = recordingTransaction('sqlite');
     const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { walPrefix: 'outbox_slot' });

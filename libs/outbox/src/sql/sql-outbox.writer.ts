@@ -25,6 +25,12 @@ export interface SqlOutboxWriterOptions {
    * Default: undefined, the table mode (every message a row).
    */
   walPrefix?: string;
+  /**
+   * Told about each delayed row once its INSERT has run (so that the relay can wake when it comes
+   * due): the row's due time counts from the database's clock at the insert, which a message built
+   * earlier, in a busy transaction, may be well before.
+   */
+  onDelayed?: (delayMs: number) => void;
 }
 
 /**
@@ -84,6 +90,7 @@ export class SqlOutboxWriter {
     // layer wait for each other and positions follow commit order. SQLite has one writer at a time and needs none.
     if (!dialect.locksInInsert) await lockAggregates(dialect, keys, (sql, params) => transaction.query(sql, params));
     const notifications = transaction.notifications;
+    const onDelayed = this.options.onDelayed;
     for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
       // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE;
       // a layer that cannot tell sends it with every insert, which PostgreSQL folds into one at commit.
@@ -93,6 +100,7 @@ export class SqlOutboxWriter {
       await transaction.execute(sql, params);
       if (notify) notifications?.sent();
     }
+    if (onDelayed) for (const delayMs of new Set(messages.flatMap((message) => (message.delayMs === undefined ? [] : [message.delayMs])))) onDelayed(delayMs);
   }
 
   private dialectFor(transaction: SqlTransaction): OutboxTableDialect {
