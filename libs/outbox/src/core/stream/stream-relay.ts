@@ -2,7 +2,7 @@ import { BatchPublisher } from '../batch-publisher';
 import { toOutgoingMessage } from '../envelope';
 import { errorText } from '../error-text';
 import type { RetryIf } from '../failure-classification';
-import type { ClaimedMessage, OutgoingMessage } from '../outbox-message';
+import type { OutgoingMessage } from '../outbox-message';
 import type { OutboxTransport } from '../outbox-transport.port';
 import type { RelayObserver } from '../observe/relay-observer';
 import type { RetryPolicy } from '../retry-policy';
@@ -13,6 +13,7 @@ import { heldBehindDiverted, heldByPause } from './stream.messages';
 import { PausedDestinations } from './paused-destinations';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn } from './stream-message';
+import { asClaimed } from './stream-claim';
 
 export interface StreamRelayConfig {
   transports: ReadonlyMap<string, OutboxTransport>;
@@ -281,33 +282,4 @@ export class StreamRelay {
     for (const resume of this.waiting) resume();
     this.waiting.clear();
   }
-}
-
-/** The stream's messages have no row: the position names the commit and the index within it. */
-/** Field by field, once per event on the stream's one thread (see decodeWalRecord); the commit's position formatted once per commit. */
-function asClaimed(message: StreamMessage, attempt: number): ClaimedMessage {
-  return {
-    id: message.id,
-    type: message.type,
-    version: message.version,
-    aggregateType: message.aggregateType,
-    aggregateId: message.aggregateId,
-    transport: message.transport,
-    destination: message.destination,
-    occurredAt: message.occurredAt,
-    correlationId: message.correlationId,
-    causationId: message.causationId,
-    tenantId: message.tenantId,
-    headers: message.headers,
-    payloadJson: message.payloadJson,
-    position: `${commitPosition(message.commit)}#${message.index}`,
-    attempt,
-  };
-}
-
-let lastCommit: { lsn: bigint; text: string } | undefined;
-
-function commitPosition(lsn: bigint): string {
-  if (lastCommit?.lsn !== lsn) lastCommit = { lsn, text: formatLsn(lsn) };
-  return lastCommit.text;
 }
