@@ -1,11 +1,15 @@
-import { Controller, Module, UseGuards, type DynamicModule, type Provider, type Type } from '@nestjs/common';
+import { Controller, Inject, Module, UseGuards, type DynamicModule, type MiddlewareConsumer, type NestModule, type Provider, type Type } from '@nestjs/common';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import { resolveConsoleOptions, type OutboxConsoleOptions } from './outbox-console.options';
 import { OutboxConsoleService } from './outbox-console.service';
 import { ConsoleErrorFilter } from './console-error.filter';
 import { ConsoleActionGuard } from './console-action.guard';
+import { CloseConnectionsWhenClosing, ConsoleConnections } from './console-connections';
 import { consoleNeedsPackage } from './outbox-console.messages';
+
+// This mount's controllers: the routes the connection middleware covers.
+const MOUNTED_CONTROLLERS = Symbol('OutboxConsoleMountedControllers');
 
 /**
  * The operator console: a page and a REST admin under `path`, behind `guard`. Opt-in: nothing is
@@ -14,7 +18,13 @@ import { consoleNeedsPackage } from './outbox-console.messages';
  * `OutboxConsoleModule.forRoot({ path: 'ops/outbox', guard: OperatorGuard })`
  */
 @Module({})
-export class OutboxConsoleModule {
+export class OutboxConsoleModule implements NestModule {
+  constructor(@Inject(MOUNTED_CONTROLLERS) private readonly controllers: Type[]) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(CloseConnectionsWhenClosing).forRoutes(...this.controllers);
+  }
+
   static forRoot(options: OutboxConsoleOptions): DynamicModule {
     const resolved = resolveConsoleOptions(options);
     const { OutboxConsoleController } = loadController();
@@ -27,7 +37,7 @@ export class OutboxConsoleModule {
     return {
       module: OutboxConsoleModule,
       controllers: [MountedOutboxConsoleController, poison],
-      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ...guardProvider],
+      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison] }, ...guardProvider],
     };
   }
 }
