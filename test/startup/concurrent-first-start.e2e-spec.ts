@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Client } from 'pg';
-import { dropWalSlot } from '../../libs/outbox/src/postgres-wal/wal-slot.setup';
+import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
 import { freePort } from '../support/free-port';
 import { waitFor } from '../support/wait-for';
 import { forkInstance, freshMariaDbDatabase, freshPostgresDatabase, freshSqliteDatabase, releaseTogether, waitUntilAllReady, type FreshDatabase, type Instance } from './first-start.harness';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { dropWalSlot } from '../../libs/outbox/src/postgres-wal/wal-slot.setup';
+import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
 import { outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
 import { type OutboxModuleOptions } from '@nest-outbox/outbox';
 import type { TestDatabase } from './outbox-harness';

@@ -6,7 +6,7 @@ import type { NewOutboxMessage } from '@nest-outbox/outbox/core';
 // The writer's own insert statement: what the outbox writes in production, without the Nest module around it.
 import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factory';
 // The WAL mode's way into the table: what its stream moves there when a message keeps failing.
-import { TableOverflow } from '../../libs/outbox/src/sql/wal/table-overflow';
+import { TableOverflow } from '../../libs/outbox/src/wal/table-overflow';
 import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
 import { isolatedDatabase, type TestDatabase } from './outbox-harness';
 import { asMoved } from './wal-overflow.writer';

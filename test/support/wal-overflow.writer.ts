@@ -5,10 +5,10 @@ import { OutboxMessageFactory } from '../../libs/outbox/src/core/outbox-message.
 import { toDraft } from '../../libs/outbox/src/core/outbox-message-input';
 import { resolveOutboxSettings } from '../../libs/outbox/src/core/outbox-options';
 // The WAL mode's way into the table: what its stream moves there when a message keeps failing.
-import { TableOverflow } from '../../libs/outbox/src/sql/wal/table-overflow';
+import { TableOverflow } from '../../libs/outbox/src/wal/table-overflow';
 import type { StreamMessage } from '../../libs/outbox/src/core/stream/stream-message';
 import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
-import { dropWalSlot } from '../../libs/outbox/src/postgres-wal/wal-slot.setup';
+import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
 
 /** Messages as the stream moves them to the table: in order, unattempted, with the note of the move. */
 export function asMoved(messages: NewOutboxMessage[], error = 'moved by the test'): Array<{ message: StreamMessage; attempts: number; error: string }> {

@@ -4,7 +4,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxModuleOptions } from '@nest-outbox/outbox';
-import { dropWalSlot } from '../../libs/outbox/src/postgres-wal/wal-slot.setup';
+import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
 import { PARCEL_ENTITIES } from './parcel.fixtures';
 import { postgresAdmin } from './databases';
 import { requireService } from './services';

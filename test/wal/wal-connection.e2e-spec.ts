@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Pool } from 'pg';
-import { dropWalSlot } from '../../libs/outbox/src/postgres-wal/wal-slot.setup';
+import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
 import { OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';

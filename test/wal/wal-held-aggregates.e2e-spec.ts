@@ -1,6 +1,6 @@
 import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 // Watched (not replaced) to count the stream's reads of the table.
-import { TableOverflow } from '../../libs/outbox/src/sql/wal/table-overflow';
+import { TableOverflow } from '../../libs/outbox/src/wal/table-overflow';
 import { waitFor } from '../support/wait-for';
 import { OneMessageRefused } from '../support/one-message-refused.transport';
 import { noteParcel, parcelRows, walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';

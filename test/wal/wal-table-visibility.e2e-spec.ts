@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { HeldAggregates } from '../../libs/outbox/src/core/stream/held-aggregates';
 import { aggregateOf } from '../../libs/outbox/src/core/stream/stream-overflow.port';
-import { TableOverflow, visibleInSnapshot } from '../../libs/outbox/src/sql/wal/table-overflow';
+import { TableOverflow, visibleInSnapshot } from '../../libs/outbox/src/wal/table-overflow';
 import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
 import { holdTransaction } from '../support/held-transaction';
 import { RecordingTransport } from '../support/recording.transport';

@@ -58,7 +58,8 @@ const LAYERS: Record<string, number> = {
   transports: 1,
   adapters: 2,
   typeorm: 2,
-  'postgres-wal': 2,
+  // The WAL delivery: the slot, the stream, its lock and saved position, its table overflow and its gauges.
+  wal: 2,
   migrations: 3,
   cli: 3,
   observability: 3,
@@ -97,6 +98,11 @@ describe('the package reads one way: core ← sql ← adapters ← nest, deliver
     const nest = [...inside('cli'), ...inside('observability'), ...inside('adapters'), ...inside('typeorm')].filter(({ target, own }) => own && target.startsWith('nest/'));
     const nestPackages = [...inside('cli'), ...inside('adapters'), ...inside('typeorm')].filter(({ target }) => target.startsWith('@nestjs/'));
     expect([...nest, ...nestPackages]).toEqual([]);
+  });
+
+  it('wal/, the WAL delivery, knows neither Nest nor the layers that run it: nest/ makes it (OUTBOX_STREAM), cli/ and observability/ read it', () => {
+    const above = inside('wal').filter(({ target, own }) => target.startsWith('@nestjs/') || (own && ['nest', 'cli', 'observability', 'console', 'migrations'].includes(layerOf(target))));
+    expect(above).toEqual([]);
   });
 
   it('nothing but testing/ imports testing/', () => {

@@ -1,5 +1,5 @@
 import { StreamRelay } from '../../../libs/outbox/src/core/stream/stream-relay';
-import { TableOverflow } from '../../../libs/outbox/src/sql/wal/table-overflow';
+import { TableOverflow } from '../../../libs/outbox/src/wal/table-overflow';
 
 /**
  * Counts, in this process, the WAL stream's batches (its check of each batch against the table)

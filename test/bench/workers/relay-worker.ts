@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { sleep, wallNow } from '../support/env';
 import { startBenchApp } from '../support/nest-apps';
 import { createOurRelay } from '../support/our-relay';
-import { OutboxWalHost } from '../support/outbox';
+import { OUTBOX_STREAM, type DeliveryStream } from '../support/outbox';
 
 /**
  * A relay in a process of its own.
@@ -80,16 +80,17 @@ async function nestMode(): Promise<void> {
   // WAL mode: when this instance's stream first has a publish acknowledged (a standby: after it took
   // over), on the wall clock the parent shares. Each new stream counts from 0, so a rise from 0 is news.
   let streamed = 0;
+  const publishedBy = (nest: typeof app) => nest.get<DeliveryStream | null>(OUTBOX_STREAM)?.publishedCount ?? 0;
   const watch = config.delivery
     ? setInterval(() => {
-        const now = app.get(OutboxWalHost).publishedCount;
+        const now = publishedBy(app);
         if (streamed === 0 && now > 0) send({ type: 'first-publish', at: wallNow() });
         streamed = now;
       }, 1)
     : undefined;
   for (let command = await nextCommand(); command !== 'stop'; command = await nextCommand()) {
     // The WAL mode's stream counts what it published since it connected: 0 on a standby instance.
-    if (command === 'status') send({ type: 'status', streamed: config.delivery ? app.get(OutboxWalHost).publishedCount : 0 });
+    if (command === 'status') send({ type: 'status', streamed: config.delivery ? publishedBy(app) : 0 });
   }
   clearInterval(watch);
   await app.close();

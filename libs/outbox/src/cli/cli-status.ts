@@ -5,7 +5,7 @@ import type { CliIo } from './cli-io';
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
 import { walNames } from '../core/stream/wal-options';
-import { walSlotState, type WalSlotLag } from '../postgres-wal/wal-slot.setup';
+import { walSlotState, type WalSlotLag } from '../wal/wal-slot.setup';
 
 const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 

@@ -1,6 +1,6 @@
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { validateDelivery, walNames } from '../core/stream/wal-options';
-import { dropWalSlot, walSlotBacklog, walSlotState, type WalQuery } from '../postgres-wal/wal-slot.setup';
+import { dropWalSlot, walSlotBacklog, walSlotState, type WalQuery } from '../wal/wal-slot.setup';
 import { walMessagePrefix } from '../core/stream/wal-record';
 import { CliError } from './cli.error';
 import { missingUrl, needsArgument, walNeedsPostgresUrl, walSlotHoldsEvents } from './cli.messages';

@@ -25,7 +25,7 @@ import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
-import { refuseStrandedWalEvents } from '../postgres-wal/wal-mode-switch.check';
+import { refuseStrandedWalEvents } from '../wal/wal-mode-switch.check';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
 

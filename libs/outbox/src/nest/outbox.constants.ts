@@ -12,7 +12,7 @@ export const OUTBOX_TRACKER = Symbol('outbox:tracker');
 /** `(manager) => SqlTransaction`: a TypeORM EntityManager as the writer's transaction, with the module's tracker and settings. */
 export const OUTBOX_TYPEORM_TRANSACTION = Symbol('outbox:typeorm-transaction');
 export const OUTBOX_OBSERVABILITY = Symbol('outbox:observability');
-/** `OutboxWalHost` under a token of its own, for `OutboxStats` to look up without importing it (they would import each other). */
-export const OUTBOX_WAL_SLOT = Symbol('outbox:wal-slot');
+/** The delivery's `DeliveryStream` (the WAL mode's slot stream), or `null` in the table mode. */
+export const OUTBOX_STREAM = Symbol('outbox:stream');
 /** The `DeliveryPlan`: the delivery mode resolved once; what differs between the modes reads it. */
 export const OUTBOX_DELIVERY = Symbol('outbox:delivery');

@@ -3,7 +3,7 @@ import { rejectUnknownOptionKeys } from '../core/option-keys';
 import { resolveOutboxSettings } from '../core/outbox-options';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
-import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_WAL_SLOT } from './outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER } from './outbox.constants';
 import { resolveDeliveryPlan } from '../core/stream/delivery-plan';
 import { OutboxConnectionHost } from './outbox-connection.host';
 import type { OpenedConnection } from '../adapters/connection/open-connection';
@@ -34,7 +34,8 @@ import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
 import { outboxTypeOrmTransactionProvider, outboxWriterProvider } from './outbox-writer.provider';
-import { OutboxWalHost } from './outbox-wal.host';
+import { OutboxStreamHost } from './outbox-stream.host';
+import { outboxStreamProvider } from './outbox-stream.provider';
 import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
 
 /**
@@ -70,8 +71,8 @@ import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator'
     outboxWriterProvider,
     outboxTypeOrmTransactionProvider,
     OutboxRelayHost,
-    OutboxWalHost,
-    { provide: OUTBOX_WAL_SLOT, useExisting: OutboxWalHost },
+    outboxStreamProvider,
+    OutboxStreamHost,
     InProcessHandlers,
     InProcessHandlersExplorer,
     OutboxCleanupHost,
@@ -88,7 +89,7 @@ import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator'
   ],
   // The connection, data source and extras are exported for OutboxConsoleModule, which works on the same table.
   exports: [
-    OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHost, OutboxWalHealthIndicator,
+    OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHealthIndicator,
     OUTBOX_DATA_SOURCE, OUTBOX_CONNECTION, OUTBOX_EXTRAS,
   ],
 })

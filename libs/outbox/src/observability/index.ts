@@ -22,8 +22,7 @@ export {
 export { OutboxHealthIndicator } from '../nest/observe/outbox.health-indicator';
 export { OutboxInboxPoisonHealthIndicator } from '../nest/observe/outbox-inbox-poison.health-indicator';
 export { OutboxWalHealthIndicator } from '../nest/observe/outbox-wal.health-indicator';
-export { OutboxWalHost } from '../nest/outbox-wal.host';
-export type { WalSlotLag } from '../postgres-wal/wal-slot.setup';
+export type { WalSlotLag } from '../wal/wal-slot.setup';
 
 // Metrics (prom-client)
 export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './metrics/metrics.options';

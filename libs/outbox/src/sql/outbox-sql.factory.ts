@@ -16,7 +16,7 @@ import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
 import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
 import { consoleUnsupportedDatabase } from '../core/console/console.messages';
 import { ConsoleSql } from './console/console.sql';
-import { StreamedCounts } from './wal/streamed-counts';
+import { StreamedCounts } from './streamed-counts';
 import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
 import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';

@@ -5,7 +5,7 @@ import { toPaused } from './console/sql-outbox-console.store';
 import { statsStatement, type StatsDialect } from './dialects/outbox-stats.sql';
 import type { SqlRunner } from '../core/sql-connection.port';
 import type { OutboxTable } from './dialects/outbox-table';
-import { StreamedCounts } from './wal/streamed-counts';
+import { StreamedCounts } from './streamed-counts';
 
 const HOUR_MINUTES = 60;
 

@@ -4,10 +4,10 @@ import type { ResolvedObservability } from '../../core/observe/observability.opt
 import type { ResolvedOutboxSettings } from '../../core/outbox-options';
 import { errorText } from '../../core/error-text';
 import { WAL_DEFAULTS } from '../../core/stream/wal-options';
-import { OutboxWalHost } from '../outbox-wal.host';
-import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../outbox.constants';
+import type { DeliveryStream } from '../../core/stream/delivery-stream.port';
+import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS, OUTBOX_STREAM } from '../outbox.constants';
 import { loadOptional } from '../../core/optional-peer';
-import { judgeWalSlot, type WalHealthThresholds } from '../../observability/wal/wal-slot.health';
+import { judgeWalSlot, type WalHealthThresholds } from '../../wal/wal-slot.health';
 
 /**
  * The WAL delivery mode's `@nestjs/terminus` indicator: down when the slot is missing, when no
@@ -23,7 +23,7 @@ export class OutboxWalHealthIndicator {
   private indicators: HealthIndicatorService | undefined;
 
   constructor(
-    private readonly wal: OutboxWalHost,
+    @Inject(OUTBOX_STREAM) private readonly stream: DeliveryStream | null,
     @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
   ) {}
@@ -31,11 +31,11 @@ export class OutboxWalHealthIndicator {
   async isHealthy<Key extends string = 'outbox-wal'>(key: Key = 'outbox-wal' as Key, thresholds: Partial<WalHealthThresholds> = {}): Promise<HealthIndicatorResult<Key>> {
     this.indicators ??= new (loadOptional<typeof import('@nestjs/terminus')>('@nestjs/terminus', 'OutboxWalHealthIndicator').HealthIndicatorService)();
     const indicator = this.indicators.check(key);
-    const slot = this.wal.slot;
-    if (!slot) return indicator.up({ delivery: 'table' });
+    if (!this.stream) return indicator.up({ delivery: 'table' });
+    const slot = this.stream.source;
     let lag;
     try {
-      lag = await this.wal.slotLag();
+      lag = await this.stream.lag();
     } catch (error) {
       return indicator.down({ reason: `the replication slot cannot be read: ${errorText(error)}` });
     }

@@ -1,14 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
 import type { ResolvedObservability } from '../../core/observe/observability.options';
 import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
 import { OutboxStatsReader } from '../../core/stats/outbox-stats.reader';
 import { createSqlOutboxStatsSource } from '../../sql/outbox-sql.factory';
 import type { SqlConnection } from '../../core/sql-connection.port';
-import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_WAL_SLOT } from '../outbox.constants';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_STREAM } from '../outbox.constants';
+import type { DeliveryStream } from '../../core/stream/delivery-stream.port';
 import type { ResolvedOutboxExtras } from '../outbox.module-definition';
 import { OutboxObservers } from './outbox-observers.registry';
-import { walStatsOf, type WalSlotSource } from './wal-stats';
+import { streamStatsOf } from './stream-stats';
 
 /**
  * How the outbox is doing: pending, in-flight, retrying and dead rows, published in the last
@@ -26,7 +26,7 @@ export class OutboxStats {
     @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
     @Inject(OUTBOX_OBSERVABILITY) observability: ResolvedObservability,
     observers: OutboxObservers,
-    private readonly moduleRef: ModuleRef,
+    @Inject(OUTBOX_STREAM) private readonly stream: DeliveryStream | null,
   ) {
     this.reader = new OutboxStatsReader({
       source: createSqlOutboxStatsSource(connection, extras),
@@ -37,8 +37,7 @@ export class OutboxStats {
 
   /** The latest snapshot; queries the table when the cached one is older than `stats.refreshIntervalMs` (or `fresh` is set). */
   async snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {
-    // The WAL host is looked up, not injected: it depends on the relay host, which depends on these stats.
-    const [snapshot, wal] = await Promise.all([this.reader.snapshot(options), walStatsOf(this.moduleRef.get<WalSlotSource>(OUTBOX_WAL_SLOT))]);
+    const [snapshot, wal] = await Promise.all([this.reader.snapshot(options), streamStatsOf(this.stream)]);
     this.last = wal ? { ...snapshot, wal } : snapshot;
     return this.last;
   }

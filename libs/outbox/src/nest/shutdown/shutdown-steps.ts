@@ -1,4 +1,5 @@
 import { settleWithin } from '../../core/deadline';
+import type { StopSteps } from '../../core/stream/delivery-stream.port';
 import { SHUTDOWN_STEP_TIMEOUT_MS } from './shutdown-stage';
 import { shutdownStepTimedOut } from './shutdown.messages';
 
@@ -7,7 +8,8 @@ import { shutdownStepTimedOut } from './shutdown.messages';
  * must not hold the stop; the host moves on without it and says so), and the one running kept, for
  * `[SHUTDOWN_STAGE]()` to report to a shutdown that runs out of time.
  */
-export class ShutdownSteps {
+export class ShutdownSteps implements StopSteps {
+  readonly stepTimeoutMs = SHUTDOWN_STEP_TIMEOUT_MS;
   private current: string | undefined;
 
   constructor(

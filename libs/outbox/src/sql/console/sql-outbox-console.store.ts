@@ -9,7 +9,7 @@ import type {
 } from '../../core/console/outbox-console.port';
 import type { SqlRunner } from '../../core/sql-connection.port';
 import type { ConsoleSql } from './console.sql';
-import type { StreamedCounts } from '../wal/streamed-counts';
+import type { StreamedCounts } from '../streamed-counts';
 
 /** The console's store (PostgreSQL, SQLite; MariaDB extends it), each statement outside application transactions. */
 export class SqlOutboxConsoleStore implements OutboxConsoleStore {

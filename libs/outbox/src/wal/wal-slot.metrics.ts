@@ -1,15 +1,14 @@
 import type * as PromClient from 'prom-client';
-import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { metricAlreadyRegistered } from '../../core/outbox.messages';
-import type { WalSlotLag } from '../../postgres-wal/wal-slot.setup';
-import type { ResolvedMetricsOptions } from '../metrics/metrics.options';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { metricAlreadyRegistered } from '../core/outbox.messages';
+import type { WalSlotLag } from './wal-slot.setup';
 
 /**
- * The WAL mode's gauges, read from the slot at scrape time (through the host's cached reading):
+ * The WAL mode's gauges, read from the slot at scrape time (through the stream's cached reading):
  * `<prefix>wal_slot_retained_bytes`, `<prefix>wal_slot_lag_seconds` and `<prefix>wal_slot_active`.
  * Returns what takes them out of the registry again.
  */
-export function registerWalSlotMetrics(prom: typeof PromClient, options: ResolvedMetricsOptions, slot: string, read: () => Promise<WalSlotLag | undefined>): () => void {
+export function registerWalSlotMetrics(prom: typeof PromClient, options: { registry?: unknown; prefix: string }, slot: string, read: () => Promise<WalSlotLag | undefined>): () => void {
   const registry = (options.registry as unknown as PromClient.Registry | undefined) ?? prom.register;
   const names = ['wal_slot_retained_bytes', 'wal_slot_lag_seconds', 'wal_slot_active'].map((name) => options.prefix + name);
   for (const name of names) if (registry.getSingleMetric(name)) throw new OutboxConfigurationError(metricAlreadyRegistered(name));

@@ -1,4 +1,4 @@
-import type { WalSlotLag } from '../../postgres-wal/wal-slot.setup';
+import type { WalSlotLag } from './wal-slot.setup';
 
 export interface WalHealthThresholds {
   /** Down above this many bytes retained; `null`: no limit. */

@@ -1,6 +1,6 @@
-import type { SqlStatement } from '../../core/sql-connection.port';
-import type { OutboxTable } from '../dialects/outbox-table';
-import type { SqlRunner } from '../../core/sql-connection.port';
+import type { SqlStatement } from '../core/sql-connection.port';
+import type { OutboxTable } from './dialects/outbox-table';
+import type { SqlRunner } from '../core/sql-connection.port';
 
 // How long a table that is missing (an app in the table mode) is taken as missing before asking again.
 const MISSING_RECHECK_MS = 60_000;

@@ -1,8 +1,8 @@
-import type { PublishedCount, StreamPositionStore } from '../../core/stream/stream-position.port';
-import { StreamedCounts } from './streamed-counts';
-import { formatLsn, parseLsn } from '../../core/stream/stream-message';
-import type { SqlConnection } from '../../core/sql-connection.port';
-import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
+import type { PublishedCount, StreamPositionStore } from '../core/stream/stream-position.port';
+import { StreamedCounts } from '../sql/streamed-counts';
+import { formatLsn, parseLsn } from '../core/stream/stream-message';
+import type { SqlConnection } from '../core/sql-connection.port';
+import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 
 /**
  * The stream's saved positions, one row per slot, in `<outbox table>_wal_positions` beside the

@@ -1,11 +1,11 @@
-import { clipErrorText } from '../../core/message-limits';
-import type { NewOutboxMessage } from '../../core/outbox-message';
-import { aggregateOf, type StreamOverflow, type TableBacklog, type TableHeld, type TableReadContext } from '../../core/stream/stream-overflow.port';
-import type { StreamMessage } from '../../core/stream/stream-message';
-import { aggregateKey } from '../aggregate-key';
-import type { SqlConnection } from '../../core/sql-connection.port';
-import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
-import { tableDialectFor } from '../outbox-sql.factory';
+import { clipErrorText } from '../core/message-limits';
+import type { NewOutboxMessage } from '../core/outbox-message';
+import { aggregateOf, type StreamOverflow, type TableBacklog, type TableHeld, type TableReadContext } from '../core/stream/stream-overflow.port';
+import type { StreamMessage } from '../core/stream/stream-message';
+import { aggregateKey } from '../sql/aggregate-key';
+import type { SqlConnection } from '../core/sql-connection.port';
+import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
+import { tableDialectFor } from '../sql/outbox-sql.factory';
 
 /**
  * The WAL mode's overflow: messages the stream cannot publish become rows of the outbox table, due

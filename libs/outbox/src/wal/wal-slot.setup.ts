@@ -1,4 +1,5 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
+import type { StreamLag } from '../core/stream/delivery-stream.port';
 import { checkWalNames } from '../core/stream/wal-options';
 import { walLevelNotLogical, walNoFreeSlot, walPositionTableRefused, walPublicationTableRefused, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
 
@@ -142,14 +143,7 @@ export async function dropWalSlot(query: WalQuery, names: WalNames): Promise<{ s
 }
 
 /** How far a slot is behind: what the server keeps for it, and how long its reader takes to confirm. */
-export interface WalSlotLag {
-  /** Bytes of WAL from the slot's confirmed position to the server's current one: what it retains. */
-  retainedBytes: number;
-  /** Seconds between the server flushing WAL and the reader confirming it (`flush_lag`); `null` when caught up or not streamed. */
-  lagSeconds: number | null;
-  /** Whether an instance streams the slot now. */
-  active: boolean;
-}
+export type WalSlotLag = StreamLag;
 
 /** The slot's lag, or `undefined` when there is no such slot. */
 export async function walSlotState(query: WalQuery, slotName: string): Promise<WalSlotLag | undefined> {

@@ -1,0 +1,39 @@
+/** How far a stream is behind its source: what the source keeps for it, and how late it confirms. */
+export interface StreamLag {
+  /** Bytes the source retains from the stream's confirmed position to its current one. */
+  retainedBytes: number;
+  /** Seconds between the source flushing a change and the stream confirming it; `null` when caught up or not streamed. */
+  lagSeconds: number | null;
+  /** Whether an instance streams the source now. */
+  active: boolean;
+}
+
+/** The steps of a stop, each bounded by whoever stops the stream (the app's shutdown). */
+export interface StopSteps {
+  /** How long one step may take by default. */
+  readonly stepTimeoutMs: number;
+  run(stage: string, work: Promise<unknown>, timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * A delivery that streams commits from the database's change log to the transports, beside the
+ * table relay (which still publishes delayed rows and what the stream moved to the table). It is
+ * made only in its own mode: the WAL mode's is `WalStream`; another database's change stream would
+ * be one more implementation, with nothing else to wire.
+ */
+export interface DeliveryStream {
+  /** What it streams from: the replication slot and its publication. */
+  readonly source: { slotName: string; publicationName: string };
+  /** Messages it published since it last (re)connected. */
+  readonly publishedCount: number;
+  /** Checks the server and creates what the stream reads, the first time (at module init). */
+  prepare(): Promise<void>;
+  /** Streams, or stands by for its turn (at bootstrap). */
+  start(): void;
+  /** Stops: the batch in flight, the connection, the saved position, the turn, each a bounded step. */
+  stop(steps: StopSteps): Promise<void>;
+  /** Takes what it registered (its gauges) away again. */
+  dispose(): void;
+  /** The source's lag, read at most once per stats interval whoever asks; `undefined` when the source is gone. */
+  lag(): Promise<StreamLag | undefined>;
+}

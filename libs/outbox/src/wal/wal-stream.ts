@@ -1,0 +1,245 @@
+import type * as PromClient from 'prom-client';
+import { errorText } from '../core/error-text';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import type { OutboxTransport } from '../core/outbox-transport.port';
+import type { RelayObserver } from '../core/observe/relay-observer';
+import { loadOptional } from '../core/optional-peer';
+import { RetryPolicy } from '../core/retry-policy';
+import type { SqlConnection } from '../core/sql-connection.port';
+import type { DeliveryStream, StopSteps } from '../core/stream/delivery-stream.port';
+import { RememberedPosition } from '../core/stream/remembered-position';
+import { StreamRelay } from '../core/stream/stream-relay';
+import { walTableUnreachable } from '../core/stream/stream.messages';
+import { WAL_DEFAULTS } from '../core/stream/wal-options';
+import { OutboxTable } from '../sql/dialects/outbox-table';
+import { notificationChannel } from '../sql/postgres-notification.listener';
+import { loadPgLogicalReplication } from './pg-logical-replication.loader';
+import { PgoutputReader } from './pgoutput.reader';
+import { replicationConnection } from './replication-connection';
+import { TableOverflow } from './table-overflow';
+import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag } from './wal-slot.setup';
+import { registerWalSlotMetrics } from './wal-slot.metrics';
+import { WalPositionTable } from './wal-position.table';
+import { WalStreamLock } from './wal-stream.lock';
+
+// How long the stream waits before trying again after its connection (or its lock's) failed: the
+// server restarting, or unreachable. A standby does not poll: it waits for the stream lock.
+const RECONNECT_MS = 1_000;
+// Just after the lock is granted, the previous holder's WAL sender may still be exiting and hold the
+// slot for some milliseconds: the slot is asked for again at this pace, for at most SLOT_RELEASE_MS.
+const SLOT_RETRY_MS = 20;
+const SLOT_RELEASE_MS = 5_000;
+// Batches decoded ahead of the one in flight.
+const BATCHES_AHEAD = 4;
+
+export interface WalStreamConfig {
+  /** The slot and publication, and the prefix of the WAL messages the writer emits (the delivery plan's). */
+  slot: WalNames;
+  prefix: string;
+  settings: ResolvedOutboxSettings;
+  table: { tableName: string; schema?: string };
+  connection: SqlConnection;
+  /** The transports by name, resolved when the stream is prepared (after every module is constructed). */
+  transports: () => Map<string, OutboxTransport>;
+  /** Read for each new connection's relay: observers may join after the stream was made. */
+  observer: () => RelayObserver;
+  logger: { log(message: string): void; warn(message: string): void };
+  /** The slot's gauges, when metrics are on. */
+  metrics?: { registry?: unknown; prefix: string };
+  /** How long a reading of the slot's lag is shared (`stats.refreshIntervalMs`). */
+  lagReadingMs: number;
+}
+
+/**
+ * The WAL delivery mode's stream: checks the server and creates the slot, then streams the outbox's
+ * WAL messages to the transports from the position it saved, one instance at a time (the stream
+ * lock; the others stand by and take over when its connection ends). Each connection gets a fresh
+ * relay: what the previous one had not confirmed comes again from the slot, never twice from memory.
+ */
+export class WalStream implements DeliveryStream {
+  private transports = new Map<string, OutboxTransport>();
+  private relay: StreamRelay | undefined;
+  private reader: PgoutputReader | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private lastEnd: string | undefined;
+  private restarting: StreamRelay | undefined;
+  private lagReading: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
+  private removeMetrics: (() => void) | undefined;
+  private lock: WalStreamLock | undefined;
+  private lockedAt = 0;
+  private position: RememberedPosition | undefined;
+
+  constructor(private readonly config: WalStreamConfig) {}
+
+  get source(): WalNames {
+    return this.config.slot;
+  }
+
+  /** Messages the stream has published since it last (re)connected. */
+  get publishedCount(): number {
+    return this.relay?.publishedCount ?? 0;
+  }
+
+  private readonly query: WalQuery = async (sql, params) => (await this.config.connection.run({ sql, params: params ?? [] })).records;
+
+  async prepare(): Promise<void> {
+    const { slot, settings, table, connection, metrics } = this.config;
+    loadPgLogicalReplication();
+    const outbox = OutboxTable.on('postgres', table);
+    await prepareWalSlot(this.query, slot, {
+      streams: settings.relay,
+      tables: [outbox.quoted(), outbox.paused.quoted()],
+      positions: { create: WalPositionTable.createStatements(table), forget: WalPositionTable.forgetStatement(table) },
+      serialized: (work) => this.serialized(work),
+    });
+    if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, slot.slotName, () => this.lag());
+    if (!settings.relay) return;
+    this.transports = this.config.transports();
+    this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
+    this.position = new RememberedPosition(new WalPositionTable(connection, table, slot.slotName), this.config.logger);
+  }
+
+  /** The set-up's catalog changes in one transaction holding the set-up lock: instances that start together take turns. */
+  private serialized<T>(work: (query: WalQuery) => Promise<T>): Promise<T> {
+    return this.config.connection.transaction(async (run) => {
+      const query: WalQuery = async (sql, params) => (await run({ sql, params: params ?? [] })).records;
+      await query(walSetupLock);
+      return work(query);
+    });
+  }
+
+  start(): void {
+    if (!this.lock) return;
+    const { slot, table } = this.config;
+    this.config.logger.log(`WAL relay streaming slot "${slot.slotName}" (publication "${slot.publicationName}") of "${OutboxTable.of(table)}".`);
+    // Connected now, while standing by: a takeover then publishes at once.
+    for (const transport of new Set(this.transports.values())) void transport.connect?.().catch(() => undefined);
+    this.read();
+  }
+
+  async stop(steps: StopSteps): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnect);
+    const { relay, reader } = this;
+    this.relay = undefined;
+    this.reader = undefined;
+    // What the stream had not confirmed comes again from the slot, to whichever instance streams next.
+    if (relay) await steps.run('finishing the batch in flight', relay.stop(), this.config.settings.shutdownTimeoutMs + steps.stepTimeoutMs);
+    if (reader) await steps.run('closing the replication connection', reader.stop());
+    if (this.position) await steps.run("saving the stream's position", this.position.flushed());
+    // Last: a standby takes over as soon as this lock's connection ends.
+    if (this.lock) await steps.run('releasing the stream lock', this.lock.release());
+  }
+
+  dispose(): void {
+    this.removeMetrics?.();
+    this.removeMetrics = undefined;
+  }
+
+  /**
+   * The slot's lag (WAL retained, confirmation delay, whether an instance streams it), read at most
+   * once per `lagReadingMs` whoever asks (health, metrics, stats).
+   */
+  lag(): Promise<WalSlotLag | undefined> {
+    const now = Date.now();
+    if (!this.lagReading || now - this.lagReading.at >= this.config.lagReadingMs) {
+      const reading = walSlotState(this.query, this.config.slot.slotName);
+      // A failed reading is not kept: the next caller tries again.
+      reading.catch(() => this.lagReading?.reading === reading && (this.lagReading = undefined));
+      this.lagReading = { at: now, reading };
+    }
+    return this.lagReading.reading;
+  }
+
+  private read(): void {
+    void this.stream().catch((error: unknown) => this.retryLater(error));
+  }
+
+  /** Waits for the stream lock (a standby waits here), then streams from the saved position. */
+  private async stream(): Promise<void> {
+    if (this.stopped || !this.lock || !this.position) return;
+    if (!this.lock.held) {
+      await this.lock.acquire();
+      this.lockedAt = Date.now();
+    }
+    if (this.stopped) return;
+    const from = await this.position.read();
+    if (this.stopped) return;
+    const position = this.position;
+    const { settings, table, connection, slot, prefix, logger } = this.config;
+    const { batchSize, publishTimeoutMs, backoff, retryIf } = settings;
+    let reader: PgoutputReader | undefined = undefined;
+    const relay = new StreamRelay({
+      transports: this.transports,
+      batchSize,
+      maxBuffered: batchSize * BATCHES_AHEAD,
+      publishTimeoutMs,
+      retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff),
+      retryIf,
+      observer: this.config.observer(),
+      logger,
+      overflow: new TableOverflow(connection, table, {
+        notifyChannel: settings.notifications ? notificationChannel(table) : undefined,
+        deadLetterPolicy: settings.deadLetterPolicy,
+      }),
+      divertAfterAttempts: settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
+      published: (messages) => position.published(messages),
+      confirm: async (lsn, carriedMessages) => {
+        await reader?.confirm(lsn);
+        // Only positions past outbox messages are worth a write: a keepalive's would write after every write.
+        if (carriedMessages) position.remember(lsn);
+      },
+      // Ends the stream (closing the replication connection) rather than holding it while retrying.
+      onTableFailure: (error) => {
+        void reader?.stop().catch(() => undefined);
+        void this.restart(relay, new Error(walTableUnreachable(errorText(error))));
+      },
+    });
+    reader = new PgoutputReader({
+      ...slot,
+      connection: replicationConnection(connection),
+      prefix,
+      pausedTable: OutboxTable.of(table).paused.name,
+      // Streaming again: the next end is news, even with the same text as the last.
+      onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),
+      onCaughtUp: (lsn) => ((this.lastEnd = undefined), relay.caughtUp(lsn)),
+      onEnd: (error) => void this.restart(relay, error),
+    });
+    this.relay = relay;
+    this.reader = reader;
+    reader.start(from).catch((error: unknown) => void this.restart(relay, error));
+  }
+
+  /** The lock's connection ended while this instance streamed: another may take the slot, so this stream ends. */
+  private lockLost(error: Error): void {
+    const relay = this.relay;
+    if (!relay) return;
+    void this.reader?.stop().catch(() => undefined);
+    void this.restart(relay, new Error(`the connection holding the stream lock ended (${errorText(error)})`));
+  }
+
+  /** Waiting for the lock or reading the saved position failed (the server is away): tried again later. */
+  private retryLater(error: unknown): void {
+    if (this.stopped) return;
+    const text = errorText(error);
+    if (text !== this.lastEnd) this.config.logger.warn(`WAL relay: cannot stream slot "${this.config.slot.slotName}" yet (${text}); trying again every ${RECONNECT_MS} ms.`);
+    this.lastEnd = text;
+    clearTimeout(this.reconnect);
+    this.reconnect = setTimeout(() => this.read(), RECONNECT_MS);
+  }
+
+  private async restart(relay: StreamRelay, error: unknown): Promise<void> {
+    // One reconnection per ended stream, however many ways it reported its end.
+    if (this.restarting === relay) return;
+    this.restarting = relay;
+    await relay.stop();
+    if (this.stopped || this.relay !== relay) return;
+    const text = errorText(error);
+    // The lock was just granted and the previous holder's WAL sender has not let go of the slot yet.
+    const slotStillHeld = this.lock?.held === true && /is active for PID/i.test(text) && Date.now() - this.lockedAt < SLOT_RELEASE_MS;
+    if (!slotStillHeld && text !== this.lastEnd) this.config.logger.warn(`WAL relay: the stream of slot "${this.config.slot.slotName}" ended (${text}); reading again in ${RECONNECT_MS} ms.`);
+    if (!slotStillHeld) this.lastEnd = text;
+    this.reconnect = setTimeout(() => this.read(), slotStillHeld ? SLOT_RETRY_MS : RECONNECT_MS);
+  }
+}
