@@ -86,6 +86,10 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect(await statuses()).toEqual({ pending: 1, dead: 1, discarded: 1 });
     expect((await cli('dead', 'requeue', '--type', 'orders.order-failed', ...db())).stdout).toContain('1 dead message(s) requeued.');
     expect(await statuses()).toEqual({ pending: 2, discarded: 1 });
+    // Nothing dead any more: said, not an empty screen; the JSON form stays a list.
+    expect((await cli('dead', 'list', ...db())).stdout).toBe('No dead messages.\n');
+    expect((await cli('dead', 'list', '--after', '5', ...db())).stdout).toBe('No dead messages after position 5.\n');
+    expect(JSON.parse((await cli('dead', 'list', '--json', ...db())).stdout)).toEqual([]);
   });
 
   it('pause, paused and resume a destination, seen by a relay; an unknown one needs --confirm-unknown', async () => {
@@ -93,7 +97,7 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('No outbox row has ever used the destination "late"');
     expect(refused.stderr).toContain('--confirm-unknown');
-    expect((await cli('paused', ...db())).stdout).toBe('');
+    expect((await cli('paused', ...db())).stdout).toBe('No destination is paused.\n');
     expect((await cli('pause', 'late', '--confirm-unknown', '--reason', 'partner maintenance', ...db())).stdout).toContain('Paused "late"');
     expect((await cli('paused', ...db())).stdout).toMatch(/^late\tpaused since \S+\tpartner maintenance\n$/);
     const status = await cli('status', ...db());
@@ -137,7 +141,7 @@ describe('nest-outbox CLI on PostgreSQL', () => {
     expect(pg.stdout).toContain('CREATE TABLE "billing_outbox_paused"');
     expect((await cli('sql', '--dialect', 'mariadb')).stdout).toContain('CREATE TABLE `outbox_messages`');
     expect((await cli('sql', '--dialect', 'oracle')).code).toBe(2);
-    expect((await cli('sql', '--dialect', 'postgres', '--table', 'bad name')).stderr).toContain('tableName');
+    expect((await cli('sql', '--dialect', 'postgres', '--table', 'bad name')).stderr).toContain('Option --table must be an identifier');
   });
 
   it('bad URL, unknown id or bad input: a clear error, exit 2, nothing changed', async () => {

@@ -64,7 +64,10 @@ export const unknownCommand = (command: string) => `Unknown command "${command}"
 
 export const needsArgument = (command: string, what: string) => `"${command}" needs ${what}.`;
 
-export const badDialect = (dialect: unknown) => `--dialect must be postgres, sqlite or mariadb; got ${JSON.stringify(dialect ?? null)}.`;
+export const badDialect = (dialect: string | undefined) =>
+  dialect === undefined
+    ? '`sql` needs --dialect: postgres, sqlite or mariadb (e.g. nest-outbox sql --dialect postgres).'
+    : `--dialect must be postgres, sqlite or mariadb; got ${JSON.stringify(dialect)}.`;
 
 export const badFormat = (format: string) => `--format must be sql, prisma or drizzle; got "${format}".`;
 

@@ -15,7 +15,8 @@ describe('nest-outbox input checks', () => {
 
   it.each([
     [['status', '--url', 'postgres://u:p@127.0.0.1:1/db', '--schema', 'public -c statement_timeout=1'], /Option --schema must be an identifier/],
-    [['status', '--url', 'postgres://u:p@127.0.0.1:1/db', '--table', 'outbox"; DROP TABLE orders; --'], /"tableName"/],
+    [['status', '--url', 'postgres://u:p@127.0.0.1:1/db', '--table', 'outbox"; DROP TABLE orders; --'], /^nest-outbox: Option --table must be an identifier/],
+    [['sql', '--dialect', 'postgres', '--table', 'x;drop'], /^nest-outbox: Option --table must be an identifier .*got "x;drop"/],
     [['dead', 'requeue', '--from', '0000-01-01', '--url', 'postgres://u:p@127.0.0.1:1/db'], /--from must be an ISO-8601 time .*years 1 to 9999/],
     [['dead', 'discard', '--to', '2026-W01', '--url', 'postgres://u:p@127.0.0.1:1/db'], /--to must be an ISO-8601 time/],
     [['dead', 'list', '--after', '9223372036854775808', '--url', 'postgres://u:p@127.0.0.1:1/db'], /--after must be a position/],
@@ -84,7 +85,8 @@ describe('nest-outbox sql', () => {
     [['sql', '--dialect', 'postgres', '--format', 'typeorm'], /--format must be sql, prisma or drizzle; got "typeorm"/],
     [['sql', '--dialect', 'postgres', '--tables', 'outbox,orders'], /--tables must list outbox, inbox or poison/],
     [['sql', '--dialect', 'postgres', '--format', 'drizzle', '--out', '/tmp'], /--out writes a Prisma migration/],
-    [['sql', '--dialect', 'oracle'], /--dialect must be postgres, sqlite or mariadb/],
+    [['sql', '--dialect', 'oracle'], /--dialect must be postgres, sqlite or mariadb; got "oracle"/],
+    [['sql'], /`sql` needs --dialect: postgres, sqlite or mariadb \(e\.g\. nest-outbox sql --dialect postgres\)/],
   ])('refuses %j with exit 2', async (argv, message) => {
     const { code, err } = await run(...argv);
     expect(code).toBe(2);

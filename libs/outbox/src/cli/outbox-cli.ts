@@ -90,6 +90,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   // The schema qualifies the table in every statement, as the module's `schema` option does: the
   // search_path is left alone, so the table is found in that schema whatever the server's setting.
   if (values.schema !== undefined && !isIdentifier(values.schema)) throw new CliError(invalidIdentifier('Option --schema', values.schema));
+  if (values.table !== undefined && !isIdentifier(values.table)) throw new CliError(invalidIdentifier('Option --table', values.table));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values, table, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
@@ -132,9 +133,12 @@ async function runOn(
   const maintenance = createSqlOutboxMaintenanceStore(connection, table);
   const operator = new OutboxConsole(createSqlOutboxConsoleStore(connection, table), maintenance);
   switch (command) {
-    case 'paused':
-      for (const paused of await operator.paused()) io.out(`${paused.destination}\tpaused since ${paused.pausedAt}${paused.reason ? `\t${paused.reason}` : ''}`);
+    case 'paused': {
+      const paused = await operator.paused();
+      if (paused.length === 0) io.out('No destination is paused.');
+      for (const destination of paused) io.out(`${destination.destination}\tpaused since ${destination.pausedAt}${destination.reason ? `\t${destination.reason}` : ''}`);
       return 0;
+    }
     case 'pause': {
       const changed = await operator.pause(sub!, { reason: values.reason, confirmUnknown: values['confirm-unknown'] === true });
       io.out(changed ? `Paused "${sub}": no relay publishes to it until it is resumed.` : `"${sub}" was already paused.`);
@@ -149,6 +153,7 @@ async function runOn(
   if (sub === 'list') {
     const dead = await maintenance.listDead(position(values.after), count(values, 'limit') ?? 100);
     if (values.json) io.out(JSON.stringify(dead, null, 2));
+    else if (dead.length === 0) io.out(values.after === undefined ? 'No dead messages.' : `No dead messages after position ${values.after}.`);
     else for (const m of dead) io.out([m.position, m.id, m.type, `${m.aggregateType}/${m.aggregateId}`, m.destination, `${m.attempts} attempts`, m.lastError ?? ''].join('\t'));
     return 0;
   }
