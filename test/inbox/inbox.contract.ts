@@ -150,7 +150,7 @@ export function describeInboxContract(database: TestDatabase, variant: InboxVari
       expect((await app.shipments()) - before).toBe(1);
       const [record] = (await app.inbox.poison!.list({ consumer: 'shipping.ship-order', limit: 10 })).filter((r) => r.raw.includes('no envelope'));
       expect(record).toMatchObject({ messageId: null, state: 'set-aside', attempts: 1, raw: '{"orderId":"no envelope"}' });
-      expect(record.reason).toBe('not an outbox envelope: "id" is a undefined, expected a string');
+      expect(record.reason).toBe('not an outbox envelope: "id" is missing, expected a string');
     });
 
     it('sets aside deliveries that cannot be decoded, with their reason, and counts a redelivery on the same record', async () => {

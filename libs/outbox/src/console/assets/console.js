@@ -143,14 +143,22 @@
     return params.toString();
   }
 
-  // `keep`: a refresh reloads as many rows as are shown (up to the largest page), so older pages the operator opened stay.
+  // `keep`: a refresh reads as many rows as are shown, page after page (a page holds at most
+  // maxPageSize), so the older pages the operator opened stay, and so does the scroll.
   async function loadMessages(append, keep = false) {
-    const shown = $('#messages tbody').rows.length;
-    const limit = keep ? Math.min(Math.max(state.pageSize, shown), state.maxPageSize ?? 200) : state.pageSize;
-    const page = await api(`messages?${query({ limit, before: append ? state.next : undefined })}`);
     const body = $('#messages tbody');
+    const wanted = keep ? Math.max(state.pageSize, body.rows.length) : state.pageSize;
+    const messages = [];
+    let before = append ? state.next : undefined;
+    let page;
+    do {
+      const limit = Math.min(wanted - messages.length, state.maxPageSize ?? 200);
+      page = await api(`messages?${query({ limit, before })}`);
+      messages.push(...page.messages);
+      before = page.next;
+    } while (before && messages.length < wanted);
     if (!append) body.replaceChildren();
-    for (const m of page.messages) {
+    for (const m of messages) {
       const row = body.insertRow();
       row.dataset.id = m.id;
       cell(row, m.position);
@@ -164,7 +172,8 @@
       cell(row, m.destination);
       cell(row, String(m.attempts));
       cell(row, time(m.createdAt));
-      cell(row, m.lastError ?? '', 'error-cell');
+      // A published row's last error is history: shown, but not in red.
+      cell(row, m.lastError ?? '', m.status === 'published' ? 'error-cell past' : 'error-cell');
       row.addEventListener('click', () => openDetail(m.id).catch(showError));
     }
     state.next = page.next;
@@ -319,7 +328,13 @@
       event.preventDefault();
       readFilters();
       showError(null);
-      loadMessages(false).catch(showError);
+      loadMessages(false).catch((error) => {
+        // A refused filter: no rows of the previous one stay under its error as if they matched.
+        $('#messages tbody').replaceChildren();
+        $('#messages').dataset.rows = '0';
+        $('#more').hidden = true;
+        showError(error);
+      });
     });
     $('#filters').addEventListener('reset', () => setTimeout(() => { readFilters(); loadMessages(false).catch(showError); }));
     $('#refresh').addEventListener('click', () => refresh());

@@ -2,7 +2,8 @@
 // here so that the rest of the page does not need to know about it; hidden when the app has no inbox.
 'use strict';
 (() => {
-  const REFRESH_MS = 10_000;
+  // The page's own setting (the console's refreshIntervalMs; 0 = off), and its auto-refresh box.
+  const refreshMs = Number(document.body.dataset.refreshMs) || 0;
 
   async function api(path, init) {
     const response = await fetch(`api/${path}`, { credentials: 'same-origin', ...init });
@@ -102,6 +103,10 @@
     document.querySelector('main').append(section);
     document.querySelector('#refresh')?.addEventListener('click', () => void load());
     void load();
-    setInterval(() => void load(), REFRESH_MS);
+    if (refreshMs > 0) {
+      setInterval(() => {
+        if (document.querySelector('#auto-refresh')?.checked !== false && !document.hidden) void load();
+      }, refreshMs);
+    }
   });
 })();

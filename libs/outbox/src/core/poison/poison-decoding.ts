@@ -39,7 +39,7 @@ export function decodeEnvelope(value: unknown): Decoded {
   for (const [field, type, required] of FIELDS) {
     const got = record[field];
     if (got === undefined && !required) continue;
-    if (typeof got !== type || got === null) return { ok: false, reason: notAnEnvelope(`"${field}" is ${kind(got)}, expected a ${type}`) };
+    if (typeof got !== type || got === null) return { ok: false, reason: notAnEnvelope(`"${field}" is ${kind(got)}, expected ${type === 'object' ? 'an object' : `a ${type}`}`) };
   }
   if ((record.type as string).trim() === '') return { ok: false, reason: notAnEnvelope('"type" is empty') };
   return checkMessageId(record.id);
@@ -71,6 +71,7 @@ export function escapeControl(text: string): string {
 
 function kind(value: unknown): string {
   if (value === null) return 'null';
+  if (value === undefined) return 'missing';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
