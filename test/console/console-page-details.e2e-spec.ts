@@ -78,7 +78,7 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
     await h.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = created_at, attempts = 2, last_error = 'broker down' WHERE id = ?`, [published]);
     await h.dataSource.query(`UPDATE outbox_messages SET status = 'dead', dead_at = created_at, attempts = 7, last_error = 'broker down', error_history = ? WHERE id = ?`, [history, dead]);
     await page.goto(url);
-    const color = (id: string) => page.locator(`#messages tbody tr[data-id="${id}"] td.error-cell`).evaluate((cell) => getComputedStyle(cell).color);
+    const color = (id: string) => page.locator(`#messages tbody tr[data-id="${id}"] td.error-cell`).evaluate('(cell) => getComputedStyle(cell).color') as Promise<string>;
     await waitFor('both rows', async () => (await rows()) === 2);
     expect(await color(published)).toBe('rgb(107, 115, 133)');
     expect(await color(dead)).toBe('rgb(180, 35, 24)');
@@ -104,8 +104,8 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
 
     // With auto-refresh off nothing changes #updated: wait for the time two ticks take on the page's own clock instead.
     async function twoRefreshesOff(): Promise<void> {
-      const started = await page.evaluate(() => performance.now());
-      await waitFor('two ticks of the page', async () => (await page.evaluate(() => performance.now())) - started > 2_200, 5_000);
+      const started = await page.evaluate<number>('performance.now()');
+      await waitFor('two ticks of the page', async () => (await page.evaluate<number>('performance.now()')) - started > 2_200, 5_000);
     }
   });
 });

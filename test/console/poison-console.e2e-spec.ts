@@ -111,7 +111,7 @@ describe('poison records in the console and metrics (PostgreSQL)', () => {
       await row.waitFor({ timeout: 10_000 });
       expect(await row.locator('td').nth(6).textContent()).toBe('handler failed: tax service refused the invoice');
       // A long reason and raw JSON wrap inside their cells: the page stays as wide as the window.
-      expect(await page.evaluate(() => ({ page: document.documentElement.scrollWidth, window: window.innerWidth }))).toEqual({ page: 1400, window: 1400 });
+      expect(await page.evaluate('({ page: document.documentElement.scrollWidth, window: window.innerWidth })')).toEqual({ page: 1400, window: 1400 });
       refusing = false;
       await row.locator('button.poison-replay').click();
       await page.locator('#poison-status').filter({ hasText: `Replayed billing.invoice / ${failed}.` }).waitFor({ timeout: 10_000 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { INestApplication, ModuleMetadata } from '@nestjs/common';
+import type { INestApplication, LoggerService, ModuleMetadata } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -31,6 +31,8 @@ export interface WalAppExtras {
   entities?: Function[];
   /** Serve HTTP (for the console): the app listens on a free port of 127.0.0.1, as `WalApp.http`. */
   http?: boolean;
+  /** Where the app's log goes; none by default. */
+  logger?: LoggerService;
 }
 
 export interface WalApp {
@@ -70,8 +72,8 @@ export async function walSandbox(prefix: string, url = requireService('postgres'
         ],
         providers: connection.providers ?? [],
       }).compile();
-      module.useLogger(false);
-      const http = connection.http ? module.createNestApplication({ logger: false }) : undefined;
+      module.useLogger(connection.logger ?? false);
+      const http = connection.http ? module.createNestApplication({ logger: connection.logger ?? false }) : undefined;
       let closed = false;
       const app: WalApp = {
         module,

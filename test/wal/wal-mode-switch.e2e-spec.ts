@@ -35,14 +35,20 @@ describe('WAL delivery mode: switching back to the table mode', () => {
     await waitFor('the three events streamed', () => streamed.published.filter((m) => m.key === 'switch-1').length === 3);
     await walRelay.close();
     // The stream confirms what the broker acknowledged; the slot is free once its reader is gone.
+    const warnings: string[] = [];
+    const logger = { log: () => undefined, error: () => undefined, warn: (message: unknown) => void warnings.push(String(message)) };
     await waitFor('the slot confirmed and free', async () => {
       const [slot] = await writer.dataSource.query(`SELECT active FROM pg_replication_slots WHERE slot_name = $1`, [sandbox.slotName]);
       if (!slot || slot.active) return false;
-      return sandbox.start({ delivery: 'table', transport: new RecordingOutboxTransport() }).then(
+      return sandbox.start({ delivery: 'table', transport: new RecordingOutboxTransport() }, { logger }).then(
         (app) => app.close().then(() => true),
         () => false,
       );
     });
+    // The empty slot loses nothing, but it holds the server's WAL: the table-mode start says so, and what to do.
+    expect(warnings.filter((line) => line.includes(`"${sandbox.slotName}"`))).toEqual([
+      expect.stringMatching(new RegExp(`^The replication slot "${sandbox.slotName}" of the WAL delivery mode is still there, empty of outbox events.*\\(\\d+ bytes retained now.*drop it with "nest-outbox wal drop-slot"\\.$`)),
+    ]);
     await writer.close();
   });
 });

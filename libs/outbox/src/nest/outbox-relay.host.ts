@@ -91,7 +91,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.checkListenerPool();
     gate.check();
     if (this.connection.dialect === 'postgres' && this.delivery.mode === 'table') {
-      await refuseStrandedWalEvents(async (sql, params) => (await this.connection.run({ sql, params: params ?? [] })).records, this.delivery.formerSlot);
+      const leftBehind = await refuseStrandedWalEvents(async (sql, params) => (await this.connection.run({ sql, params: params ?? [] })).records, this.delivery.formerSlot);
+      if (leftBehind) this.logger.warn(leftBehind);
     }
     this.transports = transports;
     this.store = store;

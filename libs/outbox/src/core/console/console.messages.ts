@@ -5,7 +5,7 @@ import { shownValue } from '../shown-value';
 export const noSuchMessage = (id: string) => `No outbox message has id "${id}". Check the id (the envelope's "id", a UUID) and the table.`;
 
 export const notDeadNow = (id: string, status: string) =>
-  `Message "${id}" is ${status}, not dead: only dead messages can be requeued or discarded. Reload to see its current state.`;
+  `Message "${id}" is ${status}, not dead: only dead messages can be requeued or discarded.`;
 
 export const bulkNeedsAFilter = () =>
   'A bulk action needs at least one filter (type, aggregateType, aggregateId, destination, id, from or to), so that it never takes every row by accident.';
@@ -17,7 +17,7 @@ export const retryNowOnlyPending = (status: string) =>
 
 export const notInBackoff = (id: string, status: string, attempts: number, nextAttemptAt: string | null) =>
   `Message "${id}" is not waiting in backoff (status ${status}, ${attempts} attempt(s), next attempt ${nextAttemptAt ?? 'not set'}): ` +
-  '"retry now" applies to pending messages that failed and wait for a later attempt. Reload to see its current state.';
+  '"retry now" applies to pending messages that failed and wait for a later attempt.';
 
 export const unknownDestination = (destination: string) =>
   `No outbox row has ever used the destination "${destination}": check its spelling. To pause it anyway (a destination no message has ` +

@@ -46,6 +46,11 @@ export const walEventsStrandedInSlot = (slot: string, events: number) =>
   `published, and this instance runs the table mode, whose relay never reads the slot. Start an instance with ` +
   `delivery: 'wal' until "nest-outbox wal status" shows none, then switch; or drop them with "nest-outbox wal drop-slot --force".`;
 
+export const walSlotLeftBehind = (slot: string, retainedBytes: number) =>
+  `The replication slot "${slot}" of the WAL delivery mode is still there, empty of outbox events, and this instance runs the ` +
+  `table mode, which never reads it. It keeps the server from recycling WAL (${retainedBytes} bytes retained now, more as the ` +
+  `database writes): if this outbox stays in the table mode, drop it with "nest-outbox wal drop-slot".`;
+
 export const walSlotUncheckable = (slot: string, cause: string) =>
   `The replication slot "${slot}" of the WAL delivery mode exists, and this instance (table mode) cannot tell whether it still ` +
   `holds unpublished outbox events (${cause}). Run "nest-outbox wal status" as a role with REPLICATION: start an instance ` +
