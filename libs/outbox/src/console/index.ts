@@ -2,6 +2,7 @@
 // and inbox tables) and the migrations of its paused-destinations table.
 export { OutboxConsoleModule } from './outbox-console.module';
 export type { OutboxConsoleOptions } from './outbox-console.options';
+export { consoleBasicAuth, type ConsoleBasicAuthOptions } from './console-basic-auth';
 export {
   AddOutboxPausedTable,
   AddOutboxPauseReason,
