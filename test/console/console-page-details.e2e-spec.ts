@@ -41,7 +41,7 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
   const twoRefreshes = async () => {
     for (let i = 0; i < 2; i++) {
       const before = await page.locator('#updated').textContent();
-      await waitFor('a refresh', async () => (await page.locator('#updated').textContent()) !== before, 5_000);
+      await waitFor('a refresh', async () => (await page.locator('#updated').textContent()) !== before, 10_000);
     }
   };
 
@@ -78,7 +78,7 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
     await h.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = created_at, attempts = 2, last_error = 'broker down' WHERE id = ?`, [published]);
     await h.dataSource.query(`UPDATE outbox_messages SET status = 'dead', dead_at = created_at, attempts = 7, last_error = 'broker down', error_history = ? WHERE id = ?`, [history, dead]);
     await page.goto(url);
-    const color = (id: string) => page.locator(`#messages tbody tr[data-id="${id}"] td.error-cell`).evaluate('(cell) => getComputedStyle(cell).color') as Promise<string>;
+    const color = (id: string) => page.locator(`#messages tbody tr[data-id="${id}"] td.error-cell`).evaluate((cell) => (globalThis as unknown as { getComputedStyle(element: unknown): { color: string } }).getComputedStyle(cell).color);
     await waitFor('both rows', async () => (await rows()) === 2);
     expect(await color(published)).toBe('rgb(107, 115, 133)');
     expect(await color(dead)).toBe('rgb(180, 35, 24)');
@@ -96,7 +96,7 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
 
   it('refreshes the poison section at the page\'s interval, and not while auto-refresh is off', async () => {
     await page.goto(url);
-    await waitFor('three poison requests a second apart', () => poisonRequests.length >= 3, 5_000);
+    await waitFor('three poison requests a second apart', () => poisonRequests.length >= 3, 10_000);
     await page.locator('#auto-refresh').uncheck();
     const asked = poisonRequests.length;
     await twoRefreshesOff();
@@ -105,7 +105,7 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
     // With auto-refresh off nothing changes #updated: wait for the time two ticks take on the page's own clock instead.
     async function twoRefreshesOff(): Promise<void> {
       const started = await page.evaluate<number>('performance.now()');
-      await waitFor('two ticks of the page', async () => (await page.evaluate<number>('performance.now()')) - started > 2_200, 5_000);
+      await waitFor('two ticks of the page', async () => (await page.evaluate<number>('performance.now()')) - started > 2_200, 10_000);
     }
   });
 });
