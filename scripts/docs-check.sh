@@ -5,8 +5,9 @@
 # through its package.json exports (the tool runs from libs/outbox for that), so a snippet that
 # imports a name the package does not export fails too.
 #
-# docs/tutorial.md is left out: its blocks are the tutorial app's own files (embedded from
-# examples/tutorial and checked there), which import each other by relative paths.
+# docs/tutorial.md and docs/prisma.md are left out: their blocks are their example app's own files
+# (embedded from examples/tutorial and examples/prisma by `npm run docs:verify`, and compiled by
+# test/tutorial and test/examples, which build apps from them), and import each other by relative paths.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +15,7 @@ npm run --silent build:lib >/dev/null
 
 files=(../../README.md README.md)   # the repository's README and the package's
 for file in docs/*.md; do
-  [[ "$file" == docs/tutorial.md ]] || files+=("../../$file")
+  [[ "$file" == docs/tutorial.md || "$file" == docs/prisma.md ]] || files+=("../../$file")
 done
 cd libs/outbox
 npx typescript-docs-verifier --project tsconfig.docs.json --input-files "${files[@]}"

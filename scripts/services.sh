@@ -55,12 +55,13 @@ NATS_MONITOR_PORT="${OUTBOX_NATS_MONITOR_PORT:-58222}"
 REDIS_PORT="${OUTBOX_REDIS_PORT:-56379}"
 MQTT_PORT="${OUTBOX_MQTT_PORT:-51883}"
 KAFKA_BROKERS_COUNT="${OUTBOX_KAFKA_BROKER_COUNT:-1}"
+KAFKA_PORT="${OUTBOX_KAFKA_PORT:-0}"   # 0: a random port (broker N listens on KAFKA_PORT + N - 1)
 
 TIMEOUT="${OUTBOX_SERVICES_TIMEOUT:-60}"
 RABBITMQ_TIMEOUT="${OUTBOX_RABBITMQ_TIMEOUT:-120}"
 RABBITMQ_NODE="${OUTBOX_RABBITMQ_NODENAME:-outbox-test@localhost}"
 
-PG_DB=outbox_test
+PG_DB="${OUTBOX_POSTGRES_DB:-outbox_test}"   # the database `up` creates (the URL in env names it)
 MARIADB_DB=outbox_test
 
 # Settings of a running service are saved in $RUN_DIR/<service>.settings when
@@ -68,9 +69,9 @@ MARIADB_DB=outbox_test
 # has even if the overrides are not set in a later call.
 svc_vars() {
   case "$1" in
-    postgres) echo PG_PORT ;;
+    postgres) echo PG_PORT PG_DB ;;
     mariadb) echo MARIADB_PORT ;;
-    kafka) echo KAFKA_BROKERS_COUNT ;;
+    kafka) echo KAFKA_BROKERS_COUNT KAFKA_PORT ;;
     rabbitmq) echo RABBITMQ_PORT RABBITMQ_MGMT_PORT RABBITMQ_DIST EPMD_PORT RABBITMQ_NODE ;;
     nats) echo NATS_PORT NATS_MONITOR_PORT ;;
     redis) echo REDIS_PORT ;;

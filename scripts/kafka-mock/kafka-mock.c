@@ -2,12 +2,15 @@
  * kafka-mock: a standalone Kafka-protocol TEST broker built on librdkafka's
  * mock cluster (rdkafka_mock.h, librdkafka 2.0.2 as shipped by Debian 12).
  *
- * It is a test double, not a Kafka broker: in-memory only, random port,
- * no admin createTopics/deleteTopics, no describe/listGroups, no idempotent
- * or transactional kafkajs producers. Production users point the library at
- * their real cluster.
+ * It is a test double, not a Kafka broker: in-memory only, a random port
+ * unless one is given, no admin createTopics/deleteTopics, no
+ * describe/listGroups, no idempotent or transactional kafkajs producers.
+ * Production users point the library at their real cluster.
  *
- * Usage: kafka-mock BOOTSTRAP_FILE PID_FILE [BROKER_COUNT]
+ * Usage: kafka-mock BOOTSTRAP_FILE PID_FILE [BROKER_COUNT [PORT]]
+ *
+ *   - PORT (0 or absent: random): broker 1 listens on PORT, broker N on
+ *     PORT + N - 1, and the brokers advertise those ports in their metadata;
  *
  *   - writes its pid to PID_FILE;
  *   - writes the bootstrap address list (e.g. "127.0.0.1:41234") to
@@ -19,11 +22,14 @@
  * Topics are auto-created on first use (the mock's default: 4 partitions,
  * replication factor min(3, brokers)).
  *
- * Build: gcc -O2 -Wall -o kafka-mock kafka-mock.c $(pkg-config --cflags --libs rdkafka)
+ * Build: gcc -O2 -Wall -o kafka-mock kafka-mock.c $(pkg-config --cflags --libs rdkafka) -ldl
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RTLD_NEXT */
 
+#include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,6 +57,38 @@ static void on_signal(int sig) {
                 want_stop = 1;
                 break;
         }
+}
+
+/* The port the next broker listener binds to; 0: random (the mock's own choice). */
+static int next_port = 0;
+
+/*
+ * librdkafka 2.0.2's mock cluster binds every broker listener to 127.0.0.1
+ * port 0 and has no setting for the port. This definition of bind(2) in the
+ * executable takes precedence over libc's for librdkafka too (symbol
+ * interposition): a listener bound to port 0 gets the next requested port, so
+ * its metadata advertises that port. Every other bind goes through untouched.
+ */
+int bind(int fd, const struct sockaddr *addr, socklen_t len) {
+        static int (*real_bind)(int, const struct sockaddr *, socklen_t);
+        struct sockaddr_in fixed;
+
+        if (!real_bind)
+                real_bind = (int (*)(int, const struct sockaddr *, socklen_t))
+                    dlsym(RTLD_NEXT, "bind");
+        if (next_port > 0 && addr && addr->sa_family == AF_INET &&
+            len >= (socklen_t)sizeof(fixed)) {
+                memcpy(&fixed, addr, sizeof(fixed));
+                if (fixed.sin_port == 0) {
+                        int on = 1;
+                        fixed.sin_port = htons((uint16_t)next_port++);
+                        /* a restart on the same port must not wait for TIME_WAIT */
+                        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+                        return real_bind(fd, (const struct sockaddr *)&fixed,
+                                         sizeof(fixed));
+                }
+        }
+        return real_bind(fd, addr, len);
 }
 
 static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -130,15 +168,16 @@ int main(int argc, char **argv) {
         const char *bootstraps;
         struct sigaction sa;
 
-        if (argc < 3 || argc > 4) {
+        if (argc < 3 || argc > 5) {
                 fprintf(stderr,
-                        "usage: %s BOOTSTRAP_FILE PID_FILE [BROKER_COUNT]\n",
+                        "usage: %s BOOTSTRAP_FILE PID_FILE [BROKER_COUNT "
+                        "[PORT]]\n",
                         argv[0]);
                 return 2;
         }
         bootstrap_file = argv[1];
         pid_file = argv[2];
-        if (argc == 4) {
+        if (argc >= 4) {
                 char *end;
                 long n = strtol(argv[3], &end, 10);
                 if (*end || n < 1 || n > 32) {
@@ -146,6 +185,15 @@ int main(int argc, char **argv) {
                         return 2;
                 }
                 broker_cnt = (int)n;
+        }
+        if (argc == 5) {
+                char *end;
+                long n = strtol(argv[4], &end, 10);
+                if (*end || n < 0 || n + broker_cnt - 1 > 65535) {
+                        fprintf(stderr, "invalid PORT: %s\n", argv[4]);
+                        return 2;
+                }
+                next_port = (int)n;
         }
 
         setvbuf(stdout, NULL, _IOLBF, 0);
@@ -185,7 +233,8 @@ int main(int argc, char **argv) {
 
         mcluster = rd_kafka_mock_cluster_new(rk, broker_cnt);
         if (!mcluster) {
-                fprintf(stderr, "rd_kafka_mock_cluster_new failed\n");
+                fprintf(stderr, "rd_kafka_mock_cluster_new failed%s\n",
+                        next_port ? " (is the port taken?)" : "");
                 rd_kafka_destroy(rk);
                 unlink(pid_file);
                 return 1;

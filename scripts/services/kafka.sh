@@ -15,15 +15,20 @@ build_kafka_mock() {
   local flags
   flags="$(pkg-config --cflags --libs rdkafka)" || die "kafka: pkg-config rdkafka failed (librdkafka-dev missing?)"
   # shellcheck disable=SC2086 # flags must split
-  gcc -O2 -Wall -o "$KAFKA_BIN.tmp" "$KAFKA_MOCK_SRC" $flags || die "kafka: compiling $KAFKA_MOCK_SRC failed"
+  gcc -O2 -Wall -o "$KAFKA_BIN.tmp" "$KAFKA_MOCK_SRC" $flags -ldl || die "kafka: compiling $KAFKA_MOCK_SRC failed"
   mv -f "$KAFKA_BIN.tmp" "$KAFKA_BIN"
 }
 
 up_kafka() {
   build_kafka_mock
+  local i
+  [[ "$KAFKA_PORT" =~ ^[0-9]+$ ]] || die "kafka: OUTBOX_KAFKA_PORT must be a port number, or 0 for a random one (got '$KAFKA_PORT')"
+  if ((KAFKA_PORT > 0)); then
+    for ((i = 0; i < KAFKA_BROKERS_COUNT; i++)); do ensure_port_free $((KAFKA_PORT + i)) kafka; done
+  fi
   safe_rm_dir "$KAFKA_DIR"
   mkdir -p "$KAFKA_DIR"
-  spawn "$KAFKA_LOG" "$KAFKA_BIN" "$KAFKA_BOOTSTRAP_FILE" "$KAFKA_PIDFILE" "$KAFKA_BROKERS_COUNT"
+  spawn "$KAFKA_LOG" "$KAFKA_BIN" "$KAFKA_BOOTSTRAP_FILE" "$KAFKA_PIDFILE" "$KAFKA_BROKERS_COUNT" "$KAFKA_PORT"
   local pid="$SPAWNED_PID"
   wait_until kafka "$KAFKA_LOG" "$TIMEOUT" kafka_ready "$pid"
 }

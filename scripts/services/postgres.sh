@@ -19,6 +19,7 @@ pg_as() { runuser -u postgres -- "$@"; }
 up_postgres() {
   local bin
   bin="$(pg_bindir)"
+  [[ "$PG_DB" =~ ^[a-z_][a-z0-9_]*$ ]] || die "postgres: OUTBOX_POSTGRES_DB must be a lower-case SQL name (got '$PG_DB')"
   check_traversable postgres postgres
   ensure_port_free "$PG_PORT" postgres
   safe_rm_dir "$PG_DIR"

@@ -28,10 +28,13 @@ const apps: ExampleApp[] = [
     name: 'prisma',
     outboxMigration: { file: 'prisma/migrations/20261124081618_outbox/migration.sql', format: 'prisma' },
     // `prisma generate` only checks that the schema engine it names exists; it is not downloadable offline.
-    buildEnv: { PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-    // What `npm run migrate` (`prisma migrate deploy`) does, minus its bookkeeping table: that command needs
-    // Prisma's native schema engine, which cannot be downloaded here. Each migration.sql in name order.
-    migrate: (appDir, databaseUrl) => applyPrismaMigrations(join(appDir, 'prisma', 'migrations'), databaseUrl),
+    buildEnv: { PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false', CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    // `npm run migrate` (`prisma migrate deploy`) needs Prisma's native schema engine, which cannot be
+    // downloaded here: the app's own offline recipe applies each migration.sql and records it.
+    migrate: async (appDir, databaseUrl) => {
+      expect(readdirSync(join(appDir, 'prisma', 'migrations')).filter((name) => name !== 'migration_lock.toml').sort()).toEqual([expect.stringMatching(/_orders$/), expect.stringMatching(/_outbox$/)]);
+      await run('npm', ['run', 'migrate:offline'], { cwd: appDir, env: { ...process.env, DATABASE_URL: databaseUrl } });
+    },
   },
   // The Drizzle app runs drizzle-orm's migrator over drizzle/ at startup.
   { name: 'drizzle', outboxMigration: { file: 'drizzle/0001_outbox.sql', format: 'drizzle' }, buildEnv: {}, migrate: async () => undefined },
@@ -150,12 +153,6 @@ function postOrder(app: RunningApp, path: string, customerId: string): Promise<R
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ customerId, totalCents: 2500 }),
   });
-}
-
-async function applyPrismaMigrations(folder: string, databaseUrl: string): Promise<void> {
-  const migrations = readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  expect(migrations).toEqual([expect.stringMatching(/_orders$/), expect.stringMatching(/_outbox$/)]);
-  for (const migration of migrations) await rows(databaseUrl, readFileSync(join(folder, migration, 'migration.sql'), 'utf8'));
 }
 
 function builtFiles(dir: string): string[] {

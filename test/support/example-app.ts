@@ -43,12 +43,19 @@ export interface RunningApp {
 }
 
 /**
- * `npm run start:prod` in `cwd` with PORT set to a free port; resolves once `listening(port)` says
- * the app answers, and fails with the app's output if it exits or does not answer in time.
+ * `npm run start:prod` in `cwd` (or `shellLine`, run by bash there, as a reader types it) with PORT
+ * set to a free port; resolves once `listening(port)` says the app answers, and fails with the app's
+ * output if it exits or does not answer in time.
  */
-export async function startExampleApp(cwd: string, env: Record<string, string>, listening: (port: number) => Promise<boolean>): Promise<RunningApp> {
+export async function startExampleApp(
+  cwd: string,
+  env: Record<string, string>,
+  listening: (port: number) => Promise<boolean>,
+  shellLine?: string,
+): Promise<RunningApp> {
   const port = await freePort();
-  const child: ChildProcess = spawn('npm', ['run', 'start:prod'], {
+  const [command, args] = shellLine ? ['bash', ['-c', shellLine]] : ['npm', ['run', 'start:prod']];
+  const child: ChildProcess = spawn(command, args, {
     cwd,
     env: { ...process.env, ...env, PORT: String(port), NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -28,9 +28,11 @@ export function eventsConsumer(): MicroserviceOptions {
     transport: Transport.KAFKA,
     options: {
       client: { clientId: 'shop-consumer', brokers: settings.kafkaBrokers },
+      // Nest appends '-server' to this groupId: the group is 'shop-shipping-server'.
       // kafkajs lets the broker hold a fetch up to 5 s while no record is there; 100 ms shows events
-      // as soon as they arrive, for a few more idle fetches.
-      consumer: { groupId: 'shop-shipping', maxWaitTimeInMs: 100 },
+      // as soon as they arrive, for a few more idle fetches. sessionTimeout (kafkajs: 30 s) is how
+      // long a stopped member may still hold the group, so it bounds the wait of a restart.
+      consumer: { groupId: 'shop-shipping', maxWaitTimeInMs: 100, sessionTimeout: 10_000 },
       subscribe: { fromBeginning: true },
     },
   };
