@@ -15,6 +15,8 @@ npx tsc -p test/bench/tsconfig.json
 services=(postgres kafka)
 trap 'bash scripts/services.sh down "${services[@]}" >/dev/null 2>&1 || true' EXIT
 bash scripts/services.sh up "${services[@]}"
+# P1 runs ConfluentKafkaTransport and a raw librdkafka producer beside kafkajs.
+bash scripts/services.sh kafka-javascript
 # The addresses of the services just started win over any older ones in the environment.
 set -a
 # shellcheck disable=SC1091 # written by services.sh up

@@ -10,6 +10,7 @@
 #   scripts/services.sh kafka-down | kafka-up   (broker outage simulation)
 #   scripts/services.sh chromium           (install Debian's chromium for the page tests, if missing)
 #   scripts/services.sh promtool           (install Debian's prometheus for `promtool test rules`, if missing)
+#   scripts/services.sh kafka-javascript   (build @confluentinc/kafka-javascript's native addon, cached per machine)
 #
 # SERVICE: postgres mariadb kafka rabbitmq nats redis mqtt
 #
@@ -104,7 +105,7 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 usage() {
-  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -124,6 +125,7 @@ source "$SCRIPT_DIR/services/rabbitmq.sh"   # rabbitmq
 source "$SCRIPT_DIR/services/nats.sh"   # nats
 source "$SCRIPT_DIR/services/redis.sh"   # redis
 source "$SCRIPT_DIR/services/mqtt.sh"   # mqtt (mosquitto)
+source "$SCRIPT_DIR/services/kafka-javascript.sh"   # @confluentinc/kafka-javascript's native addon
 
 # --------------------------------------------------------------------------
 # env files
@@ -346,6 +348,7 @@ main() {
     kafka-up) kafka_signal USR2 up ;;
     chromium) cmd_chromium ;;
     promtool) cmd_promtool ;;
+    kafka-javascript) cmd_kafka_javascript ;;
     -h | --help | help) usage ;;
     *) usage ;;
   esac

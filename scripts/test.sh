@@ -27,6 +27,8 @@ bash scripts/services.sh up "${services[@]}"
 bash scripts/services.sh chromium
 # The shipped alert rules are unit-tested with promtool (Debian's prometheus package).
 bash scripts/services.sh promtool
+# ConfluentKafkaTransport's peer is a native addon npm does not build here (allowScripts): built once per machine, cached.
+bash scripts/services.sh kafka-javascript
 
 # The oldest supported majors (NestJS 11, TypeORM 0.3, oldest optional peers) in .oldest/, beside the main run: they need
 # only PostgreSQL, MariaDB and SQLite, and the log is shown when they finish.

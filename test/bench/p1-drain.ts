@@ -12,9 +12,12 @@ import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
 import { type Backlog, recordOfRow, seedOutboxTable, seedPgTransactionalOutbox } from './support/seed';
 import { fmt, fmtRatio, median, ratio } from './support/stats';
+import { rawLibrdkafkaRun } from './support/raw-librdkafka';
 
 const EVENTS_PER_AGGREGATE = 4;
 const WAL_LABEL = '**ours (WAL)**: `delivery: \'wal\'` stream relay (`OutboxModule.forRoot` in a Nest app, `ClientKafka`), defaults (batchSize 100)';
+const WAL_LIBRDKAFKA_LABEL = '**ours (WAL, librdkafka)**: `delivery: \'wal\'` stream relay, `ConfluentKafkaTransport` (`@nest-outbox/outbox/kafka`), defaults (batchSize 100)';
+const RAW_LIBRDKAFKA = (inFlight: number) => `raw librdkafka (\`@confluentinc/kafka-javascript\` producer, the transport's settings), batches of 100, ${inFlight} in flight`;
 
 interface Contender {
   name: string;
@@ -54,6 +57,8 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   try {
     // Raw kafkajs: the same records, already in memory, sent in batches of the relay's size, one batch in flight.
     const rawRuns: number[] = [];
+    // The same records through a plain librdkafka producer, one batch in flight as above, then as many as the relay keeps (2).
+    const rawLibrdkafkaRuns = new Map<number, number[]>([[1, []], [2, []]]);
     for (let round = 1; round <= sizes.rounds; round++) {
       const rawTable = await freshTable();
       const topic = `bench-p1-raw-${run}-${round}`;
@@ -72,13 +77,15 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
         const ms = performance.now() - started;
         rawRuns.push(records.length / (ms / 1000));
         walCpu.push(`raw kafkajs round ${round}: sender ${fmt(((processCpuMs() - cpuBefore.sender) / ms) * 100, 0)} %, Kafka test broker ${fmt(((pidCpuMs(brokerPid) - cpuBefore.broker) / ms) * 100, 0)} %`);
+        for (const [inFlight, runs] of rawLibrdkafkaRuns) runs.push(await rawLibrdkafkaRun(services.kafkaBrokers, `${topic}-librdkafka-${inFlight}`, records, OUTBOX_DEFAULTS.batchSize, inFlight));
       } finally {
         await producer.disconnect();
         await admin.query(`DROP TABLE "${rawTable}"`);
       }
-      context.log(`P1 raw kafkajs round ${round}: ${fmt(rawRuns.at(-1))} msg/s`);
+      context.log(`P1 raw kafkajs round ${round}: ${fmt(rawRuns.at(-1))} msg/s; raw librdkafka ${[...rawLibrdkafkaRuns].map(([n, runs]) => `${n} in flight ${fmt(runs.at(-1))}`).join(', ')} msg/s`);
     }
     contenders.push(fastContender('raw kafkajs `producer.send`, batches of 100, 1 in flight (ceiling)', rawRuns, backlog.count));
+    for (const [inFlight, runs] of rawLibrdkafkaRuns) contenders.push(fastContender(RAW_LIBRDKAFKA(inFlight), runs, backlog.count));
 
     // Ours as shipped (defaults), then two references: a larger batch (an option), and the
     // shipped table plus one index whose predicate matches the claim's ordering subquery (a
@@ -108,6 +115,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
         label: 'ours with `preparedStatements: false` (claim and settles parsed and planned on every call; reference)',
       },
       { key: 'b500', batchSize: 500, extraIndex: false, label: 'ours with `batchSize: 500` (an option; reference)' },
+      { key: 'librdkafka', batchSize: OUTBOX_DEFAULTS.batchSize, extraIndex: false, kafkaClient: 'librdkafka' as const, label: 'ours, defaults, with `ConfluentKafkaTransport` (librdkafka) instead of `ClientKafka`' },
       ...(claimOrderPredicate
         ? [{ key: 'idx', batchSize: OUTBOX_DEFAULTS.batchSize, extraIndex: true, label: `ours, defaults, + an index \`WHERE status ${claimOrderPredicate}\` matching the claim’s subquery (reference)` }]
         : []),
@@ -128,6 +136,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
           metrics: 'metrics' in variant && variant.metrics,
           maxBatchesInFlight: 'maxBatchesInFlight' in variant ? variant.maxBatchesInFlight : undefined,
           preparedStatements: 'preparedStatements' in variant ? variant.preparedStatements : undefined,
+          kafkaClient: 'kafkaClient' in variant ? variant.kafkaClient : undefined,
         });
         const first = round === 1 && (variant.key === 'ours' || variant.key === 'idx');
         try {
@@ -170,6 +179,11 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       walCpu.push(...cpu);
       walPosition.push(...position);
     }
+    {
+      const { runs, cpu } = await walDrainRuns(context, backlog, 'walrd', undefined, context.sizes.rounds, 'librdkafka');
+      contenders.push(fastContender(WAL_LIBRDKAFKA_LABEL, runs, backlog.count));
+      walCpu.push(...cpu);
+    }
 
     contenders.push(await naiveRelay(context, admin, schema, await freshTable(), `bench-p1-naive-${run}`, backlog));
     // As its README's producer example configures it, then with a larger batch for reference.
@@ -186,6 +200,10 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const raw = contenders[0];
   const naive = contenders.find((c) => c.name.startsWith('naive'))!;
   const wal = contenders.find((c) => c.name === WAL_LABEL)!;
+  const walLibrdkafka = contenders.find((c) => c.name === WAL_LIBRDKAFKA_LABEL)!;
+  const tableLibrdkafka = contenders.find((c) => c.name.includes('with `ConfluentKafkaTransport`'))!;
+  const rawProducers = [raw, ...[1, 2].map((inFlight) => contenders.find((c) => c.name === RAW_LIBRDKAFKA(inFlight))!)];
+  const fastestRaw = rawProducers.reduce((best, c) => (c.perSecond > best.perSecond ? c : best));
   const withMetrics = contenders.find((c) => c.name.includes('Prometheus metrics'))!;
   const serial = contenders.find((c) => c.name.includes('maxBatchesInFlight: 1'))!;
   const unnamed = contenders.find((c) => c.name.includes('preparedStatements: false'))!;
@@ -204,6 +222,23 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     { bench: 'P1', figure: 'ours (WAL), drain msg/s', value: fmt(wal.perSecond) },
     { bench: 'P1', figure: 'ours (WAL) / raw kafkajs', value: fmtRatio(ratio(wal.perSecond, raw.perSecond)), aim: '≥ 0.8×', met: wal.perSecond >= raw.perSecond * 0.8 },
     { bench: 'P1', figure: 'ours (WAL) / ours (table)', value: fmtRatio(ratio(wal.perSecond, ours.perSecond)) },
+    { bench: 'P1', figure: 'raw librdkafka (1 / 2 in flight) / raw kafkajs', value: `${fmtRatio(ratio(rawProducers[1].perSecond, raw.perSecond))} / ${fmtRatio(ratio(rawProducers[2].perSecond, raw.perSecond))}` },
+    { bench: 'P1', figure: 'ours (WAL, librdkafka), drain msg/s', value: fmt(walLibrdkafka.perSecond) },
+    {
+      bench: 'P1',
+      figure: 'ours (WAL, librdkafka) / raw kafkajs',
+      value: fmtRatio(ratio(walLibrdkafka.perSecond, raw.perSecond)),
+      aim: '≥ 1.5×',
+      met: walLibrdkafka.perSecond >= raw.perSecond * 1.5,
+    },
+    {
+      bench: 'P1',
+      figure: `ours (WAL, librdkafka) / fastest raw producer (${fastestRaw === raw ? 'raw kafkajs' : fastestRaw.name.slice(fastestRaw.name.lastIndexOf(', ') + 2)})`,
+      value: fmtRatio(ratio(walLibrdkafka.perSecond, fastestRaw.perSecond)),
+      aim: '≥ 0.9×',
+      met: walLibrdkafka.perSecond >= fastestRaw.perSecond * 0.9,
+    },
+    { bench: 'P1', figure: 'ours (table, librdkafka) / raw kafkajs', value: fmtRatio(ratio(tableLibrdkafka.perSecond, raw.perSecond)) },
     {
       bench: 'P1',
       figure: 'ours (WAL) / pg-transactional-outbox replication listener',

@@ -22,6 +22,7 @@ export async function walDrainRuns(
   key: string,
   batchSize?: number,
   rounds = context.sizes.rounds,
+  kafkaClient: 'kafkajs' | 'librdkafka' = 'kafkajs',
 ): Promise<{ runs: number[]; cpu: string[]; position: string[] }> {
   const { services } = context;
   const aggregates = aggregatesOf(backlog);
@@ -39,6 +40,7 @@ export async function walDrainRuns(
         topic: `bench-p1-${key}-${schema}`,
         slotName: `${schema}_slot`,
         batchSize,
+        kafkaClient,
         write: async (publisher, dataSource) => {
           for (let from = 1; from <= backlog.count; from += PER_TRANSACTION) {
             const events: Array<ReturnType<typeof eventOf>> = [];

@@ -157,7 +157,7 @@ async function machineContext(postgresUrl: string): Promise<Array<[string, strin
       fullPageWrites: await show('full_page_writes'),
     };
   });
-  const versions = ['kafkajs', 'typeorm', 'pg', '@nestjs/microservices', 'pg-transactional-outbox']
+  const versions = ['kafkajs', '@confluentinc/kafka-javascript', 'typeorm', 'pg', '@nestjs/microservices', 'pg-transactional-outbox']
     .map((name) => `${name} ${packageVersion(name)}`)
     .join(', ');
   return [

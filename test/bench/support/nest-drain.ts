@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { dropWalSlot, OutboxPublisher } from './outbox';
+import { ConfluentKafkaTransport, dropWalSlot, OutboxPublisher } from './outbox';
 import { pidCpuMs, processCpuMs, ServerCpu } from './cpu';
 import { type BenchServices, connectedProducer, waitUntil, warmTopic } from './env';
 import { startBenchApp } from './nest-apps';
@@ -18,6 +18,8 @@ export interface NestDrainOptions {
   slotName: string;
   /** Module option; the module's default when left out. */
   batchSize?: number;
+  /** The relaying app's transport: Nest's `ClientKafka` (kafkajs, the default) or `ConfluentKafkaTransport` (librdkafka). */
+  kafkaClient?: 'kafkajs' | 'librdkafka';
   /** Writes the backlog through the write-only instance's publisher (not timed). */
   write(publisher: OutboxPublisher, dataSource: DataSource): Promise<void>;
 }
@@ -63,12 +65,17 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
     const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
     const started = performance.now();
+    const librdkafka = options.kafkaClient === 'librdkafka';
     const relay = await startBenchApp({
       postgresUrl: services.postgresUrl,
       schema,
       migrate: false,
-      kafka: { brokers: services.kafkaBrokers, clientId: `drain-${mode}` },
-      outbox: { ...outbox, transport: 'KAFKA', pollIntervalMs: 50 },
+      kafka: librdkafka ? undefined : { brokers: services.kafkaBrokers, clientId: `drain-${mode}` },
+      outbox: {
+        ...outbox,
+        transport: librdkafka ? new ConfluentKafkaTransport({ brokers: services.kafkaBrokers, clientId: `drain-${mode}` }) : 'KAFKA',
+        pollIntervalMs: 50,
+      },
     });
     const ready = performance.now();
     let seconds: number;

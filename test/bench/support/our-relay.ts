@@ -4,6 +4,7 @@ import * as prom from 'prom-client';
 import {
   ClientProxyTransport,
   combineObservers,
+  ConfluentKafkaTransport,
   createOutboxTableMigration,
   createSqlOutboxStatsSource,
   createSqlOutboxStore,
@@ -33,6 +34,8 @@ export interface OurRelayOptions {
   metrics?: boolean;
   /** Claim and settle as named prepared statements. Default: the store's (`true`). */
   preparedStatements?: boolean;
+  /** Publish through `ConfluentKafkaTransport` (librdkafka) instead of `ClientProxyTransport` over `ClientKafka` (kafkajs, the default). */
+  kafkaClient?: 'kafkajs' | 'librdkafka';
 }
 
 /** Milliseconds spent per batch in each step of the relay loop (measured around the store and transport calls). */
@@ -77,10 +80,13 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
   const logger = new CountingLogger();
   const phases: PhaseTimes = { claim: [], publish: [], settle: [] };
   const store = createSqlOutboxStore(dataSource, options.table, { preparedStatements: options.preparedStatements });
-  const transport = new ClientProxyTransport(client as unknown as ClientProxy);
+  const transport =
+    options.kafkaClient === 'librdkafka'
+      ? new ConfluentKafkaTransport({ brokers: options.brokers, clientId: `bench-${options.owner}` })
+      : new ClientProxyTransport(client as unknown as ClientProxy);
   store.claim = timed(store.claim.bind(store), phases.claim);
   store.markPublished = timed(store.markPublished.bind(store), phases.settle);
-  if (transport.publishBatch) Reflect.set(transport, 'publishBatch', timed(transport.publishBatch, phases.publish));
+  if (transport.publishBatch) Reflect.set(transport, 'publishBatch', timed(transport.publishBatch.bind(transport), phases.publish));
   const metrics = options.metrics ? withMetrics(dataSource, options.table) : undefined;
   const relay = new OutboxRelay({
     store,
@@ -103,6 +109,7 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
     close: async () => {
       await relay.stop(1_000);
       metrics?.stop();
+      if (transport instanceof ConfluentKafkaTransport) await transport.close();
       await client.close();
       await dataSource.destroy();
     },

@@ -7,6 +7,7 @@ export * from '../../../libs/outbox/src/core/index';
 export * from '../../../libs/outbox/src/typeorm/index';
 export * from '../../../libs/outbox/src/observability/index';
 export * from '../../../libs/outbox/src/testing/index';
+export * from '../../../libs/outbox/src/kafka/index';
 export { dropWalSlot } from '../../../libs/outbox/src/wal/wal-slot.setup';
 export { WalPositionTable } from '../../../libs/outbox/src/wal/wal-position.table';
 export { PgPoolConnection } from '../../../libs/outbox/src/adapters/pg/pg-pool.connection';

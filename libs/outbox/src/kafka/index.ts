@@ -1,0 +1,5 @@
+// @nest-outbox/outbox/kafka: the Kafka transport on librdkafka (@confluentinc/kafka-javascript, an
+// optional peer, loaded only when a transport is built). Kafka through Nest's ClientKafka (kafkajs)
+// needs nothing from here: give its ClientsModule token as `transport`.
+export { ConfluentKafkaTransport } from '../transports/confluent-kafka/confluent-kafka.transport';
+export { CONFLUENT_KAFKA_DEFAULTS, type ConfluentKafkaTransportOptions, type LibrdkafkaValue } from '../transports/confluent-kafka/confluent-kafka.options';
