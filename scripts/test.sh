@@ -14,6 +14,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# package.json's engines name the supported Node versions; an older one fails here, not halfway.
+if (($(node -p 'process.versions.node.split(".")[0]') < 22)); then
+  echo "Node $(node --version) is not supported (package.json engines: Node 22 or 24). For this shell: eval \"\$(bash scripts/use-node.sh 24)\", then npm install again." >&2
+  exit 1
+fi
+echo "── Node $(node --version)"
+
 npm run --silent typecheck
 # docs/tutorial.md's code blocks are the tutorial app's files (test/tutorial builds and runs that app).
 npm run --silent docs:verify
@@ -82,7 +89,7 @@ echo "── phase 1 (${groups} groups side by side) took $((SECONDS - started))
 
 # Phase 2 takes PostgreSQL away (demo outage test): the oldest-majors run, which uses it, ends first.
 if wait "$oldest_majors"; then
-  grep -E '^(Tests|Test Suites):' .oldest/test.log | sed 's/^/[oldest majors] /'
+  grep -E '^(Tests|Test Suites):|^\[use-node\] Node ' .oldest/test.log | sed 's/^/[oldest majors] /'
 else
   cat .oldest/test.log
   echo "[oldest majors] FAILED: NestJS 11 / TypeORM 0.3 (scripts/test-oldest-majors.sh)" >&2

@@ -10,7 +10,10 @@ import { runMigrationsUnderLock } from '@nest-outbox/outbox/typeorm';
 class CreateThings1700000000000 implements MigrationInterface {
   async up(): Promise<void> {
     process.send?.({ t: 'migrating' });
-    await new Promise(() => undefined);
+    // Never resolved, and reachable from globalThis: a promise nothing refers to lets the garbage
+    // collector free this waiting migration and, with it, the lock's SQLite connection, whose
+    // finalizer closes it and so lets go of the lock while this process still lives.
+    await new Promise<void>((resolve) => ((globalThis as { keepMigrating?: () => void }).keepMigrating = resolve));
   }
   async down(): Promise<void> {}
 }
