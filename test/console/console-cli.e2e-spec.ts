@@ -23,6 +23,13 @@ beforeAll(async () => {
   expect(existsSync(bin)).toBe(true);
 }, 120_000);
 
+// `npx nest-outbox` in the repository runs the workspace's link to the build output as a program:
+// tsc writes it without the execute bit, which npm sets only when it installs a packed tarball.
+it('runs as a command through the workspace link (npx nest-outbox)', async () => {
+  const { stdout } = await run(join(root, 'node_modules', '.bin', 'nest-outbox'), ['--help']);
+  expect(stdout).toMatch(/^Usage: nest-outbox <command> \[options\]/);
+});
+
 async function cli(...args: string[]): Promise<Result> {
   try {
     const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, OUTBOX_DATABASE_URL: '' } });
