@@ -47,6 +47,12 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
 
   it('keeps the older pages an operator opened through auto-refresh, beyond the largest page', async () => {
     await h.add(Array.from({ length: 350 }, (_, i) => message(`o-${i}`)));
+    // A slow network: each page of messages takes 200 ms, so refreshes (every second, up to four
+    // pages each) overlap the operator's clicks on "More", as they did in a CI run.
+    await page.route('**/api/messages?*', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await route.continue();
+    });
     await page.goto(url);
     await waitFor('the first page', async () => (await rows()) === 50);
     for (let shown = 100; shown <= 350; shown += 50) {

@@ -143,9 +143,19 @@
     return params.toString();
   }
 
+  // Loads run one after another: a refresh that read the row count before a "More" click landed
+  // would otherwise replace the table with fewer rows than the operator opened, or a "More" would
+  // continue from a cursor the refresh is replacing.
+  let messagesLoading = Promise.resolve();
+  function loadMessages(append, keep = false) {
+    const load = messagesLoading.then(() => readMessages(append, keep));
+    messagesLoading = load.catch(() => undefined);
+    return load;
+  }
+
   // `keep`: a refresh reads as many rows as are shown, page after page (a page holds at most
   // maxPageSize), so the older pages the operator opened stay, and so does the scroll.
-  async function loadMessages(append, keep = false) {
+  async function readMessages(append, keep) {
     const body = $('#messages tbody');
     const wanted = keep ? Math.max(state.pageSize, body.rows.length) : state.pageSize;
     const messages = [];
