@@ -1,6 +1,7 @@
 import { getOutboxEventMetadata } from '../event-metadata';
 import { OutboxNonRetryableError } from '../outbox.errors';
 import type { OutboxEnvelope } from '../outbox-message';
+import { envelopeOfCloudEvent } from '../cloudevents/received-cloud-event';
 import { payloadProblems } from './payload-validation';
 import { invalidPayload, newerVersion, notAnEventClass, olderVersionWithoutUpcaster, wrongEventType } from './typed-events.messages';
 
@@ -18,8 +19,11 @@ type EventClass<T> = new (...args: any[]) => T;
  * Turns a received envelope into an instance of its `@OutboxEvent` class: checks the type,
  * brings an older version to the current shape with the class's `upcast` hook, builds the
  * instance (class-transformer) and, with `validate: true`, validates it (class-validator).
+ * A structured CloudEvent (or a Kafka message holding one in either mode) is read as its envelope:
+ * the version comes from its `eventversion` extension.
  */
-export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, envelope: Pick<OutboxEnvelope, 'type' | 'version' | 'payload'>): T {
+export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, received: Pick<OutboxEnvelope, 'type' | 'version' | 'payload'>): T {
+  const envelope: Pick<OutboxEnvelope, 'type' | 'version' | 'payload'> = envelopeOfCloudEvent(received) ?? received;
   const metadata = getOutboxEventMetadata(eventClass.prototype);
   if (!metadata) throw new OutboxEventValidationError(notAnEventClass(eventClass.name));
   if (envelope?.type !== metadata.type) throw new OutboxEventValidationError(wrongEventType(metadata.type, envelope?.type));
