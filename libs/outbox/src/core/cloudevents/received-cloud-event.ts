@@ -5,6 +5,13 @@ import { CLOUD_EVENT_EXTENSIONS, CLOUD_EVENT_STRUCTURED_CONTENT_TYPE } from './c
 
 type Headers = Record<string, string>;
 
+/** A Kafka message as a client library hands it (kafkajs's `message`, a Nest `KafkaContext`'s `getMessage()`): a CloudEvent in either mode. */
+export interface ReceivedKafkaMessage {
+  value: unknown;
+  headers?: unknown;
+  key?: unknown;
+}
+
 /**
  * The outbox envelope of a delivery in a CloudEvents format, or `undefined` when it is none:
  * - a structured CloudEvent, as an object (what Nest hands a handler once it parsed the JSON), as
