@@ -47,7 +47,8 @@ export function profileOf(client: object): ClientProfile {
           type: message.envelope.type,
           // AMQP 0-9-1 timestamps are POSIX seconds (spec 4.2.5.4); milliseconds read as year ~57000 elsewhere.
           timestamp: Math.floor(Date.parse(message.envelope.occurredAt) / 1000),
-          contentType: message.headers['content-type'] ?? 'application/json',
+          // A structured CloudEvent says application/cloudevents+json, in its headers.
+          contentType: (message.body !== undefined ? message.headers['content-type'] : undefined) ?? 'application/json',
           persistent: true,
           headers: { ...message.headers, 'outbox-key': message.key },
         }),
