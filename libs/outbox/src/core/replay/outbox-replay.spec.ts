@@ -19,6 +19,7 @@ function rowsStore(n: number, { streamed = false, inFlight = new Set<string>() }
     countPublished: async (filter) => (calls.push('count'), rows.filter((r) => r.status === 'published' && matches(r, filter)).length),
     countHeld: async (owner) => rows.filter((r) => r.owner === owner).length,
     streamedMessagesExist: async () => streamed,
+    statusOf: async (id) => ({ 'dead-one': 'dead' })[id],
     holdBatch: async (filter: ReplayFilter, hold: ReplayHold, after: string, limit: number) => {
       calls.push(`hold>${after}`);
       const batch = rows.filter((r) => r.status === 'published' && matches(r, filter) && r.position > Number(after)).slice(0, limit);
@@ -116,6 +117,12 @@ describe('OutboxReplay', () => {
     const some = rowsStore(2, { streamed: true });
     const outcome = await new OutboxReplay(some.store, noWait).replay({ filter: { type: 'x' }, reason: 'lost' });
     expect(outcome).toMatchObject({ replayed: 2, note: expect.stringContaining('only the messages it sent through the table') });
+  });
+
+  it('says why one message asked for by id is not replayed: missing (not-found) or not published (conflict)', async () => {
+    const { store } = rowsStore(0);
+    await expect(new OutboxReplay(store).replay({ filter: { id: 'gone' }, reason: 'lost' })).rejects.toMatchObject({ kind: 'not-found' });
+    await expect(new OutboxReplay(store).replay({ filter: { id: 'dead-one' }, reason: 'lost' })).rejects.toMatchObject({ kind: 'conflict', message: expect.stringContaining('is dead, not published') });
   });
 
   it('answers 0 without changing anything when nothing matches in the table mode', async () => {

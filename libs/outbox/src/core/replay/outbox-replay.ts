@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConsoleError } from '../console/console.error';
 import { nameProblem } from '../names';
 import { REPLAY_HEADERS, type ReplayFilter, type ReplayHold, type ReplayStore } from './replay.port';
-import { replayBadBy, replayEmptyTimeRange, replayNeedsFilter, replayNeedsReason, walKeepsNoRows, walRowsOnly } from './replay.messages';
+import { replayBadBy, replayEmptyTimeRange, replayNeedsFilter, replayNeedsReason, replayNoSuchMessage, replayNotPublished, walKeepsNoRows, walRowsOnly } from './replay.messages';
 
 /** What an operator asks to replay, and why. */
 export interface ReplayRequest {
@@ -78,6 +78,7 @@ export class OutboxReplay {
     const { filter, reason, by } = checked(request);
     const matched = await this.store.countPublished(filter);
     const streamed = await this.store.streamedMessagesExist();
+    if (matched === 0 && filter.id !== undefined) await this.explainMissing(filter.id);
     if (matched === 0 && streamed) throw new ConsoleError(walKeepsNoRows(), 'conflict', 'delivery');
     const note = streamed ? walRowsOnly() : null;
     if (request.dryRun || matched === 0) {
@@ -96,6 +97,13 @@ export class OutboxReplay {
     const heldUntil = new Date(this.now() + this.timing.holdMs).toISOString();
     const waiting = await this.release(hold.owner);
     return { matched, replayed, waiting, dryRun: false, replayId, replayedAt, heldUntil, note };
+  }
+
+  // One message asked for by id: say why it is not replayed rather than answer "0 matched".
+  private async explainMissing(id: string): Promise<void> {
+    const status = await this.store.statusOf(id);
+    if (status === undefined) throw new ConsoleError(replayNoSuchMessage(id), 'not-found');
+    if (status !== 'published') throw new ConsoleError(replayNotPublished(id, status), 'conflict');
   }
 
   // Release passes until every row is out or the wait is over; what still waits goes out when its

@@ -13,6 +13,12 @@ export const replayBadBy = () => '"by" (who asks for the replay) must be a non-b
 export const replayEmptyTimeRange = (from: Date, to: Date) =>
   `The time range is empty: from/since ${from.toISOString()} is not before to/until ${to.toISOString()}.`;
 
+export const replayNoSuchMessage = (id: string) => `No outbox message has id "${id}" (cleaned up already, or never written): nothing to replay.`;
+
+export const replayNotPublished = (id: string, status: string) =>
+  `Message "${id}" is ${status}, not published: a replay re-publishes published messages. ` +
+  (status === 'dead' ? 'Requeue a dead message instead ("nest-outbox dead requeue <id>", or Requeue in the console).' : 'It is still on its way, or was given up (discarded).');
+
 export const walKeepsNoRows = () =>
   'No published message of the outbox table matches, and this database streams the outbox through the WAL delivery mode ' +
   "(delivery: 'wal'), which keeps no row of what it published: those messages exist only in the consumers and the broker, and cannot be " +

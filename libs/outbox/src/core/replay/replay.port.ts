@@ -47,6 +47,8 @@ export interface ReplayStore {
   releaseBatch(owner: string, after: string, limit: number): Promise<string[]>;
   /** Rows still held by this hold. */
   countHeld(owner: string): Promise<number>;
+  /** The status of the message with this id; `undefined` when there is none. */
+  statusOf(id: string): Promise<string | undefined>;
   /** Whether the WAL delivery mode streamed messages from this table (they have no rows to replay). */
   streamedMessagesExist(): Promise<boolean>;
 }

@@ -30,6 +30,11 @@ export class ReplaySql {
     return { sql: `SELECT count(*) AS "count" FROM ${this.t} WHERE status = 'pending' AND lease_owner = ${params.add(owner)}`, params: params.values };
   }
 
+  statusOf(id: string): SqlStatement {
+    const params = new Params(this.dialect);
+    return { sql: `SELECT status AS "status" FROM ${this.t} WHERE id = ${params.add(id, this.dialect === 'postgres' ? '::uuid' : '')}`, params: params.values };
+  }
+
   /** PostgreSQL and SQLite: one statement takes a batch of published rows and holds them. */
   holdBatch(filter: ReplayFilter, hold: ReplayHold, after: string, limit: number): SqlStatement {
     const params = new Params(this.dialect);

@@ -20,6 +20,11 @@ export class SqlReplayStore implements ReplayStore {
     return this.count(this.runner, this.sql.countHeld(owner));
   }
 
+  async statusOf(id: string): Promise<string | undefined> {
+    const [row] = await this.runner.rows(this.sql.statusOf(id));
+    return row === undefined ? undefined : String(row.status);
+  }
+
   async holdBatch(filter: ReplayFilter, hold: ReplayHold, after: string, limit: number): Promise<string[]> {
     return positionsOf(await this.runner.rows(this.sql.holdBatch(filter, hold, after, limit)));
   }
