@@ -12,6 +12,7 @@ export type {
   DeliveryOptions,
 } from './outbox-message';
 export { ENVELOPE_HEADERS } from './envelope';
+export { REPLAY_HEADERS } from './replay/replay.port';
 export { OutboxRelay, type BatchOutcome } from './outbox-relay';
 export { RetryPolicy, type BackoffOptions } from './retry-policy';
 export type { RetryIf } from './failure-classification';
