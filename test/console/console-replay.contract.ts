@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { OutgoingMessage } from '@nest-outbox/outbox/core';
+import { OutboxAdmin } from '@nest-outbox/outbox';
 import { OutboxReplay } from '../../libs/outbox/src/core/replay/outbox-replay';
 import { createSqlReplayStore } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
@@ -82,6 +83,12 @@ export function consoleReplayContract(database: TestDatabase): void {
     expect((await post('bulk/replay', { reason: 'lost', dryRun: true }).expect(400)).body).toMatchObject({ field: 'filter' });
     expect((await post('bulk/replay', { reason: 'lost', dryRun: true, status: 'dead', type: 'x' }).expect(400)).body).toMatchObject({ field: 'status' });
     await post('bulk/replay', { dryRun: true, type: 'x' }).expect(400);
+
+    // The same from code, through OutboxAdmin: its refusals are OutboxAdminErrors.
+    const admin = h.app.get(OutboxAdmin);
+    await expect(admin.replay({ filter: { id: one }, reason: 'from code', dryRun: true })).rejects.toMatchObject({ reason: 'conflict', message: expect.stringContaining('is pending, not published') });
+    await expect(admin.replay({ filter: { id: dead }, reason: 'from code' })).rejects.toMatchObject({ name: 'OutboxAdminError', reason: 'conflict' });
+    await expect(admin.replay({ filter: {}, reason: 'from code' })).rejects.toMatchObject({ name: 'OutboxAdminError', reason: 'invalid' });
   });
 
   it('takes a time range by insert time, and everything only when confirmed with "all"', async () => {
