@@ -17,8 +17,6 @@ export type { OutboxMessageInput } from './core/outbox-message-input';
 export type { OutboxDataLayerTransaction } from './adapters/data-layer-transaction';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
 export { OutboxAdmin } from './nest/outbox.admin';
-export type { ReplayRequest, ReplayOutcome } from './core/replay/outbox-replay';
-export type { ReplayFilter } from './core/replay/replay.port';
 export type { OutboxTransport } from './core/outbox-transport.port';
 export { JetStreamTransport, type JetStreamTransportOptions } from './transports/jetstream.transport';
 

@@ -12,7 +12,8 @@ export type {
   DeliveryOptions,
 } from './outbox-message';
 export { ENVELOPE_HEADERS } from './envelope';
-export { REPLAY_HEADERS } from './replay/replay.port';
+export { REPLAY_HEADERS, type ReplayFilter } from './replay/replay.port';
+export type { ReplayRequest, ReplayOutcome } from './replay/outbox-replay';
 export { OutboxRelay, type BatchOutcome } from './outbox-relay';
 export { RetryPolicy, type BackoffOptions } from './retry-policy';
 export type { RetryIf } from './failure-classification';
