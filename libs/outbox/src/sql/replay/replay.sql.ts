@@ -78,13 +78,14 @@ export class ReplaySql {
   }
 
   // Pending again, as if just written, except that the replay's lease holds it and its headers say
-  // that it is a replay. The id, position, destination, payload and error history are kept.
+  // that it is a replay. The id, position, destination, payload and error history are kept. Due
+  // from now, as a requeued row (see dueSince): the lag counts from the replay, not the first insert.
   private holdSet(hold: ReplayHold, params: Params): string {
     const owner = params.add(hold.owner);
     const token = params.add(hold.replayId);
     const until = this.later(params, hold.holdMs);
     const headers = this.merged(params.add(JSON.stringify(hold.headers)));
-    return `status = 'pending', attempts = 0, next_attempt_at = NULL, published_at = NULL, dead_at = NULL,
+    return `status = 'pending', attempts = 0, next_attempt_at = ${NOW[this.dialect]}, published_at = NULL, dead_at = NULL,
       lease_owner = ${owner}, lease_token = ${token}, lease_expires_at = ${until}, headers = ${headers}`;
   }
 
