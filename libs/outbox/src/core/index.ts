@@ -12,6 +12,8 @@ export type {
   DeliveryOptions,
 } from './outbox-message';
 export { ENVELOPE_HEADERS } from './envelope';
+export { REPLAY_HEADERS, type ReplayFilter } from './replay/replay.port';
+export type { ReplayRequest, ReplayOutcome } from './replay/outbox-replay';
 export { bodyOf } from './outbox-message';
 // CloudEvents: the `envelope` option's types, the attribute mapping, and reading a received CloudEvent (no SDK needed).
 export { ENVELOPE_FORMATS, type EnvelopeFormat, type EnvelopeOptions } from './cloudevents/envelope-options';

@@ -21,6 +21,9 @@ import { StreamedCounts } from './streamed-counts';
 import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
 import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import type { ReplayStore } from '../core/replay/replay.port';
+import { ReplaySql } from './replay/replay.sql';
+import { MariaDbReplayStore, SqlReplayStore } from './replay/sql-replay.store';
 
 /**
  * Every entry point below takes the table as a name (`'outbox_messages'`) or a location
@@ -95,6 +98,17 @@ export function createSqlOutboxConsoleStore(connection: SqlConnection, table: Ou
   const runner = connection.runner();
   if (type === 'postgres') return new SqlOutboxConsoleStore(new ConsoleSql('postgres', located), runner, new StreamedCounts(located, runner));
   return new SqlOutboxConsoleStore(new ConsoleSql('sqlite', located), runner);
+}
+
+/** The replay's store (PostgreSQL, SQLite, MariaDB/MySQL): published rows made pending again. */
+export function createSqlReplayStore(connection: SqlConnection, table: OutboxTableArgument): ReplayStore {
+  const type = driverTypeOf(connection.dialect);
+  const located = OutboxTable.on(type, table);
+  if (isMariaDb(type)) return new MariaDbReplayStore(new ReplaySql('mariadb', located), connection);
+  if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
+  const runner = connection.runner();
+  if (type === 'postgres') return new SqlReplayStore(new ReplaySql('postgres', located), runner, new StreamedCounts(located, runner));
+  return new SqlReplayStore(new ReplaySql('sqlite', located), runner);
 }
 
 function isMariaDb(driverType: string): boolean {
