@@ -92,7 +92,8 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
     await page.setViewportSize({ width: 1400, height: 800 });
     await page.locator(`#messages tbody tr[data-id="${dead}"]`).click();
     await page.locator('#detail').waitFor({ state: 'visible' });
-    expect(await page.locator('#detail-errors li').count()).toBe(7);
+    // The dialog shows before the message's details arrive: wait for its error history.
+    await waitFor('the error history', async () => (await page.locator('#detail-errors li').count()) === 7);
     const viewport = page.viewportSize()!;
     for (const button of ['#detail-requeue', '#detail-discard']) {
       const box = (await page.locator(button).boundingBox())!;
