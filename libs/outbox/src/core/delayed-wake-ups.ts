@@ -2,9 +2,10 @@
 const MAX_PENDING = 10_000;
 
 /**
- * Wakes the relay when delayed rows written by this process come due, instead of leaving them to
- * the next poll (up to `pollIntervalMs` late). Best effort: rows of other processes, or of a
- * transaction that commits after the time, are still found by polling.
+ * Wakes the relay when rows come due — delayed rows written by this process, retries of its own
+ * failed publishes — instead of leaving them to the next poll (up to `pollIntervalMs` late). Best
+ * effort: rows of other processes, or of a transaction that commits after the time, are still found
+ * by polling.
  */
 export class DelayedWakeUps {
   private readonly due: number[] = [];
@@ -20,7 +21,9 @@ export class DelayedWakeUps {
   /** A row becomes claimable in `delayMs`. */
   schedule(delayMs: number): void {
     if (this.stopped || this.due.length >= MAX_PENDING) return;
-    // A few milliseconds of margin: the database's clock decides, and it may be a little behind ours.
+    // A few milliseconds late on purpose: the database's clock decides, and may be a little behind
+    // ours, and a timer may fire while Date.now() is a millisecond short; a claim then would find the
+    // row not yet due, and nothing would wake the relay again before the next poll.
     const at = this.now() + delayMs + 5;
     const index = this.due.findIndex((time) => time > at);
     this.due.splice(index === -1 ? this.due.length : index, 0, at);

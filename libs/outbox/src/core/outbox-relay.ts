@@ -11,6 +11,7 @@ import { OutboxChannelsObserver } from './observe/outbox.channels';
 import { holdBackBehindPoison, NOT_SENT, type SendResult } from './batch-runs';
 import { BatchPublisher } from './batch-publisher';
 import { errorText } from './error-text';
+import { DelayedWakeUps } from './delayed-wake-ups';
 
 export { errorText } from './error-text';
 
@@ -48,8 +49,6 @@ export interface BatchOutcome {
   dead: number;
 }
 
-const RETRY_WAKE_UP_MARGIN_MS = 5;
-
 const NOTHING: BatchOutcome = { claimed: 0, published: 0, retried: 0, dead: 0 };
 
 /** A claimed batch until it is settled: what the broker acknowledged so far, for a shutdown that cannot wait for the rest. */
@@ -69,7 +68,8 @@ export class OutboxRelay {
   private draining: Promise<void> | undefined;
   private passRequested = false;
   private stopped = false;
-  private retryWakeUp: { at: number; timer: NodeJS.Timeout } | undefined;
+  // Retries come due between polls; the relay wakes itself for each instead of waiting for the next poll.
+  private readonly retryWakeUps = new DelayedWakeUps(() => void this.trigger());
   private readonly inFlight = new Set<BatchInFlight>();
 
   private readonly observer: RelayObserver;
@@ -184,8 +184,7 @@ export class OutboxRelay {
   /** Stops claiming, waits up to `timeoutMs` for the batches in flight, then gives back the leases still held. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.retryWakeUp?.timer);
-    this.retryWakeUp = undefined;
+    this.retryWakeUps.stop();
     if (this.draining) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
@@ -218,22 +217,10 @@ export class OutboxRelay {
     }
   }
 
-  /** Retries come due between polls; the relay wakes itself for the earliest one instead of waiting for the next poll. */
+  /** One wake-up for the earliest retry of a batch: a claim then takes every row of it that is due. */
   private wakeUpForRetries(failed: FailedDelivery[]): void {
     const delays = failed.map((failure) => failure.retryInMs).filter((delay): delay is number => delay !== null);
-    if (delays.length === 0 || this.stopped) return;
-    // A few milliseconds late on purpose: a timer may fire while Date.now() is still a millisecond
-    // short of the due time, and a claim then would find the row not yet due and nothing would wake
-    // the relay again before the next poll.
-    const at = Date.now() + Math.min(...delays) + RETRY_WAKE_UP_MARGIN_MS;
-    if (this.retryWakeUp && this.retryWakeUp.at <= at) return;
-    clearTimeout(this.retryWakeUp?.timer);
-    const timer = setTimeout(() => {
-      this.retryWakeUp = undefined;
-      void this.trigger();
-    }, at - Date.now());
-    timer.unref();
-    this.retryWakeUp = { at, timer };
+    if (delays.length > 0 && !this.stopped) this.retryWakeUps.schedule(Math.min(...delays));
   }
 
   /**
