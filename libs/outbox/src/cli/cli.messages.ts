@@ -3,6 +3,7 @@
 import { shownValue } from '../core/shown-value';
 import { redactUrl } from './cli-redaction';
 import { POISON_USAGE } from './cli-poison.messages';
+import { ASYNCAPI_USAGE } from './cli-asyncapi.messages';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 

@@ -20,6 +20,7 @@ import { checkPoisonTables } from './cli-status-poison';
 import { runWalCommand } from './cli-wal-slot';
 import { printSql, SQL_OPTIONS } from './cli-sql';
 import type { CliIo } from './cli-io';
+import { ASYNCAPI_OPTIONS, runAsyncApiCommand } from './cli-asyncapi';
 
 
 const OPTIONS = {
@@ -45,6 +46,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   ...POISON_OPTIONS,
   ...SQL_OPTIONS,
+  ...ASYNCAPI_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -93,6 +95,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.table !== undefined && !isIdentifier(values.table)) throw new CliError(invalidIdentifier('Option --table', values.table));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values, table, io);
+  if (command === 'asyncapi') return runAsyncApiCommand(positionals.slice(1), values, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
   if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
