@@ -40,12 +40,12 @@ export function buildAsyncApiDocument(input: AsyncApiInput): AsyncApiDocument {
     const payload = (input.payloadSchemaOf ?? payloadSchemaOf)(eventClass);
     Object.assign(schemas, payload.referenced);
     const { destinations, byAggregate } = destinationsOfEvent(metadata, aggregates, input.settings);
-    const notes = [olderVersions(metadata.version), ...(byAggregate ? [destinationByAggregate(byAggregate)] : []), ...(destinations.length === 0 ? [destinationAtRunTime(metadata.type)] : [])];
+    const notes = [...(metadata.version > 1 ? [olderVersions(metadata.version)] : []), ...(byAggregate ? [destinationByAggregate(byAggregate)] : []), ...(destinations.length === 0 ? [destinationAtRunTime(metadata.type)] : [])];
     messages[messageId] = {
       name: metadata.type,
       title: eventClass.name,
       summary: `${metadata.type}, version ${metadata.version}`,
-      description: notes.join(' '),
+      ...(notes.length > 0 ? { description: notes.join(' ') } : {}),
       contentType: 'application/json',
       headers: { $ref: `${SCHEMA_POINTER}${HEADERS_SCHEMA}` },
       payload: envelopeSchema(metadata, payload.schema),
