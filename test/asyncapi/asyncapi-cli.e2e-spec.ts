@@ -93,6 +93,8 @@ describe('nest-outbox asyncapi', () => {
   });
 
   it('says what to pass when --app is missing, names no file, or exports no module, and when the app has no OutboxModule', async () => {
+    const help = await cli(['--help']);
+    expect(help.stdout).toMatch(/\n  asyncapi --app <file> \[--out <file>\] \[--yaml\]\n/);
     const what = /Pass --app <file>: a compiled JavaScript file .* whose default export, or export named AppModule, is your root Nest module/;
     const missing = await cli(['asyncapi']);
     expect(missing.code).toBe(2);
