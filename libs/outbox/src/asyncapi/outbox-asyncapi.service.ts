@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { buildAsyncApiDocument } from '../core/asyncapi/asyncapi-document';
 import type { AsyncApiDocument } from '../core/asyncapi/asyncapi-document.types';
 import { resolveAsyncApiOptions, type ResolvedAsyncApiOptions } from '../core/asyncapi/asyncapi-options';
-import type { AsyncApiSource } from '../core/asyncapi/describe-mode';
+import type { AsyncApiSource } from '../core/asyncapi/asyncapi-source';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OUTBOX_SETTINGS } from '../nest/outbox.constants';
 import { OUTBOX_MODULE_OPTIONS } from '../nest/outbox.module-definition';

@@ -1,7 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { describing, OUTBOX_ASYNCAPI, type AsyncApiSource } from '../core/asyncapi/describe-mode';
+import { describing } from '../core/asyncapi/describe-mode';
+import { OUTBOX_ASYNCAPI, type AsyncApiSource } from '../core/asyncapi/asyncapi-source';
 import { toYaml } from '../core/asyncapi/to-yaml';
 import { loadOptional } from '../core/optional-peer';
 import { CliError } from './cli.error';

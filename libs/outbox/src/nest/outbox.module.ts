@@ -38,7 +38,8 @@ import { OutboxStreamHost } from './outbox-stream.host';
 import { outboxStreamProvider } from './outbox-stream.provider';
 import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
 import { OutboxAsyncApi } from '../asyncapi/outbox-asyncapi.service';
-import { isDescribing, OUTBOX_ASYNCAPI } from '../core/asyncapi/describe-mode';
+import { isDescribing } from '../core/asyncapi/describe-mode';
+import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.

@@ -1,5 +1,3 @@
-import type { AsyncApiDocument } from './asyncapi-document.types';
-
 /**
  * Describe mode: while `nest-outbox asyncapi` loads an app's module to read what it publishes, the
  * outbox starts no relay, stream or cleanup. A process-wide flag under a registered symbol, so that
@@ -22,12 +20,4 @@ export async function describing<T>(load: () => Promise<T>): Promise<T> {
   } finally {
     delete (globalThis as Flagged)[DESCRIBE_ONLY];
   }
-}
-
-/** Injection token of `OutboxAsyncApi`, registered: the CLI, which imports no Nest class, finds the service by it. */
-export const OUTBOX_ASYNCAPI = Symbol.for('@nest-outbox/outbox:asyncapi');
-
-/** What the CLI calls on the service it finds by `OUTBOX_ASYNCAPI`. */
-export interface AsyncApiSource {
-  document(): AsyncApiDocument;
 }
