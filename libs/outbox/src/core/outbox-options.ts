@@ -4,6 +4,7 @@ import type { BackoffOptions } from './retry-policy';
 import type { MessageMetadata } from './outbox-message';
 import type { HealthThresholds, StatsOptions } from './observe/observability.options';
 import { CONTROL_CHARACTER, DESTINATION_RULE, isDestinationName } from './names';
+import { resolveEnvelopeOptions, type EnvelopeOptions, type ResolvedEnvelopeOptions } from './cloudevents/envelope-options';
 import { OUTBOX_DELIVERY_DEFAULT, validateDelivery, type OutboxDelivery, type WalDeliveryOptions } from './stream/wal-options';
 
 /** What `resolveTopic` and `enrich` are told about an event being written. */
@@ -126,10 +127,16 @@ export interface OutboxSettings {
   delivery?: OutboxDelivery;
   /** Slot and publication of the WAL delivery mode. Default: named after the table. */
   wal?: WalDeliveryOptions;
+  /**
+   * How published messages look on the wire, module-wide (`format`) and per destination
+   * (`destinations`): the outbox envelope, or a CloudEvent 1.0 in binary or structured mode (needs
+   * the optional package `cloudevents` and a `source`). See docs/cloudevents.md. Default `{ format: 'outbox' }`.
+   */
+  envelope?: EnvelopeOptions;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal'>> &
-  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions>; wal: WalDeliveryOptions };
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'envelope'>> &
+  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions>; wal: WalDeliveryOptions; envelope: ResolvedEnvelopeOptions };
 
 export const OUTBOX_DEFAULTS = {
   relay: true,
@@ -183,6 +190,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     retryIf: options.retryIf,
     delivery: options.delivery ?? OUTBOX_DELIVERY_DEFAULT,
     wal: { ...options.wal },
+    envelope: resolveEnvelopeOptions(options.envelope),
   };
   validate(resolved);
   validateDelivery(resolved.delivery, options.wal);

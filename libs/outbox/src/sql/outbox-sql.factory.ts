@@ -11,6 +11,7 @@ import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
 import { driverTypeOf, type SqlConnection } from '../core/sql-connection.port';
 import { SqlOutboxStore } from './sql-outbox.store';
+import { PlannerStatistics } from './planner-statistics';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
 import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
@@ -53,15 +54,18 @@ export interface SqlOutboxStoreOptions extends DialectOptions {
    * per connection. Default `true`; `false` behind a pooler that cannot keep prepared statements.
    */
   preparedStatements?: boolean;
+  /** Where the store says what it cannot do (PostgreSQL: refresh the table's statistics, see PlannerStatistics). Default: nowhere. */
+  log?: (message: string) => void;
 }
 
 /** The store for a connection: its dialect, and a way to run statements outside application transactions. */
 export function createSqlOutboxStore(connection: SqlConnection, table: OutboxTableArgument, options: SqlOutboxStoreOptions = {}): OutboxStore & { probe(): Promise<void> } {
   const type = driverTypeOf(connection.dialect);
   const located = OutboxTable.on(type, table);
-  const { preparedStatements = true, ...dialectOptions } = options;
+  const { preparedStatements = true, log, ...dialectOptions } = options;
   if (isMariaDb(type)) return new MariaDbOutboxStore(connection, new MariaDbOutboxDialect(located, dialectOptions));
-  return new SqlOutboxStore(dialectFor(type, located, dialectOptions), connection.runner({ prepared: preparedStatements && type === 'postgres' }));
+  const statistics = type === 'postgres' ? new PlannerStatistics(connection.runner(), located, log) : undefined;
+  return new SqlOutboxStore(dialectFor(type, located, dialectOptions), connection.runner({ prepared: preparedStatements && type === 'postgres' }), statistics);
 }
 
 /** Operator and cleanup access to the outbox table of a connection. */

@@ -1,5 +1,6 @@
 import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { SqlStatement } from '../../core/sql-connection.port';
+import { requeued } from '../dialects/due-time.sql';
 import type { OutboxTable } from '../dialects/outbox-table';
 
 export type ConsoleDialect = 'postgres' | 'sqlite' | 'mariadb';
@@ -21,7 +22,6 @@ const DETAIL = `${SUMMARY}, event_version AS "version", correlation_id AS "corre
   tenant_id AS "tenantId", headers AS "headers", payload AS "payload", error_history AS "errorHistory",
   next_attempt_at AS "nextAttemptAt", lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt"`;
 
-const REQUEUE = `status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL`;
 const DISCARD = `status = 'discarded'`;
 
 /** What a bulk change does, and the state a row must still be in when it is changed. */
@@ -220,7 +220,7 @@ export class ConsoleSql {
     if (kind === 'retry-now') {
       return { set: `next_attempt_at = ${now}`, still: (alias) => `${alias}status = 'pending' AND ${alias}next_attempt_at > ${now}` };
     }
-    return { set: kind === 'requeue' ? REQUEUE : DISCARD, still: (alias) => `${alias}status = 'dead'` };
+    return { set: kind === 'requeue' ? requeued(NOW[this.dialect]) : DISCARD, still: (alias) => `${alias}status = 'dead'` };
   }
 
   private get uuidCast(): string {

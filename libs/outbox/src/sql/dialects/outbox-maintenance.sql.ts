@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../core/sql-connection.port';
+import { requeued } from './due-time.sql';
 import type { OutboxTable } from './outbox-table';
 
 /** Statements for operators and cleanup, apart from the relay's hot path. */
@@ -35,8 +36,7 @@ export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
 
   requeue(id: string): SqlStatement {
     return {
-      sql: `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
-            WHERE id = $1::uuid AND status = 'dead' RETURNING position`,
+      sql: `UPDATE ${this.t} SET ${requeued('now()')} WHERE id = $1::uuid AND status = 'dead' RETURNING position`,
       params: [id],
     };
   }
@@ -86,8 +86,7 @@ export class SqliteMaintenanceSql implements OutboxMaintenanceSql {
 
   requeue(id: string): SqlStatement {
     return {
-      sql: `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
-            WHERE id = ? AND status = 'dead' RETURNING position`,
+      sql: `UPDATE ${this.t} SET ${requeued(`strftime('%Y-%m-%d %H:%M:%f', 'now')`)} WHERE id = ? AND status = 'dead' RETURNING position`,
       params: [id],
     };
   }
