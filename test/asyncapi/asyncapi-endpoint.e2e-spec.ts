@@ -60,8 +60,8 @@ describe('the AsyncAPI document of a running app with typed events', () => {
     });
     expect(onChannel('billing')).toEqual(['billing.invoice-issued.v2', 'billing.invoice-paid.v1']);
     expect(onChannel('billing-audit')).toEqual(['billing.invoice-voided.v1']);
-    expect(onChannel('payments')).toEqual(['payments.payment-received.v1']);
-    expect(onChannel('ledger-ledger_entries')).toEqual(['billing.invoice-paid.v1']);
+    expect(onChannel('payments')).toEqual(['payments.payment-received.v1.cloudevents-structured']);
+    expect(onChannel('ledger-ledger_entries')).toEqual(['billing.invoice-paid.v1.cloudevents-binary']);
     expect(doc.operations['send-billing']).toEqual({
       action: 'send',
       channel: { $ref: '#/channels/billing' },
@@ -88,6 +88,16 @@ describe('the AsyncAPI document of a running app with typed events', () => {
     // Without decorators the payload is an object, and the document says why.
     const voided = (doc.components.messages['billing.invoice-voided.v1'].payload as any).properties.payload;
     expect(voided).toEqual({ type: 'object', description: expect.stringContaining('InvoiceVoided declares no class-validator decorator') });
+
+    // Destinations of a CloudEvents format (the envelope option): the message as that destination receives it.
+    const structured = doc.components.messages['payments.payment-received.v1.cloudevents-structured'];
+    expect(structured.contentType).toBe('application/cloudevents+json');
+    expect((structured.payload as any).properties).toMatchObject({ specversion: { const: '1.0' }, type: { const: 'payments.payment-received' }, source: { const: '/billing' }, eventversion: { const: 1 } });
+    expect((structured.payload as any).properties.data.properties.paymentId).toMatchObject({ type: 'string', format: 'uuid' });
+    const binary = doc.components.messages['billing.invoice-paid.v1.cloudevents-binary'];
+    expect(binary.headers).toEqual({ $ref: '#/components/schemas/CloudEventsBinaryHeaders' });
+    expect((binary.payload as any).properties.currency).toMatchObject({ enum: ['EUR', 'USD'] });
+    expect((doc.components.schemas.CloudEventsBinaryHeaders as { required: string[] }).required).toEqual(expect.arrayContaining(['ce_id', 'ce_type', 'ce_source', 'ce_specversion', 'ce_eventversion']));
 
     const headers = doc.components.schemas.OutboxEnvelopeHeaders as { required: string[]; properties: Record<string, unknown> };
     expect(headers.required).toEqual(['outbox-message-id', 'outbox-event-type', 'outbox-event-version', 'outbox-aggregate-type', 'outbox-aggregate-id', 'outbox-occurred-at']);

@@ -32,7 +32,7 @@ export interface AsyncApiMessage {
   summary?: string;
   description?: string;
   contentType: string;
-  headers: AsyncApiReference;
+  headers?: AsyncApiReference;
   payload: JsonSchema;
   [extension: `x-${string}`]: unknown;
 }

@@ -30,3 +30,9 @@ export const destinationByAggregate = (destinations: string[]) =>
 
 export const olderVersions = (version: number) =>
   `Version ${version}. Older versions are brought to this shape by the consumer's upcast hook; their own shape is not described.`;
+
+export const cloudEventsBinary = () =>
+  'A CloudEvent 1.0 in binary mode (envelope format "cloudevents-binary"): the payload is the body, the attributes are ce_* headers.';
+
+export const cloudEventsStructured = () =>
+  'A CloudEvent 1.0 in structured mode (envelope format "cloudevents-structured"): the whole event is the body, the payload under "data".';

@@ -1,7 +1,7 @@
 import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from '../outbox-options';
 import type { OutboxEventMetadata, PublishesEventsOptions } from '../event-metadata';
 
-export type DestinationSettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTopic' | 'routes'>;
+export type DestinationSettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTopic' | 'routes'> & Partial<Pick<ResolvedOutboxSettings, 'envelope'>>;
 
 export interface DeclaredAggregate {
   /** `aggregateType` of `@PublishesEvents`, else the class name (the table name the library uses by default is TypeORM's to tell). */
