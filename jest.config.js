@@ -3,7 +3,7 @@
 const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', 'load-esm', 'uuid', 'kysely', '@mikro-orm'];
 
 // The subpath exports of libs/outbox/package.json, each an index.ts in the folder of that name.
-const subpaths = ['testing', 'console', 'observability', 'core', 'typeorm', 'migrations', 'kafka'];
+const subpaths = ['testing', 'console', 'observability', 'core', 'typeorm', 'migrations', 'kafka', 'asyncapi'];
 
 const swc = [
   '@swc/jest',
@@ -29,7 +29,7 @@ const common = {
   // The packaging test's fresh app (installed from the tarball) is not part of the suite; nor is
   // the services' state: with wal_level=logical, PostgreSQL writes pg_logical/snapshots/*.snap
   // there, which jest would take for obsolete snapshot files and fail the run.
-  modulePathIgnorePatterns: ['<rootDir>/test/packaging/.app-', '<rootDir>/.services'],
+  modulePathIgnorePatterns: ['<rootDir>/test/packaging/.app-', '<rootDir>/test/asyncapi/.build-', '<rootDir>/.services'],
 };
 
 module.exports = {

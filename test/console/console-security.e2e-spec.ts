@@ -6,7 +6,7 @@ import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
 import { BearerTokenGuard, createConsoleHarness, OPERATOR_TOKEN, type ConsoleHarness } from '../support/console.harness';
 
 const id = randomUUID();
-const READS = ['', 'assets/console.js', 'api/summary', 'api/messages', `api/messages/${id}`, 'api/destinations/paused'];
+const READS = ['', 'assets/console.js', 'api/summary', 'api/messages', `api/messages/${id}`, 'api/destinations/paused', 'api/asyncapi.json', 'api/asyncapi.yaml'];
 const ACTIONS: Array<[string, object]> = [
   [`api/messages/${id}/requeue`, {}],
   [`api/messages/${id}/discard`, {}],

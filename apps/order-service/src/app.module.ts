@@ -43,6 +43,8 @@ export class AppModule {
             maxAttempts: config.outbox.maxAttempts,
             stats: { refreshIntervalMs: config.outbox.statsRefreshMs },
             health: { maxLagMs: config.outbox.healthMaxLagMs ?? 60_000 },
+            // The AsyncAPI document (the console's api/asyncapi.json, nest-outbox asyncapi); its version is package.json's.
+            asyncApi: { title: 'order-service', description: 'Orders placed, paid and cancelled, keyed by order id.' },
             // Carries the HTTP request's correlation and tenant ids onto every event it causes.
             enrich: () => {
               const context = currentRequestContext();

@@ -5,6 +5,7 @@
 //   @nest-outbox/outbox/core           ports, relay and policies for custom stores, transports and relays
 //   @nest-outbox/outbox/typeorm        the TypeORM pieces for use without OutboxModule
 //   @nest-outbox/outbox/kafka          ConfluentKafkaTransport: Kafka on librdkafka (optional peer @confluentinc/kafka-javascript)
+//   @nest-outbox/outbox/asyncapi       OutboxAsyncApi: the AsyncAPI 3.0 document of what the app publishes
 // index.spec.ts holds this list: a name added here must be added there, and the root stays at 40 names at most.
 // Nothing here may load an optional peer (prom-client, @nestjs/terminus, OpenTelemetry, ...), even as a type.
 

@@ -4,6 +4,7 @@ import { shownValue } from '../core/shown-value';
 import { redactUrl } from './cli-redaction';
 import { POISON_USAGE } from './cli-poison.messages';
 import { REPLAY_USAGE } from './cli-replay.messages';
+import { ASYNCAPI_USAGE } from './cli-asyncapi.messages';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 
@@ -41,8 +42,11 @@ ${POISON_USAGE}
   wal drop-slot [slot]        drop the slot and its publication (and the WAL it holds); refused while
                               an instance streams it, or while it holds unpublished events (--force
                               drops them too) (default slot: outbox_<table>, outbox_<schema>_<table>)
+${ASYNCAPI_USAGE}
+      --out <file>            write the document there instead of stdout
+      --yaml                  YAML instead of JSON (docs/asyncapi.md)
 
-Connection (every command but sql):
+Connection (every command but sql and asyncapi):
   --url <url>                 postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db
                               (MariaDB/MySQL) or sqlite:/path/to/file.sqlite
                               (default: $OUTBOX_DATABASE_URL)

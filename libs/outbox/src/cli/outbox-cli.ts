@@ -22,6 +22,7 @@ import { printSql, SQL_OPTIONS } from './cli-sql';
 import { checkReplayCommand, REPLAY_OPTIONS, runReplayCommand } from './cli-replay';
 import { showMessage } from './cli-show';
 import type { CliIo } from './cli-io';
+import { ASYNCAPI_OPTIONS, runAsyncApiCommand } from './cli-asyncapi';
 
 
 const OPTIONS = {
@@ -48,6 +49,7 @@ const OPTIONS = {
   ...POISON_OPTIONS,
   ...SQL_OPTIONS,
   ...REPLAY_OPTIONS,
+  ...ASYNCAPI_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -96,6 +98,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (values.table !== undefined && !isIdentifier(values.table)) throw new CliError(invalidIdentifier('Option --table', values.table));
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values, table, io);
+  if (command === 'asyncapi') return runAsyncApiCommand(positionals.slice(1), values, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
   if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
   if (command === 'replay' || command === 'show') return replayOrShow(command, sub, values, table, io);

@@ -7,6 +7,7 @@ import { ConsoleErrorFilter } from './console-error.filter';
 import { ConsoleActionGuard } from './console-action.guard';
 import { CloseConnectionsWhenClosing, ConsoleConnections } from './console-connections';
 import { consoleNeedsPackage } from './outbox-console.messages';
+import { OutboxAsyncApiConsoleController } from './asyncapi/outbox-asyncapi-console.controller';
 
 // This mount's controllers: the routes the connection middleware covers.
 const MOUNTED_CONTROLLERS = Symbol('OutboxConsoleMountedControllers');
@@ -33,11 +34,12 @@ export class OutboxConsoleModule implements NestModule {
     Controller(resolved.path)(MountedOutboxConsoleController);
     if (resolved.guard) UseGuards(resolved.guard)(MountedOutboxConsoleController);
     const poison = mountPoisonController(resolved.path, resolved.guard);
+    const asyncApi = mountAsyncApiController(resolved.path, resolved.guard);
     const guardProvider: Provider[] = typeof resolved.guard === 'function' ? [resolved.guard as Type] : [];
     return {
       module: OutboxConsoleModule,
-      controllers: [MountedOutboxConsoleController, poison],
-      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison] }, ...guardProvider],
+      controllers: [MountedOutboxConsoleController, poison, asyncApi],
+      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison, asyncApi] }, ...guardProvider],
     };
   }
 }
@@ -49,6 +51,14 @@ function mountPoisonController(path: string, guard: Parameters<typeof UseGuards>
   Controller(path)(MountedOutboxPoisonConsoleController);
   if (guard) UseGuards(guard)(MountedOutboxPoisonConsoleController);
   return MountedOutboxPoisonConsoleController;
+}
+
+/** The AsyncAPI document of what the app publishes, at the same path and behind the same guard. */
+function mountAsyncApiController(path: string, guard: Parameters<typeof UseGuards>[0] | undefined): Type {
+  class MountedOutboxAsyncApiConsoleController extends OutboxAsyncApiConsoleController {}
+  Controller(path)(MountedOutboxAsyncApiConsoleController);
+  if (guard) UseGuards(guard)(MountedOutboxAsyncApiConsoleController);
+  return MountedOutboxAsyncApiConsoleController;
 }
 
 // The controller's DTOs need class-validator and class-transformer, which only console users install.

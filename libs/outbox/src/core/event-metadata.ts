@@ -29,6 +29,9 @@ export interface PublishesEventsOptions {
 // Event types are declared by decorating classes at import time; handlers naming a type are
 // checked against them at bootstrap, so a typo fails the start instead of never matching.
 const DECLARED_EVENTS = new Map<string, Function>();
+// Aggregates are listed too, so that a description of what the app publishes (AsyncAPI) can tell
+// the destinations their events may go to without an instance of any of them.
+const DECLARED_AGGREGATES = new Map<Function, PublishesEventsOptions>();
 
 /** Records an event class's metadata (`@OutboxEvent`). */
 export function declareOutboxEvent(target: Function, metadata: OutboxEventMetadata): void {
@@ -39,6 +42,7 @@ export function declareOutboxEvent(target: Function, metadata: OutboxEventMetada
 /** Records an aggregate's options (`@PublishesEvents`). */
 export function declarePublishesEvents(target: Function, options: PublishesEventsOptions): void {
   Reflect.defineMetadata(PUBLISHES_EVENTS_METADATA, { ...options }, target);
+  DECLARED_AGGREGATES.set(target, { ...options });
 }
 
 /** The class declaring `type` with `@OutboxEvent`, if one was loaded. */
@@ -49,6 +53,16 @@ export function eventClassOf(type: string): Function | undefined {
 /** Every event type declared with `@OutboxEvent` so far. */
 export function declaredEventTypes(): string[] {
   return [...DECLARED_EVENTS.keys()];
+}
+
+/** Every class declared with `@OutboxEvent` so far, with its metadata, in declaration order. */
+export function declaredEvents(): { eventClass: Function; metadata: OutboxEventMetadata }[] {
+  return [...DECLARED_EVENTS.values()].map((eventClass) => ({ eventClass, metadata: Reflect.getMetadata(OUTBOX_EVENT_METADATA, eventClass) as OutboxEventMetadata }));
+}
+
+/** Every class declared with `@PublishesEvents` so far, with its options, in declaration order. */
+export function declaredAggregates(): { aggregateClass: Function; options: PublishesEventsOptions }[] {
+  return [...DECLARED_AGGREGATES].map(([aggregateClass, options]) => ({ aggregateClass, options }));
 }
 
 export function getOutboxEventMetadata(event: object): OutboxEventMetadata | undefined {

@@ -16,7 +16,10 @@ export const OUTBOX_OPTION_KEYS = {
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
     'transport', 'transports', 'relayStart', 'tableName', 'schema', 'dataSource', 'connection', 'isGlobal',
+    // the AsyncAPI document (core/asyncapi/asyncapi-options.ts)
+    'asyncApi',
   ],
+  asyncApi: ['title', 'version', 'description', 'servers'],
   backoff: ['initialMs', 'maxMs', 'jitter'],
   cleanup: ['publishedRetentionMs', 'deleteOnPublish', 'deadRetentionMs', 'intervalMs', 'batchSize'],
   'routes[]': ['events', 'aggregates', 'transport', 'topic'],

@@ -7,6 +7,7 @@ import type { OutboxMetricsOptions } from '../observability/metrics/metrics.opti
 import type { OutboxTracingOptions } from '../observability/tracing/tracing.options';
 import type { OutboxRelayStart } from './outbox-relay.start';
 import type { OutboxConnectionOptions } from '../adapters/connection/outbox-connection.options';
+import type { AsyncApiOptions } from '../core/asyncapi/asyncapi-options';
 
 export type OutboxTransportOption = string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
 
@@ -40,6 +41,12 @@ export interface OutboxModuleOptions extends OutboxSettings {
    * refused attempt. Default `'bootstrap'`.
    */
   relayStart?: OutboxRelayStart;
+  /**
+   * What the AsyncAPI document (`OutboxAsyncApi`, the console's `api/asyncapi.json`, `nest-outbox asyncapi`)
+   * says of the app: `{ title?, version?, description?, servers? }`. Default: title, version and
+   * description from the app's package.json, no servers.
+   */
+  asyncApi?: AsyncApiOptions;
 }
 
 /** Options fixed when the module is declared, because they decide which providers exist. */

@@ -1,4 +1,5 @@
 import { Logger, type Provider } from '@nestjs/common';
+import { isDescribing } from '../core/asyncapi/describe-mode';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { OutboxConfigurationError } from '../core/outbox.errors';
@@ -38,7 +39,8 @@ export const outboxStreamProvider: Provider = {
     observers: OutboxObservers,
     inProcessHandlers: InProcessHandlers,
   ): DeliveryStream | null => {
-    if (plan.mode !== 'wal') return null;
+    // Describe mode (`nest-outbox asyncapi`) streams nothing, as it relays nothing.
+    if (plan.mode !== 'wal' || isDescribing()) return null;
     // At construction, before any module's init hook: the table relay's startup probe, which runs
     // first, would otherwise hide the real mistake behind a missing-table error.
     if (connection.dialect !== 'postgres') {

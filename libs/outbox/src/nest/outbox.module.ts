@@ -37,6 +37,9 @@ import { outboxTypeOrmTransactionProvider, outboxWriterProvider } from './outbox
 import { OutboxStreamHost } from './outbox-stream.host';
 import { outboxStreamProvider } from './outbox-stream.provider';
 import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
+import { OutboxAsyncApi } from '../asyncapi/outbox-asyncapi.service';
+import { isDescribing } from '../core/asyncapi/describe-mode';
+import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -51,7 +54,8 @@ import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator'
         // forRootAsync factories are checked here; forRoot options were checked when declared.
         rejectUnknownOptionKeys(options);
         rejectStaticOptionsFromFactory(options);
-        return resolveOutboxSettings(options, defaultRelayId);
+        // `nest-outbox asyncapi` loads the app to read its options: nothing is relayed meanwhile.
+        return resolveOutboxSettings(isDescribing() ? { ...options, relay: false } : options, defaultRelayId);
       },
     },
     // The one place the module reads `delivery`.
@@ -86,10 +90,13 @@ import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator'
     OutboxTracingHost,
     OutboxHealthIndicator,
     OutboxWalHealthIndicator,
+    OutboxAsyncApi,
+    { provide: OUTBOX_ASYNCAPI, useExisting: OutboxAsyncApi },
   ],
   // The connection, data source and extras are exported for OutboxConsoleModule, which works on the same table.
   exports: [
     OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHealthIndicator,
+    OutboxAsyncApi, OUTBOX_ASYNCAPI,
     OUTBOX_DATA_SOURCE, OUTBOX_CONNECTION, OUTBOX_EXTRAS,
   ],
 })

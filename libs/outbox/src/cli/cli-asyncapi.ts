@@ -1,0 +1,103 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { describing } from '../core/asyncapi/describe-mode';
+import { OUTBOX_ASYNCAPI, type AsyncApiSource } from '../core/asyncapi/asyncapi-source';
+import { toYaml } from '../core/asyncapi/to-yaml';
+import { loadOptional } from '../core/optional-peer';
+import { CliError } from './cli.error';
+import type { CliIo } from './cli-io';
+import { appFailedToStart, appFileFailed, appFileNotFound, missingApp, noModuleExported, noOutboxModule, unexpectedArgument } from './cli-asyncapi.messages';
+
+export const ASYNCAPI_OPTIONS = {
+  app: { type: 'string' },
+  out: { type: 'string' },
+  yaml: { type: 'boolean' },
+} as const;
+
+/** The part of an application context this command uses. */
+interface DescribedApp {
+  get(token: symbol, options: { strict: false }): unknown;
+  close(): Promise<void>;
+}
+
+interface NestFactoryLike {
+  createApplicationContext(module: unknown, options: object): Promise<DescribedApp>;
+}
+
+/**
+ * `nest-outbox asyncapi --app <file>`: loads the app's root module with
+ * `NestFactory.createApplicationContext`, in describe mode (the outbox starts no relay, stream or
+ * cleanup; nothing connects to the broker), takes the document from `OutboxAsyncApi` and closes the
+ * context. The app's own modules start as they would: its database is opened, its HTTP server and
+ * microservices are not (a context has none).
+ */
+export async function runAsyncApiCommand(args: string[], values: { app?: string; out?: string; yaml?: boolean }, io: CliIo): Promise<number> {
+  if (args.length > 0) throw new CliError(unexpectedArgument(args[0]));
+  if (!values.app) throw new CliError(missingApp());
+  const path = resolve(values.app);
+  if (!existsSync(path)) throw new CliError(appFileNotFound(values.app));
+  const rootModule = await rootModuleOf(path, values.app);
+  const document = await describe(path, values.app, rootModule, io);
+  const text = values.yaml ? toYaml(document) : `${JSON.stringify(document, null, 2)}\n`;
+  if (values.out) {
+    writeFileSync(values.out, text);
+    io.err(`Wrote the AsyncAPI document to ${values.out}.`);
+  } else {
+    io.out(text.trimEnd());
+  }
+  return 0;
+}
+
+async function rootModuleOf(path: string, shown: string): Promise<unknown> {
+  let exported: Record<string, unknown>;
+  try {
+    exported = require(path) as Record<string, unknown>;
+  } catch (error) {
+    throw new CliError(appFileFailed(shown, error instanceof Error ? error.message : String(error)));
+  }
+  const candidate = exported?.default ?? exported?.AppModule ?? (typeof exported === 'function' ? exported : undefined);
+  if (candidate === undefined || candidate === null) throw new CliError(noModuleExported(shown, Object.keys(exported ?? {})));
+  // A class is the module; any other function makes it (possibly async).
+  const module = typeof candidate === 'function' && !isClass(candidate) ? await (candidate as () => unknown)() : candidate;
+  if (!isClass(module) && !(typeof module === 'object' && module !== null && 'module' in module)) throw new CliError(noModuleExported(shown, Object.keys(exported)));
+  return module;
+}
+
+async function describe(path: string, shown: string, rootModule: unknown, io: CliIo): Promise<unknown> {
+  // The app's copy of Nest, so that its module metadata and ours are read by the same code.
+  const fromApp = createRequire(path);
+  let core: { NestFactory: NestFactoryLike };
+  try {
+    core = fromApp('@nestjs/core') as { NestFactory: NestFactoryLike };
+  } catch {
+    core = loadOptional<{ NestFactory: NestFactoryLike }>('@nestjs/core', 'asyncapi (the command loads your Nest app)');
+  }
+  let context: DescribedApp;
+  try {
+    // Nest's own log lines go to stderr: stdout carries the document.
+    context = await describing(() => core.NestFactory.createApplicationContext(rootModule, { logger: stderrLogger(io), abortOnError: false }));
+  } catch (error) {
+    throw new CliError(appFailedToStart(shown, error instanceof Error ? error.message : String(error)));
+  }
+  try {
+    let source: AsyncApiSource;
+    try {
+      source = context.get(OUTBOX_ASYNCAPI, { strict: false }) as AsyncApiSource;
+    } catch {
+      throw new CliError(noOutboxModule(shown));
+    }
+    return source.document();
+  } finally {
+    await context.close();
+  }
+}
+
+function stderrLogger(io: CliIo) {
+  const line = (level: string) => (message: unknown, ...rest: unknown[]) => io.err(`[${level}] ${[message, ...rest].map(String).join(' ')}`);
+  return { log: () => undefined, debug: () => undefined, verbose: () => undefined, warn: line('warn'), error: line('error'), fatal: line('fatal') };
+}
+
+function isClass(value: unknown): value is Function {
+  return typeof value === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(value));
+}
