@@ -11,7 +11,7 @@ export const OUTBOX_OPTION_KEYS = {
     // settings (core/outbox-options.ts)
     'relay', 'notifications', 'preparedStatements', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
-    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal',
+    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'partitioning',
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
@@ -19,6 +19,7 @@ export const OUTBOX_OPTION_KEYS = {
   ],
   backoff: ['initialMs', 'maxMs', 'jitter'],
   cleanup: ['publishedRetentionMs', 'deleteOnPublish', 'deadRetentionMs', 'intervalMs', 'batchSize'],
+  partitioning: ['interval', 'ahead'],
   'routes[]': ['events', 'aggregates', 'transport', 'topic'],
   stats: ['refreshIntervalMs'],
   health: ['maxLagMs', 'maxDeadRows', 'maxRoundAgeMs'],

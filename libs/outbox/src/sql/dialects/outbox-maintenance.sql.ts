@@ -1,5 +1,7 @@
 import type { SqlStatement } from '../../core/sql-connection.port';
 import type { OutboxTable } from './outbox-table';
+import type { ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
+import { defaultPartition } from '../partitions/partitioned-table.sql';
 
 /** Statements for operators and cleanup, apart from the relay's hot path. */
 export interface OutboxMaintenanceSql {
@@ -21,9 +23,19 @@ const DEAD_COLUMNS = `position AS "position", id AS "id", event_type AS "type", 
 
 export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
   private readonly t: string;
+  /** A partitioned table: which published rows are left to the row cleanup (see deletePublished). */
+  private readonly rowCleanup: string;
 
-  constructor(table: OutboxTable) {
+  constructor(table: OutboxTable, partitioning?: ResolvedPartitioning) {
     this.t = table.quoted('postgres');
+    // Partitions are dropped whole once past retention, so rows are deleted one by one only where
+    // no drop will come: in the DEFAULT partition, and in partitions that ended before the cutoff
+    // yet were kept for a pending or dead row. Rows of a partition still within retention wait for its drop.
+    this.rowCleanup =
+      partitioning === undefined
+        ? ''
+        : ` AND (tableoid = to_regclass('${defaultPartition(table).quoted()}')
+                 OR created_at < date_trunc('${partitioning.interval}', now() - $1 * interval '1 millisecond', 'UTC'))`;
   }
 
   listDead(afterPosition: string, limit: number): SqlStatement {
@@ -50,7 +62,7 @@ export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
   }
 
   deletePublished(olderThanMs: number, limit: number): SqlStatement {
-    return this.deleteSettled(`status = 'published' AND published_at < now() - $1 * interval '1 millisecond'`, olderThanMs, limit);
+    return this.deleteSettled(`status = 'published' AND published_at < now() - $1 * interval '1 millisecond'${this.rowCleanup}`, olderThanMs, limit);
   }
 
   deleteDead(olderThanMs: number, limit: number): SqlStatement {
