@@ -154,7 +154,43 @@ describe('partitioning on a plain outbox table', () => {
     }
   });
 
-  it('is not what the partitioned migration makes when the table exists: the migration fails and creates nothing', async () => {
+  it('moves a plain table\'s unsettled rows over to a partitioned one, positions kept, with the statements of docs/operating.md', async () => {
+    const isolated = await isolatedDatabase('postgres');
+    const partitioned = createOutboxTableMigration({ tableName: 'outbox_events', partitioning: DAY }, 1767225600001);
+    const dataSource = new DataSource({ ...isolated.options, migrations: [CreateOutboxTable], migrationsRun: true, logging: false } as DataSourceOptions);
+    await dataSource.initialize();
+    try {
+      const insert = (table: string, status: string) =>
+        dataSource.query(
+          `INSERT INTO ${table} (id, event_type, event_version, aggregate_type, aggregate_id, destination, occurred_at, payload, status)
+           VALUES (gen_random_uuid(), 'order.placed', 1, 'order', 'A-1', 'orders', now(), '{}', $1) RETURNING position::text AS position`,
+          [status],
+        ) as Promise<Array<{ position: string }>>;
+      for (const status of ['published', 'pending', 'published', 'dead', 'pending']) await insert('outbox_messages', status);
+      await dataSource.query(`INSERT INTO outbox_messages_paused (destination) VALUES ('orders')`);
+      const runner = dataSource.createQueryRunner();
+      await new partitioned().up(runner);
+      await runner.release();
+      // As docs/operating.md, "From a plain table", gives them.
+      await dataSource.transaction(async (manager) => {
+        await manager.query(`INSERT INTO outbox_events OVERRIDING SYSTEM VALUE SELECT * FROM outbox_messages WHERE status IN ('pending', 'dead')`);
+        await manager.query(`INSERT INTO outbox_events_paused SELECT * FROM outbox_messages_paused`);
+        await manager.query(`SELECT setval(pg_get_serial_sequence('outbox_events', 'position'), (SELECT coalesce(max(position), 1) FROM outbox_messages))`);
+      });
+      expect(await dataSource.query(`SELECT position::text AS position, status FROM outbox_events ORDER BY position`)).toEqual([
+        { position: '2', status: 'pending' },
+        { position: '4', status: 'dead' },
+        { position: '5', status: 'pending' },
+      ]);
+      expect(await dataSource.query(`SELECT destination FROM outbox_events_paused`)).toEqual([{ destination: 'orders' }]);
+      expect((await insert('outbox_events', 'pending'))[0].position).toBe('6');
+    } finally {
+      await dataSource.destroy();
+      await isolated.drop();
+    }
+  });
+
+  it('the partitioned migration fails on an existing plain table: it creates the table, it never converts one', async () => {
     const isolated = await isolatedDatabase('postgres');
     const dataSource = new DataSource({ ...isolated.options, migrations: [CreateOutboxTable], migrationsRun: true, logging: false } as DataSourceOptions);
     await dataSource.initialize();

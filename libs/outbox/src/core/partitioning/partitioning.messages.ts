@@ -18,9 +18,9 @@ export const tableNotPartitioned = (table: string, kind: 'plain' | 'missing') =>
     ? `OutboxModule option "partitioning" is set, but the outbox table "${table}" does not exist. Run the outbox migration with the same ` +
       `partitioning (createOutboxTableMigration({ tableName, partitioning }), or outboxDdl({ dialect: 'postgres', partitioning })) first.`
     : `OutboxModule option "partitioning" is set, but the outbox table "${table}" is a plain table: PostgreSQL cannot turn a table ` +
-      `into a partitioned one in place. Remove "partitioning", or move the table over as docs/operating.md shows ` +
-      `("A partitioned outbox table", "From a plain table"): rename it, create the partitioned table with the migration, and copy ` +
-      `the unsettled rows across, with the app stopped.`;
+      `into a partitioned one in place. Remove "partitioning", or move over as docs/operating.md shows ` +
+      `("A partitioned outbox table", "From a plain table"): with the app stopped, create a partitioned table under a new tableName ` +
+      `with the migration, copy the unsettled rows across, and start with that tableName.`;
 
 export const partitionNotMade = (partition: string, error: string) =>
   `Outbox partition ${partition} could not be made ahead (the next cleanup run tries again; rows meanwhile land in the DEFAULT partition, none is lost): ${error}`;
