@@ -15,7 +15,7 @@ const COLUMN_TYPES: Record<number, string> = Object.fromEntries(
   INSERT_COLUMNS.map((column, index) => [index, ({ id: 'uuid', event_version: 'integer', occurred_at: 'timestamptz', headers: 'text', payload: 'text', next_attempt_at: 'double precision' } as Record<string, string>)[column] ?? 'varchar']),
 );
 
-/** The columns after \`position\`, the same in the plain and the partitioned table. */
+/** The columns after `position`, the same in the plain and the partitioned table. */
 const COLUMNS = `        id uuid NOT NULL,
         event_type varchar(255) NOT NULL,
         event_version integer NOT NULL,

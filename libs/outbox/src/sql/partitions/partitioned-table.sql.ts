@@ -39,7 +39,7 @@ ${columns},
       PARTITION BY RANGE (created_at)`,
     // An insert never fails for want of a partition: rows no partition covers land here.
     `CREATE TABLE ${defaultPartition(table).quoted()} PARTITION OF ${t} DEFAULT`,
-    // The current partition and \`ahead\` more, in UTC; cleanup runs make the later ones.
+    // The current partition and `ahead` more, in UTC; cleanup runs make the later ones.
     `DO $$
       DECLARE
         start timestamptz := date_trunc('${interval}', now(), 'UTC');
