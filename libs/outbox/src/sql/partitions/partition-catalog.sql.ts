@@ -17,9 +17,9 @@ export class PartitionCatalogSql {
    */
   partitions(expiredAfterMs = 0): SqlStatement {
     return {
-      sql: `SELECT c.relname AS name, b.bound[1]::timestamptz AS "from", b.bound[2]::timestamptz AS "to",
+      sql: `SELECT c.relname AS name, n.nspname AS schema, b.bound[1]::timestamptz AS "from", b.bound[2]::timestamptz AS "to",
               COALESCE(b.bound[2]::timestamptz <= now() - $2 * interval '1 millisecond', false) AS expired
-            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace
             CROSS JOIN LATERAL (SELECT regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\) TO \\(''([^'']+)''\\)') AS bound) b
             WHERE i.inhparent = to_regclass($1)
             ORDER BY b.bound[1]::timestamptz NULLS FIRST`,

@@ -2,7 +2,7 @@ import { errorText } from '../../core/error-text';
 import { partitionsFrom, type ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
 import type { OutboxPartitionStore, OutboxTableKind, PartitionsDropped, PartitionsMade } from '../../core/partitioning/outbox-partitions.port';
 import type { SqlConnection } from '../../core/sql-connection.port';
-import type { OutboxTable } from '../dialects/outbox-table';
+import { OutboxTable } from '../dialects/outbox-table';
 import { PartitionCatalogSql } from './partition-catalog.sql';
 import { timePartition } from './partitioned-table.sql';
 
@@ -18,6 +18,7 @@ class PartitionStillInUse extends Error {}
 
 interface CatalogPartition {
   name: string;
+  schema: string;
   from: Date | null;
   to: Date | null;
   expired: boolean;
@@ -62,9 +63,10 @@ export class SqlOutboxPartitionStore implements OutboxPartitionStore {
 
   async dropExpired(publishedRetentionMs: number): Promise<PartitionsDropped> {
     const outcome: PartitionsDropped = { dropped: [], kept: [], failed: [] };
-    for (const { name } of (await this.partitions(publishedRetentionMs)).filter((p) => p.expired)) {
-      const partition = this.table.sibling(name);
+    for (const { name, schema } of (await this.partitions(publishedRetentionMs)).filter((p) => p.expired)) {
       try {
+        // Named as the catalog has it: an operator may have made (or moved) a partition elsewhere.
+        const partition = OutboxTable.of({ tableName: name, schema });
         // Checked first without the lock, over the partial indexes, so that a partition that must stay never takes it.
         if (await this.unsettled(partition, publishedRetentionMs, (statement) => this.connection.run(statement))) {
           outcome.kept.push(name);
@@ -94,6 +96,6 @@ export class SqlOutboxPartitionStore implements OutboxPartitionStore {
   private async partitions(expiredAfterMs?: number): Promise<CatalogPartition[]> {
     const { records } = await this.connection.run(this.sql.partitions(expiredAfterMs));
     const time = (value: unknown) => (value === null || value === undefined ? null : new Date(value as string | Date));
-    return records.map((row) => ({ name: String(row.name), from: time(row.from), to: time(row.to), expired: row.expired === true }));
+    return records.map((row) => ({ name: String(row.name), schema: String(row.schema), from: time(row.from), to: time(row.to), expired: row.expired === true }));
   }
 }
