@@ -109,6 +109,8 @@ function isMariaDb(driverType: string): boolean {
 /** The time partitions of a partitioned outbox table (PostgreSQL only). */
 export function createSqlOutboxPartitionStore(connection: SqlConnection, table: OutboxTableArgument, partitioning: ResolvedPartitioning): OutboxPartitionStore {
   const type = driverTypeOf(connection.dialect);
+  // Names first, as everywhere: they go into SQL text.
+  const located = OutboxTable.of(table);
   if (type !== 'postgres') throw new OutboxConfigurationError(partitioningNeedsPostgres(type));
-  return new SqlOutboxPartitionStore(connection, OutboxTable.on(type, table), partitioning);
+  return new SqlOutboxPartitionStore(connection, located, partitioning);
 }
