@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { Cron, Interval, ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { CreateOutboxTable, OutboxModule, type OutboxTransport } from '@nest-outbox/outbox';
+import { OutboxModule, type OutboxTransport } from '@nest-outbox/outbox';
 import type { OutgoingMessage } from '@nest-outbox/outbox/core';
-import { PARCEL_ENTITIES } from './support/parcel.fixtures';
 import { waitFor } from './support/wait-for';
+import { parcelsOnSqlite } from './support/sqlite-parcels';
 
 const TICK_MS = 100;
 
@@ -46,15 +45,7 @@ describe("The app's own @nestjs/schedule jobs with OutboxModule imported (SQLite
     module = await Test.createTestingModule({
       imports: [
         ScheduleModule.forRoot(),
-        TypeOrmModule.forRoot({
-          type: 'better-sqlite3',
-          database: join(dir, 'db.sqlite'),
-          entities: PARCEL_ENTITIES,
-          autoLoadEntities: true,
-          synchronize: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-        }),
+        parcelsOnSqlite(dir),
         // A short poll interval so the relay's own timer fires many times during the test.
         OutboxModule.forRoot({ transport: new ListTransport(), pollIntervalMs: 50 }),
       ],

@@ -1,4 +1,4 @@
-import { OutboxRelayHost } from '@nest-outbox/outbox';
+import { OutboxAdmin, OutboxRelayHost } from '@nest-outbox/outbox';
 import { createSqlOutboxStatsSource } from '@nest-outbox/outbox/typeorm';
 import { OutboxStats } from '@nest-outbox/outbox/observability';
 import { createOutboxHarness, type DeliveryMode, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
@@ -9,6 +9,12 @@ import { waitFor } from './support/wait-for';
  * The stats statement on one real database: every count, the lag and the module's injectable. In
  * the WAL mode (PostgreSQL) the rows are those the stream moved to the table: every case applies.
  */
+const TEN_MINUTES_AGO: Record<TestDatabase, string> = {
+  postgres: `now() - interval '10 minutes'`,
+  sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now', '-600 seconds')`,
+  mariadb: 'NOW(3) - INTERVAL 10 MINUTE',
+};
+
 export function describeOutboxStats(database: TestDatabase, mode: DeliveryMode = 'table'): void {
   describe(`stats on ${database}${mode === 'wal' ? ' in the WAL mode' : ''}`, () => {
     let harness: OutboxHarness;
@@ -80,6 +86,30 @@ export function describeOutboxStats(database: TestDatabase, mode: DeliveryMode =
       expect(later.pending).toBe(1);
       // Cached: the next read within the refresh interval returns the same reading.
       expect((await harness.module.get(OutboxRelayHost).stats()).readAt).toEqual(later.readAt);
+    });
+
+    it('counts the lag from when a row became due: a dead row requeued long after it was written, a delayed row not yet due', async () => {
+      // The WAL mode writes delayed rows as the table mode does; its harness moves rows in as the stream would, undelayed.
+      const delayed = mode === 'table' ? [{ ...event(2, 'due'), delayMs: 3_600_000 }] : [];
+      await harness.add([event(1, 'due'), ...delayed]);
+      const [old] = await harness.rows();
+      const failing = new RecordingTransport();
+      failing.failTimes(old.id, 2);
+      await harness.relay('stats-relay', failing, { maxAttempts: 1 }).publishBatch();
+      await harness.dataSource.query(`UPDATE outbox_messages SET created_at = ${TEN_MINUTES_AGO[database]} WHERE id = ${database === 'postgres' ? '$1' : '?'}`, [old.id]);
+      const stats = harness.module.get(OutboxStats);
+      // Before the requeue: dead, and the delayed row is not late, so nothing lags.
+      expect(await stats.snapshot({ fresh: true })).toMatchObject({ dead: 1, pending: delayed.length, oldestPendingAgeMs: null });
+
+      await harness.module.get(OutboxAdmin).requeue(old.id);
+      const requeued = await stats.snapshot({ fresh: true });
+      expect(requeued).toMatchObject({ dead: 0, pending: 1 + delayed.length });
+      expect(requeued.oldestPendingAgeMs).toEqual(expect.any(Number));
+      expect(requeued.oldestPendingAgeMs!).toBeLessThan(60_000);
+
+      // Once it has failed again, the row is late since it was written: the lag grows through an outage.
+      await harness.relay('stats-relay', failing, { maxAttempts: 5 }).publishBatch();
+      expect((await stats.snapshot({ fresh: true })).oldestPendingAgeMs!).toBeGreaterThan(590_000);
     });
 
     it('counts rows under a live lease as in flight', async () => {

@@ -3,15 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule } from '@nest-outbox/outbox';
+import { OutboxModule } from '@nest-outbox/outbox';
 import { ConfluentKafkaTransport } from '@nest-outbox/outbox/kafka';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
-import { Parcel, PARCEL_ENTITIES } from '../support/parcel.fixtures';
+import { Parcel } from '../support/parcel.fixtures';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
+import { parcelsOnSqlite } from '../support/sqlite-parcels';
 
 interface Row {
   aggregate_id: string;
@@ -39,15 +39,7 @@ describe('ConfluentKafkaTransport across a broker outage (relay in a Nest app, K
     dir = mkdtempSync(join(tmpdir(), 'outbox-ckjs-outage-'));
     module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'better-sqlite3',
-          database: join(dir, 'db.sqlite'),
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          autoLoadEntities: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-        }),
+        parcelsOnSqlite(dir),
         OutboxModule.forRoot({
           // librdkafka gives up on a message (2.5 s) before the relay does (3 s), as the option's documentation asks.
           transport: new ConfluentKafkaTransport({ brokers, clientId: `outage-${suffix}`, deliveryTimeoutMs: 2_500 }),

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule } from '@nest-outbox/outbox';
+import { OutboxModule } from '@nest-outbox/outbox';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
-import { Parcel, PARCEL_ENTITIES } from '../support/parcel.fixtures';
+import { Parcel } from '../support/parcel.fixtures';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
+import { parcelsOnSqlite } from '../support/sqlite-parcels';
 
 describe('Kafka batches on the Kafka test broker', () => {
   const suffix = randomBytes(4).toString('hex');
@@ -24,15 +24,7 @@ describe('Kafka batches on the Kafka test broker', () => {
     dir = mkdtempSync(join(tmpdir(), 'outbox-kafka-batch-'));
     module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'better-sqlite3',
-          database: join(dir, 'db.sqlite'),
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          autoLoadEntities: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-        }),
+        parcelsOnSqlite(dir),
         ClientsModule.register([
           { name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `batch-${suffix}`, brokers }, producerOnlyMode: true, send: { acks: -1 } } },
         ]),

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
-import { Parcel, PARCEL_ENTITIES } from '../support/parcel.fixtures';
+import { OutboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { Parcel } from '../support/parcel.fixtures';
 import { waitFor } from '../support/wait-for';
 import { WebhookTransport } from './webhook.transport';
+import { parcelsOnSqlite } from '../support/sqlite-parcels';
 
 describe('a custom transport (the README’s webhook example) on a real HTTP server', () => {
   let server: Server;
@@ -37,15 +37,7 @@ describe('a custom transport (the README’s webhook example) on a real HTTP ser
     dir = mkdtempSync(join(tmpdir(), 'outbox-webhook-'));
     module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'better-sqlite3',
-          database: join(dir, 'db.sqlite'),
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          autoLoadEntities: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-        }),
+        parcelsOnSqlite(dir),
         OutboxModule.forRoot({
           transport: new WebhookTransport(`http://127.0.0.1:${port}/events`),
           pollIntervalMs: 100,

@@ -163,3 +163,19 @@ describe('the data-layer write path loads no ORM up front', () => {
     expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/mysql-core', 'lazy:drizzle-orm/pg-core', 'lazy:kysely']);
   });
 });
+
+describe('the cloudevents SDK is an optional peer', () => {
+  const ALL = Object.keys(LAYERS);
+
+  it('no file imports it (type imports aside): only transports/cloudevents/cloudevents.peer.ts loads it, when a destination asks for CloudEvents', () => {
+    const files = [...new Set(ALL.flatMap((layer) => importsUnder(layer)).filter(({ target }) => target === 'cloudevents').map(({ file }) => file))];
+    const eager = files.filter((file) => /^(?:import|export)\s+(?!type\b)[^;]*?from\s+'cloudevents'/m.test(readFileSync(join(SRC, file), 'utf8')));
+    expect(eager).toEqual([]);
+    expect(readFileSync(join(SRC, 'transports', 'cloudevents', 'cloudevents.peer.ts'), 'utf8')).toMatch(/loadOptionalPeers<\[CloudEventsSdk\]>\(\[CLOUDEVENTS_PACKAGE\]/);
+  });
+
+  it('the module, the root entry point and core/ do not load it at all', () => {
+    const entries = ['index.ts', 'core/index.ts', 'nest/outbox.module.ts'];
+    expect(entries.flatMap((entry) => [...runtimePackages(join(SRC, entry))].filter((name) => name === 'cloudevents').map((name) => `${entry}: ${name}`))).toEqual([]);
+  });
+});

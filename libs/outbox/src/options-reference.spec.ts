@@ -76,6 +76,7 @@ describe('docs/options.md', () => {
       'backoff.initialMs': settings.backoff.initialMs,
       'backoff.maxMs': settings.backoff.maxMs,
       'backoff.jitter': settings.backoff.jitter,
+      'envelope.format': settings.envelope.format,
       shutdownTimeoutMs: settings.shutdownTimeoutMs,
       maxPayloadBytes: settings.maxPayloadBytes,
       requireAcknowledgement: settings.requireAcknowledgement,

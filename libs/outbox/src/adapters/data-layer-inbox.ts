@@ -1,3 +1,4 @@
+import type { ReceivedKafkaMessage } from '../core/cloudevents/received-cloud-event';
 import type { InboxOutcome } from '../core/inbox/inbox.port';
 import { SqlInbox } from '../sql/sql-inbox';
 import { toSqlTransaction, type OutboxDataLayerTransaction } from './data-layer-transaction';
@@ -21,7 +22,7 @@ export class OutboxDataLayerInbox {
    * throws, let the transaction roll back (the layers' own transaction callbacks do): the mark goes
    * with it, and a redelivery runs the work again.
    */
-  async process<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
+  async process<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.inbox.process(toSqlTransaction(transaction), message, consumer, work);
   }
 }

@@ -3,6 +3,7 @@
 import { shownValue } from '../core/shown-value';
 import { redactUrl } from './cli-redaction';
 import { POISON_USAGE } from './cli-poison.messages';
+import { REPLAY_USAGE } from './cli-replay.messages';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 
@@ -26,6 +27,7 @@ Commands:
       --confirm-unknown       pause a destination that no message has used yet
   resume <destination>        publish to it again
   paused                      list paused destinations, since when and why
+${REPLAY_USAGE}
 ${POISON_USAGE}
   sql --dialect <postgres|sqlite|mariadb> [--table <name>] [--schema <name>]
                               print the DDL of the outbox tables (docs/migrations.md)

@@ -19,6 +19,8 @@ import { checkPoisonCommand, POISON_OPTIONS, runPoisonCommand } from './cli-pois
 import { checkPoisonTables } from './cli-status-poison';
 import { runWalCommand } from './cli-wal-slot';
 import { printSql, SQL_OPTIONS } from './cli-sql';
+import { checkReplayCommand, REPLAY_OPTIONS, runReplayCommand } from './cli-replay';
+import { showMessage } from './cli-show';
 import type { CliIo } from './cli-io';
 
 
@@ -45,6 +47,7 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   ...POISON_OPTIONS,
   ...SQL_OPTIONS,
+  ...REPLAY_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -95,6 +98,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   if (command === 'sql') return printSql(values, table, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
   if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
+  if (command === 'replay' || command === 'show') return replayOrShow(command, sub, values, table, io);
   const known = ['status', 'dead', 'pause', 'resume', 'paused', 'retry-now'];
   if (!known.includes(command)) throw new CliError(unknownCommand(command));
   if (command === 'dead' && !['list', 'requeue', 'discard'].includes(sub ?? '')) throw new CliError(needsArgument('dead', 'list, requeue or discard'));
@@ -187,6 +191,20 @@ async function poison(args: string[], values: Parsed, io: CliIo): Promise<number
   const opened = await connect(url);
   try {
     return await runPoisonCommand(opened.connection, args, values, io);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function replayOrShow(command: 'replay' | 'show', id: string | undefined, values: Parsed, table: OutboxTable, io: CliIo): Promise<number> {
+  if (command === 'show' && id === undefined) throw new CliError(needsArgument('show', 'a message id (a UUID, the envelope\'s "id")'));
+  if (command === 'show' && !UUID.test(id!)) throw new CliError(notAnId(id!));
+  const replay = command === 'replay' ? checkReplayCommand(id, values, io.env) : undefined;
+  const url = values.url ?? io.env.OUTBOX_DATABASE_URL;
+  if (!url) throw new CliError(missingUrl());
+  const opened = await connect(url);
+  try {
+    return replay ? await runReplayCommand(opened.connection, table, replay, values, io) : await showMessage(opened.connection, table, id!, io);
   } finally {
     await opened.close();
   }

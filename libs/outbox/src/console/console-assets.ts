@@ -7,6 +7,7 @@ const ASSETS = new Map<string, string>([
   ['console.js', 'text/javascript; charset=utf-8'],
   ['console.css', 'text/css; charset=utf-8'],
   ['poison.js', 'text/javascript; charset=utf-8'],
+  ['replay.js', 'text/javascript; charset=utf-8'],
 ]);
 
 const cache = new Map<string, Buffer>();

@@ -25,6 +25,8 @@ import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, PauseD
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 import { OutboxConsoleService, type ConsoleSummary } from './outbox-console.service';
+import type { ReplayOutcome } from '../core/replay/outbox-replay';
+import { BulkReplayDto, ReplayOneDto, toReplayFilter } from './dto/replay.dto';
 
 // The page loads its script and style from this origin only; nothing inline, nothing from a CDN.
 const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'self'; frame-ancestors 'none'";
@@ -125,6 +127,21 @@ export class OutboxConsoleController {
   @UseGuards(ConsoleActionGuard)
   bulkDiscard(@Body() body: BulkActionDto): Promise<BulkOutcome> {
     return this.service.bulkDiscard(toFilter(body), body.dryRun);
+  }
+
+  /** Re-publishes one published message, with its id, to its destination (see docs/console-and-cli.md, "Replay"). */
+  @Post('api/messages/:id/replay')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  replay(@Param() params: MessageIdParams, @Body() body: ReplayOneDto): Promise<ReplayOutcome> {
+    return this.service.replay({ filter: { id: params.id }, reason: body.reason });
+  }
+
+  @Post('api/bulk/replay')
+  @HttpCode(200)
+  @UseGuards(ConsoleActionGuard)
+  bulkReplay(@Body() body: BulkReplayDto): Promise<ReplayOutcome> {
+    return this.service.replay({ filter: toReplayFilter(body), reason: body.reason, dryRun: body.dryRun, all: body.all });
   }
 
   @Post('api/destinations/pause')

@@ -32,3 +32,6 @@ export const PAYLOAD_WITHHELD = '(withheld: the redactPayload hook failed; see t
 
 export const redactionFailed = (id: string, reason: string) =>
   `The console's redactPayload hook threw for message "${id}" (${reason}); its payload was withheld from the operator. Fix the hook.`;
+
+export const replayedLog = (count: number, replayId: string, reason: string) =>
+  `Replay ${replayId} from the console: ${count} published message(s) pending again, reason: ${JSON.stringify(reason.trim())}.`;

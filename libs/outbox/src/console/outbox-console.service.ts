@@ -6,11 +6,12 @@ import { OutboxStats } from '../nest/observe/outbox.stats';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from '../nest/outbox.constants';
 import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
-import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
+import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, createSqlReplayStore } from '../sql/outbox-sql.factory';
+import { OutboxReplay, type ReplayOutcome, type ReplayRequest } from '../core/replay/outbox-replay';
 import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import { errorText } from '../core/error-text';
-import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed } from './outbox-console.messages';
+import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed, replayedLog } from './outbox-console.messages';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
 
 export interface ConsoleSummary {
@@ -28,6 +29,7 @@ export interface ConsoleSummary {
 export class OutboxConsoleService implements OnApplicationBootstrap {
   private readonly logger = new Logger('OutboxConsole');
   private readonly console: OutboxConsole;
+  private readonly replayer: OutboxReplay;
 
   constructor(
     @Inject(OUTBOX_CONNECTION) connection: SqlConnection,
@@ -40,6 +42,7 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
       createSqlOutboxConsoleStore(connection, extras),
       createSqlOutboxMaintenanceStore(connection, extras),
     );
+    this.replayer = new OutboxReplay(createSqlReplayStore(connection, extras));
   }
 
   onApplicationBootstrap(): void {
@@ -94,6 +97,16 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
 
   bulkRetryNow(filter: MessageFilter, dryRun: boolean): Promise<BulkOutcome> {
     return this.waking(this.console.bulkRetryNow(filter, dryRun));
+  }
+
+  /** Published messages again, in their original order (see OutboxReplay); logged with its reason, as a pause is. */
+  async replay(request: Omit<ReplayRequest, 'by'>): Promise<ReplayOutcome> {
+    const outcome = await this.replayer.replay({ ...request, by: 'console' });
+    if (outcome.replayed > 0) {
+      this.logger.warn(replayedLog(outcome.replayed, outcome.replayId!, request.reason));
+      this.wakeRelay();
+    }
+    return outcome;
   }
 
   paused(): Promise<PausedDestination[]> {

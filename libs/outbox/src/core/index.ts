@@ -12,6 +12,13 @@ export type {
   DeliveryOptions,
 } from './outbox-message';
 export { ENVELOPE_HEADERS } from './envelope';
+export { REPLAY_HEADERS, type ReplayFilter } from './replay/replay.port';
+export type { ReplayRequest, ReplayOutcome } from './replay/outbox-replay';
+export { bodyOf } from './outbox-message';
+// CloudEvents: the `envelope` option's types, the attribute mapping, and reading a received CloudEvent (no SDK needed).
+export { ENVELOPE_FORMATS, type EnvelopeFormat, type EnvelopeOptions } from './cloudevents/envelope-options';
+export { CLOUD_EVENT_EXTENSIONS, cloudEventAttributes, type CloudEventAttributes } from './cloudevents/cloud-event-attributes';
+export { envelopeOfCloudEvent, isStructuredCloudEvent, type ReceivedKafkaMessage } from './cloudevents/received-cloud-event';
 export { OutboxRelay, type BatchOutcome } from './outbox-relay';
 export { RetryPolicy, type BackoffOptions } from './retry-policy';
 export type { RetryIf } from './failure-classification';

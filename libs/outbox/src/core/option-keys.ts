@@ -11,7 +11,7 @@ export const OUTBOX_OPTION_KEYS = {
     // settings (core/outbox-options.ts)
     'relay', 'notifications', 'preparedStatements', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
-    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'partitioning',
+    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope', 'partitioning',
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
@@ -25,6 +25,7 @@ export const OUTBOX_OPTION_KEYS = {
   health: ['maxLagMs', 'maxDeadRows', 'maxRoundAgeMs'],
   metrics: ['registry', 'prefix', 'latencyBuckets'],
   tracing: ['tracerName'],
+  envelope: ['format', 'source', 'destinations'],
   wal: ['slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
 } as const satisfies Record<string, readonly string[]>;
 

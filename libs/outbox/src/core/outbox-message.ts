@@ -91,4 +91,15 @@ export interface OutgoingMessage {
   /** Envelope fields as flat string headers, for brokers that carry headers. */
   headers: Record<string, string>;
   envelope: OutboxEnvelope;
+  /**
+   * The JSON value to send as the body instead of the envelope: set for destinations whose format
+   * is a CloudEvents one (the payload in binary mode, the whole CloudEvent in structured mode; see
+   * the `envelope` option). A transport that sends it says so in `envelopeFormats`.
+   */
+  body?: unknown;
+}
+
+/** What a transport sends as the message body: `body` when the destination's format set one, else the envelope. */
+export function bodyOf(message: OutgoingMessage): unknown {
+  return message.body !== undefined ? message.body : message.envelope;
 }

@@ -6,6 +6,7 @@ import type { HealthThresholds, StatsOptions } from './observe/observability.opt
 import { CONTROL_CHARACTER, DESTINATION_RULE, isDestinationName } from './names';
 import { resolvePartitioning, type OutboxPartitioning, type ResolvedPartitioning } from './partitioning/outbox-partitioning';
 import { partitioningNeedsTableDelivery } from './partitioning/partitioning.messages';
+import { resolveEnvelopeOptions, type EnvelopeOptions, type ResolvedEnvelopeOptions } from './cloudevents/envelope-options';
 import { OUTBOX_DELIVERY_DEFAULT, validateDelivery, type OutboxDelivery, type WalDeliveryOptions } from './stream/wal-options';
 
 /** What `resolveTopic` and `enrich` are told about an event being written. */
@@ -135,13 +136,20 @@ export interface OutboxSettings {
   delivery?: OutboxDelivery;
   /** Slot and publication of the WAL delivery mode. Default: named after the table. */
   wal?: WalDeliveryOptions;
+  /**
+   * How published messages look on the wire, module-wide (`format`) and per destination
+   * (`destinations`): the outbox envelope, or a CloudEvent 1.0 in binary or structured mode (needs
+   * the optional package `cloudevents` and a `source`). See docs/cloudevents.md. Default `{ format: 'outbox' }`.
+   */
+  envelope?: EnvelopeOptions;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'partitioning'>> &
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'envelope' | 'partitioning'>> &
   Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & {
     backoff: BackoffOptions;
     cleanup: Required<CleanupOptions>;
     wal: WalDeliveryOptions;
+    envelope: ResolvedEnvelopeOptions;
     partitioning?: ResolvedPartitioning;
   };
 
@@ -197,6 +205,7 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     retryIf: options.retryIf,
     delivery: options.delivery ?? OUTBOX_DELIVERY_DEFAULT,
     wal: { ...options.wal },
+    envelope: resolveEnvelopeOptions(options.envelope),
     ...(options.partitioning === undefined ? {} : { partitioning: resolvePartitioning(options.partitioning) }),
   };
   validate(resolved);

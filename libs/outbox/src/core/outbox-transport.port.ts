@@ -1,3 +1,4 @@
+import type { EnvelopeFormat } from './cloudevents/envelope-options';
 import type { OutgoingMessage } from './outbox-message';
 
 /**
@@ -38,6 +39,13 @@ export interface OutboxTransport {
    * so that a standby that takes over publishes at once). A failure is ignored: `publish` reports it.
    */
   connect?(): Promise<void>;
+  /**
+   * Optional, default `['outbox']`: the formats of the `envelope` option this transport sends
+   * faithfully. One that lists a CloudEvents format sends `OutgoingMessage.body` (see `bodyOf`) as
+   * the body and `headers` as its headers; the module refuses at startup to route a format to a
+   * transport that does not list it.
+   */
+  readonly envelopeFormats?: readonly EnvelopeFormat[];
   /** Optional: called once when the application shuts down, after the relay has stopped. */
   close?(): Promise<void>;
 }

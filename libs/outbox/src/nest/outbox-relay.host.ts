@@ -74,6 +74,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       deadLetterPolicy: this.settings.deadLetterPolicy,
       deleteOnPublish: this.settings.cleanup.deleteOnPublish,
       preparedStatements: this.settings.preparedStatements,
+      log: (message) => this.logger.log(message),
     });
     await store.probe().catch((error: unknown) => {
       throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));

@@ -5,12 +5,14 @@ import { invalidOption, invalidTransportName, missingTransport, notATransport, n
 import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
 import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
 import { ClientProxyTransport } from '../transports/client-proxy.transport';
+import { withEnvelopeFormats } from '../transports/cloudevents/envelope-formats';
+import { resolveEnvelopeOptions } from '../core/cloudevents/envelope-options';
 import { IN_PROCESS_TRANSPORT } from '../transports/in-process.transport';
 import { reservedTransportName } from '../core/in-process.messages';
 import { nameProblem, nameRule } from '../core/names';
 import type { OutboxModuleOptions, OutboxTransportOption } from './outbox-module.options';
 
-/** Turns the `transport` / `transports` options into transports by name, failing on what cannot work. */
+/** Turns the `transport` / `transports` options into transports by name, each sending the format the `envelope` option asks for, failing on what cannot work. */
 export function resolveTransports(options: OutboxModuleOptions, moduleRef: ModuleRef, inProcess?: OutboxTransport): Map<string, OutboxTransport> {
   const transports = new Map<string, OutboxTransport>();
   if (options.transport !== undefined && options.transport !== null) {
@@ -23,7 +25,7 @@ export function resolveTransports(options: OutboxModuleOptions, moduleRef: Modul
   // In-process handlers need no broker: an app with handlers only has a transport all the same.
   if (inProcess) transports.set(IN_PROCESS_TRANSPORT, inProcess);
   if (transports.size === 0) throw new OutboxConfigurationError(missingTransport());
-  return transports;
+  return withEnvelopeFormats(transports, resolveEnvelopeOptions(options.envelope), options.routes ?? []);
 }
 
 const MAX_TRANSPORT_NAME = 64;

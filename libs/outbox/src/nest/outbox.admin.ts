@@ -3,7 +3,9 @@ import { OutboxAdminError } from '../core/outbox.errors';
 import { invalidListOption, noSuchMessage, notAMessageId, notDead } from '../core/outbox.messages';
 import type { DeadLetterOutcome, DeadMessage, OutboxMaintenanceStore } from '../core/outbox-maintenance.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
-import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
+import { createSqlOutboxMaintenanceStore, createSqlReplayStore } from '../sql/outbox-sql.factory';
+import { ConsoleError } from '../core/console/console.error';
+import { OutboxReplay, type ReplayOutcome, type ReplayRequest } from '../core/replay/outbox-replay';
 import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from './outbox.constants';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
@@ -11,10 +13,11 @@ import { OutboxRelayHost } from './outbox-relay.host';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Dead letters for operators: list them, send them again, or give them up. */
+/** Dead letters for operators: list them, send them again, or give them up; and replays of published messages. */
 @Injectable()
 export class OutboxAdmin {
   private readonly store: OutboxMaintenanceStore;
+  private readonly replayer: OutboxReplay;
 
   constructor(
     @Inject(OUTBOX_CONNECTION) connection: SqlConnection,
@@ -22,6 +25,7 @@ export class OutboxAdmin {
     private readonly relayHost: OutboxRelayHost,
   ) {
     this.store = createSqlOutboxMaintenanceStore(connection, extras);
+    this.replayer = new OutboxReplay(createSqlReplayStore(connection, extras));
   }
 
   /** Dead messages, oldest first, with every failed attempt; page with the last `position` seen. */
@@ -43,6 +47,23 @@ export class OutboxAdmin {
   async discard(id: string): Promise<void> {
     this.check('discarded', id, await this.store.discard(this.validId(id)));
     void this.relayHost.drain();
+  }
+
+  /**
+   * Sends published messages the table still keeps again, with their ids, to their destinations, in
+   * their original order; `filter` (at least one field, or `all: true`) and `reason` are required.
+   * Refusals throw `OutboxAdminError` (`invalid`, `not-found`, `conflict`). See
+   * docs/console-and-cli.md, "Replaying published messages".
+   */
+  async replay(request: ReplayRequest): Promise<ReplayOutcome> {
+    try {
+      const outcome = await this.replayer.replay({ by: 'OutboxAdmin', ...request });
+      if (outcome.replayed > 0) void this.relayHost.drain();
+      return outcome;
+    } catch (error) {
+      if (error instanceof ConsoleError) throw new OutboxAdminError(error.message, error.kind);
+      throw error;
+    }
   }
 
   private validId(id: string): string {

@@ -11,6 +11,7 @@ import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
 import { driverTypeOf, type SqlConnection } from '../core/sql-connection.port';
 import { SqlOutboxStore } from './sql-outbox.store';
+import { PlannerStatistics } from './planner-statistics';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
 import { SqlOutboxStatsSource } from './sql-outbox-stats.source';
 import type { OutboxConsoleStore } from '../core/console/outbox-console.port';
@@ -24,6 +25,9 @@ import { partitioningNeedsPostgres } from '../core/partitioning/partitioning.mes
 import type { ResolvedPartitioning } from '../core/partitioning/outbox-partitioning';
 import type { OutboxPartitionStore } from '../core/partitioning/outbox-partitions.port';
 import { SqlOutboxPartitionStore } from './partitions/sql-outbox-partitions.store';
+import type { ReplayStore } from '../core/replay/replay.port';
+import { ReplaySql } from './replay/replay.sql';
+import { MariaDbReplayStore, SqlReplayStore } from './replay/sql-replay.store';
 
 /**
  * Every entry point below takes the table as a name (`'outbox_messages'`) or a location
@@ -58,15 +62,18 @@ export interface SqlOutboxStoreOptions extends DialectOptions {
    * per connection. Default `true`; `false` behind a pooler that cannot keep prepared statements.
    */
   preparedStatements?: boolean;
+  /** Where the store says what it cannot do (PostgreSQL: refresh the table's statistics, see PlannerStatistics). Default: nowhere. */
+  log?: (message: string) => void;
 }
 
 /** The store for a connection: its dialect, and a way to run statements outside application transactions. */
 export function createSqlOutboxStore(connection: SqlConnection, table: OutboxTableArgument, options: SqlOutboxStoreOptions = {}): OutboxStore & { probe(): Promise<void> } {
   const type = driverTypeOf(connection.dialect);
   const located = OutboxTable.on(type, table);
-  const { preparedStatements = true, ...dialectOptions } = options;
+  const { preparedStatements = true, log, ...dialectOptions } = options;
   if (isMariaDb(type)) return new MariaDbOutboxStore(connection, new MariaDbOutboxDialect(located, dialectOptions));
-  return new SqlOutboxStore(dialectFor(type, located, dialectOptions), connection.runner({ prepared: preparedStatements && type === 'postgres' }));
+  const statistics = type === 'postgres' ? new PlannerStatistics(connection.runner(), located, log) : undefined;
+  return new SqlOutboxStore(dialectFor(type, located, dialectOptions), connection.runner({ prepared: preparedStatements && type === 'postgres' }), statistics);
 }
 
 /**
@@ -100,6 +107,17 @@ export function createSqlOutboxConsoleStore(connection: SqlConnection, table: Ou
   const runner = connection.runner();
   if (type === 'postgres') return new SqlOutboxConsoleStore(new ConsoleSql('postgres', located), runner, new StreamedCounts(located, runner));
   return new SqlOutboxConsoleStore(new ConsoleSql('sqlite', located), runner);
+}
+
+/** The replay's store (PostgreSQL, SQLite, MariaDB/MySQL): published rows made pending again. */
+export function createSqlReplayStore(connection: SqlConnection, table: OutboxTableArgument): ReplayStore {
+  const type = driverTypeOf(connection.dialect);
+  const located = OutboxTable.on(type, table);
+  if (isMariaDb(type)) return new MariaDbReplayStore(new ReplaySql('mariadb', located), connection);
+  if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
+  const runner = connection.runner();
+  if (type === 'postgres') return new SqlReplayStore(new ReplaySql('postgres', located), runner, new StreamedCounts(located, runner));
+  return new SqlReplayStore(new ReplaySql('sqlite', located), runner);
 }
 
 function isMariaDb(driverType: string): boolean {

@@ -2,6 +2,7 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import type { InboxOutcome } from '../core/inbox/inbox.port';
 import { checkConsumerName, looksLikeEnvelope } from '../core/inbox/inbox-settings';
 import { invalidMessageId } from '../core/inbox/inbox.messages';
+import { envelopeOfCloudEvent, type ReceivedKafkaMessage } from '../core/cloudevents/received-cloud-event';
 // The inbox SQL is a plain text builder; it moves to this folder with the stores.
 import { DEFAULT_INBOX_TABLE, inboxDialectFor } from './inbox/inbox-sql.dialect';
 import { affectedRowsUnknown } from './sql-outbox.messages';
@@ -27,9 +28,11 @@ export class SqlInbox {
     };
   }
 
-  async process<R>(transaction: SqlTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
+  async process<R>(transaction: SqlTransaction, delivery: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
+    // A CloudEvent's id is the outbox message id.
+    const message = (envelopeOfCloudEvent(delivery) ?? delivery) as { id?: unknown } | string;
     checkConsumerName(consumer);
-    const messageId = typeof message === 'string' ? message : looksLikeEnvelope(message) || typeof message?.id === 'string' ? message.id : undefined;
+    const messageId = typeof message === 'string' ? message : looksLikeEnvelope(message) || typeof message?.id === 'string' ? (message.id as string) : undefined;
     if (typeof messageId !== 'string' || messageId === '' || messageId.length > 255) {
       throw new OutboxConfigurationError(invalidMessageId(consumer, typeof message === 'object' ? message?.id : message));
     }

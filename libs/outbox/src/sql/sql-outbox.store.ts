@@ -3,12 +3,15 @@ import type { ClaimedMessage } from '../core/outbox-message';
 import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
 import type { OutboxRowRecord, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
 import type { SqlRunner } from '../core/sql-connection.port';
+import type { PlannerStatistics } from './planner-statistics';
 
 /** The outbox store over SQL: one statement per claim, per batch of successes, per batch of failures. */
 export class SqlOutboxStore implements OutboxStore {
   constructor(
     private readonly dialect: OutboxSqlDialect,
     private readonly runner: SqlRunner,
+    /** PostgreSQL: told how many rows each settle changed, to refresh stale statistics after a burst. */
+    private readonly statistics?: PlannerStatistics,
   ) {}
 
   async claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
@@ -19,12 +22,16 @@ export class SqlOutboxStore implements OutboxStore {
 
   async markPublished(token: string, positions: string[]): Promise<number> {
     if (positions.length === 0) return 0;
-    return (await this.runner.rows(this.dialect.markPublished(token, positions))).length;
+    const settled = (await this.runner.rows(this.dialect.markPublished(token, positions))).length;
+    this.statistics?.noteSettled(settled);
+    return settled;
   }
 
   async markFailed(token: string, failures: FailedDelivery[]): Promise<number> {
     if (failures.length === 0) return 0;
-    return (await this.runner.rows(this.dialect.markFailed(token, failures))).length;
+    const settled = (await this.runner.rows(this.dialect.markFailed(token, failures))).length;
+    this.statistics?.noteSettled(settled);
+    return settled;
   }
 
   async giveBack(token: string, positions: string[]): Promise<number> {

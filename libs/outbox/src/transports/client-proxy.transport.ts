@@ -4,6 +4,7 @@ import { ClientKafka, type ClientProxy } from '@nestjs/microservices';
 /** Any Nest client: each one narrows ClientProxy's event and status types differently. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyClientProxy = ClientProxy<any, any>;
+import type { EnvelopeFormat } from '../core/cloudevents/envelope-options';
 import type { OutgoingMessage } from '../core/outbox-message';
 import type { Acknowledgement, OutboxTransport } from '../core/outbox-transport.port';
 import { profileOf, type ClientProfile } from './client-profiles';
@@ -18,6 +19,7 @@ export class ClientProxyTransport implements OutboxTransport {
   readonly name: string;
   readonly acknowledgement: Acknowledgement;
   readonly acknowledgementNote?: string;
+  readonly envelopeFormats: readonly EnvelopeFormat[];
   readonly publishBatch?: (messages: OutgoingMessage[]) => Promise<Array<Error | undefined>>;
   readonly keepsKeyOrderInBatch: boolean = false;
   private readonly profile: ClientProfile;
@@ -30,6 +32,7 @@ export class ClientProxyTransport implements OutboxTransport {
     this.name = name ?? this.profile.name;
     this.acknowledgement = this.profile.acknowledgement;
     this.acknowledgementNote = this.profile.acknowledgementNote;
+    this.envelopeFormats = this.profile.envelopeFormats;
     if (client instanceof ClientKafka) {
       this.publishBatch = (messages) => publishKafkaBatch(client, messages);
       // One produce call per topic: a key's messages land on one partition, in the order given.

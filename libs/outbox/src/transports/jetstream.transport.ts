@@ -1,4 +1,5 @@
-import type { OutgoingMessage } from '../core/outbox-message';
+import type { EnvelopeFormat } from '../core/cloudevents/envelope-options';
+import { bodyOf, type OutgoingMessage } from '../core/outbox-message';
 import type { OutboxTransport } from '../core/outbox-transport.port';
 
 export interface JetStreamTransportOptions {
@@ -39,6 +40,8 @@ interface NatsConnection {
 export class JetStreamTransport implements OutboxTransport {
   readonly name: string;
   readonly acknowledgement = 'broker' as const;
+  /** The body goes as is, with NATS headers: structured CloudEvents fit; binary mode's ce_* headers are Kafka's binding. */
+  readonly envelopeFormats: readonly EnvelopeFormat[] = ['outbox', 'cloudevents-structured'];
   private connecting: Promise<{ connection: NatsConnection; client: JetStreamClient }> | undefined;
 
   constructor(private readonly options: JetStreamTransportOptions) {
@@ -51,7 +54,7 @@ export class JetStreamTransport implements OutboxTransport {
     const headers = nats.headers();
     for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
     headers.set('outbox-key', message.key);
-    await client.publish(message.destination, JSON.stringify(message.envelope), { msgID: message.envelope.id, headers });
+    await client.publish(message.destination, JSON.stringify(bodyOf(message)), { msgID: message.envelope.id, headers });
   }
 
   /** Closes the connection; the outbox calls it on application shutdown. Safe to call twice. */

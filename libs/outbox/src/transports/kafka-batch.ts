@@ -1,5 +1,5 @@
 import type { ClientKafka } from '@nestjs/microservices';
-import type { OutgoingMessage } from '../core/outbox-message';
+import { bodyOf, type OutgoingMessage } from '../core/outbox-message';
 
 interface KafkaSendOptions {
   acks?: number;
@@ -32,7 +32,7 @@ export async function publishKafkaBatch(client: ClientKafka, messages: OutgoingM
           compression: send.compression,
           messages: indexes.map((index) => ({
             key: messages[index].key,
-            value: JSON.stringify(messages[index].envelope),
+            value: JSON.stringify(bodyOf(messages[index])),
             headers: messages[index].headers,
           })),
         });

@@ -1,5 +1,5 @@
 import { NatsRecord } from '@nestjs/microservices';
-import type { OutgoingMessage } from '../core/outbox-message';
+import { bodyOf, type OutgoingMessage } from '../core/outbox-message';
 
 type NatsHeaders = { set(name: string, value: string): void };
 
@@ -11,5 +11,5 @@ export function natsRecordFor(message: OutgoingMessage): NatsRecord {
   const headers = makeHeaders();
   for (const [name, value] of Object.entries(message.headers)) headers.set(name, value);
   headers.set('outbox-key', message.key);
-  return new NatsRecord(message.envelope, headers);
+  return new NatsRecord(bodyOf(message), headers);
 }

@@ -331,6 +331,7 @@
       else filter[key] = key === 'from' || key === 'to' ? new Date(String(value)).toISOString() : String(value);
     }
     state.filter = filter;
+    $('#filters').dataset.applied = JSON.stringify(filter);
   }
 
   document.addEventListener('DOMContentLoaded', () => {

@@ -4,10 +4,14 @@ import type { InboxOutcome } from './inbox.port';
 import { checkConsumerName } from './inbox-settings';
 import { invalidMessageId, outsideInboxTransaction } from './inbox.messages';
 import { checkMessageId, decodeEnvelope, type Decoded } from '../poison/poison-decoding';
+import { envelopeOfCloudEvent } from '../cloudevents/received-cloud-event';
 import type { PoisonPolicy } from '../poison/poison-policy';
 import type { PoisonRecord } from '../poison/poison.port';
 
-/** How `process` reads a delivery: `id` (an envelope, `{ id }` or a bare id) or `envelope` (every field of an outbox envelope checked). */
+/**
+ * How `process` reads a delivery: `id` (an envelope, `{ id }` or a bare id) or `envelope` (every field of an outbox envelope checked).
+ * Either way a CloudEvent is read too (a structured one, or a Kafka message in binary or structured mode): its id is the message id.
+ */
 export type InboxDecoding = 'id' | 'envelope';
 
 /** Opens a transaction `T`, runs `work` in it and commits, or rolls back if `work` throws. */
@@ -92,7 +96,8 @@ export class TransactionalInbox<T> {
   }
 }
 
-function decode(message: unknown, decoding: InboxDecoding): Decoded {
+function decode(delivery: unknown, decoding: InboxDecoding): Decoded {
+  const message = envelopeOfCloudEvent(delivery) ?? delivery;
   if (decoding === 'envelope') return decodeEnvelope(message);
   if (typeof message === 'string') return checkMessageId(message);
   return typeof message === 'object' && message !== null ? checkMessageId((message as { id?: unknown }).id) : checkMessageId(message);

@@ -23,7 +23,8 @@ export function countDestinations(rows: readonly InMemoryRow[], now: number): De
       const leased = row.leaseExpiresAt !== undefined && row.leaseExpiresAt > now;
       if (leased) counts.inFlight++;
       else if (row.nextAttemptAt !== undefined && row.nextAttemptAt > now) counts.retrying++;
-      counts.oldestPendingAgeMs = Math.max(counts.oldestPendingAgeMs ?? 0, now - row.createdAt);
+      const due = dueSince(row, leased);
+      if (due <= now) counts.oldestPendingAgeMs = Math.max(counts.oldestPendingAgeMs ?? 0, now - due);
     }
     if (recent) {
       const ago = now - row.publishedAt!;
@@ -33,4 +34,10 @@ export function countDestinations(rows: readonly InMemoryRow[], now: number): De
     }
   }
   return [...byDestination.values()];
+}
+
+/** As the SQL statements' `dueSince`: the lag counts from the end of a delay or a requeue until the row has failed once. */
+function dueSince(row: InMemoryRow, leased: boolean): number {
+  const firstAttempt = row.attempts === 0 || (row.attempts === 1 && leased);
+  return row.nextAttemptAt !== undefined && firstAttempt ? row.nextAttemptAt : row.createdAt;
 }

@@ -20,7 +20,11 @@ export interface DestinationCounts {
   publishedLastMinute: number;
   /** Rows published in the last hour (0 with `cleanup.deleteOnPublish`). */
   publishedLastHour: number;
-  /** Age of the oldest pending row, from its insert; `null` when nothing is pending. */
+  /**
+   * The lag: how long the oldest pending row has been due — since its insert, the end of its delay
+   * (`delayMs`/`deliverAt`) or its requeue; a row that has failed counts from its insert. `null`
+   * when no pending row is due.
+   */
   oldestPendingAgeMs: number | null;
   /** How long ago the last row was published, looking back one hour; `null` when none was. */
   lastPublishedAgoMs: number | null;

@@ -1,6 +1,10 @@
 import { getOutboxEventMetadata } from '../event-metadata';
 import { OutboxNonRetryableError } from '../outbox.errors';
 import type { OutboxEnvelope } from '../outbox-message';
+import { envelopeOfCloudEvent, type ReceivedKafkaMessage } from '../cloudevents/received-cloud-event';
+
+/** What `toOutboxEvent` reads: an outbox envelope, a structured CloudEvent, or a Kafka message holding a CloudEvent in either mode. */
+export type ReceivedEvent = Pick<OutboxEnvelope, 'type' | 'version' | 'payload'> | { specversion: string; type: string; data?: unknown } | ReceivedKafkaMessage;
 import { payloadProblems } from './payload-validation';
 import { invalidPayload, newerVersion, notAnEventClass, olderVersionWithoutUpcaster, wrongEventType } from './typed-events.messages';
 
@@ -18,8 +22,11 @@ type EventClass<T> = new (...args: any[]) => T;
  * Turns a received envelope into an instance of its `@OutboxEvent` class: checks the type,
  * brings an older version to the current shape with the class's `upcast` hook, builds the
  * instance (class-transformer) and, with `validate: true`, validates it (class-validator).
+ * A structured CloudEvent (or a Kafka message holding one in either mode) is read as its envelope:
+ * the version comes from its `eventversion` extension.
  */
-export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, envelope: Pick<OutboxEnvelope, 'type' | 'version' | 'payload'>): T {
+export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, received: ReceivedEvent): T {
+  const envelope = (envelopeOfCloudEvent(received) ?? received) as Pick<OutboxEnvelope, 'type' | 'version' | 'payload'>;
   const metadata = getOutboxEventMetadata(eventClass.prototype);
   if (!metadata) throw new OutboxEventValidationError(notAnEventClass(eventClass.name));
   if (envelope?.type !== metadata.type) throw new OutboxEventValidationError(wrongEventType(metadata.type, envelope?.type));

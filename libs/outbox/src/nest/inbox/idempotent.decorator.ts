@@ -1,6 +1,7 @@
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { checkConsumerName, looksLikeEnvelope } from '../../core/inbox/inbox-settings';
 import { inboxNotWired, noEnvelopeArgument, notAMethod } from '../../core/inbox/inbox.messages';
+import { envelopeOfCloudEvent, headersOf } from '../../core/cloudevents/received-cloud-event';
 
 export const IDEMPOTENT_METADATA = 'outbox:idempotent';
 
@@ -34,8 +35,9 @@ export function Idempotent(consumer: string): MethodDecorator {
     const wrapped = async function (this: Record<symbol, InboxRunner | undefined>, ...args: unknown[]) {
       const inbox = this[INBOX_REF];
       if (!inbox) throw new OutboxConfigurationError(inboxNotWired(handlerName));
-      // The envelope, or else the payload: the first argument that is not the transport's context.
-      const message = args.find(looksLikeEnvelope) ?? args.find((arg) => !isRpcContext(arg));
+      // A binary CloudEvent first (its payload may well have an id and a type of its own), then the envelope
+      // or a structured CloudEvent, or else the payload: the first argument that is not the transport's context.
+      const message = binaryCloudEvent(args) ?? args.find(looksLikeEnvelope) ?? args.find((arg) => !isRpcContext(arg));
       if (!looksLikeEnvelope(message) && !inbox.poison) throw new OutboxConfigurationError(noEnvelopeArgument(handlerName));
       const outcome = await inbox.processEnvelope(message, consumer, () => original.apply(this, args));
       return outcome.duplicate ? undefined : outcome.result;
@@ -50,6 +52,15 @@ export function Idempotent(consumer: string): MethodDecorator {
     descriptor.value = wrapped;
     return descriptor;
   };
+}
+
+/** The envelope of a binary CloudEvent: the payload argument read with the ce_* headers of the handler's context (`@Ctx()`). */
+function binaryCloudEvent(args: unknown[]): unknown {
+  const context = args.find(isRpcContext);
+  if (!context) return undefined;
+  const headers = headersOf(context);
+  if (headers['ce_id'] === undefined && headers['ce-id'] === undefined) return undefined;
+  return envelopeOfCloudEvent(args.find((arg) => !isRpcContext(arg)), context);
 }
 
 /** A Nest transport context (`KafkaContext`, `RmqContext`, ...), told by its methods so that `@nestjs/microservices` stays optional. */

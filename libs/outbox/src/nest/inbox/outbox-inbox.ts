@@ -22,6 +22,7 @@ import { SqlInbox } from '../../sql/sql-inbox';
 import { SqlInboxStore } from '../../sql/inbox/sql-inbox.store';
 import { pruneInBatches } from '../../core/inbox/prune-batches';
 import { PoisonReplays } from './poison-replays';
+import type { ReceivedKafkaMessage } from '../../core/cloudevents/received-cloud-event';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from '../shutdown/shutdown-stage';
 import { ShutdownSteps } from '../shutdown/shutdown-steps';
 
@@ -113,14 +114,15 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * Runs `work` in a transaction unless `consumer` has already processed `message` (an outbox
-   * envelope or its id). Resolves `{ duplicate: true }` for a message already processed: the caller
+   * envelope or its id, a structured CloudEvent, or a Kafka message holding a CloudEvent in either
+   * mode: its id is the outbox message id). Resolves `{ duplicate: true }` for a message already processed: the caller
    * acknowledges it and moves on. If `work` throws, the transaction rolls back with the mark, and
    * the error is rethrown so the broker redelivers, until the poison policy sets the message aside:
    * then (and at once for a message without a valid id) it resolves `{ setAside: record }`, and the
    * caller acknowledges it too. `work` gets the transaction: TypeORM's EntityManager, or with
    * `connection` an `SqlTransaction` (`tx.query(sql, params)`, `OutboxPublisher.add(tx, …)`).
    */
-  async process<R, T = EntityManager>(message: { id: string } | string, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
+  async process<R, T = EntityManager>(message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.inbox.process(message, consumer, work);
   }
 
@@ -131,7 +133,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * the mark goes with it, and a redelivery runs the work again. PostgreSQL and SQLite. The poison
    * policy does not apply here: the transaction is yours, and ends after this call returns.
    */
-  processIn<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
+  processIn<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
     return this.marks.process(toSqlTransaction(transaction), message, consumer, work);
   }
 

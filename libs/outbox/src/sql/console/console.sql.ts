@@ -1,5 +1,6 @@
 import type { MessageFilter } from '../../core/console/outbox-console.port';
 import type { SqlStatement } from '../../core/sql-connection.port';
+import { requeued } from '../dialects/due-time.sql';
 import type { OutboxTable } from '../dialects/outbox-table';
 
 export type ConsoleDialect = 'postgres' | 'sqlite' | 'mariadb';
@@ -21,13 +22,12 @@ const DETAIL = `${SUMMARY}, event_version AS "version", correlation_id AS "corre
   tenant_id AS "tenantId", headers AS "headers", payload AS "payload", error_history AS "errorHistory",
   next_attempt_at AS "nextAttemptAt", lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt"`;
 
-const REQUEUE = `status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL`;
 const DISCARD = `status = 'discarded'`;
 
 /** What a bulk change does, and the state a row must still be in when it is changed. */
 export type ConsoleChange = 'requeue' | 'discard' | 'retry-now';
 
-const NOW: Record<ConsoleDialect, string> = {
+export const NOW: Record<ConsoleDialect, string> = {
   postgres: 'now()',
   // SQLite keeps times as UTC text 'YYYY-MM-DD HH:MM:SS.SSS', which compares correctly as text.
   sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now')`,
@@ -42,7 +42,7 @@ const inBackoff = (now: string) =>
   `status = 'pending' AND attempts > 0 AND next_attempt_at IS NOT NULL AND next_attempt_at > ${now} AND (lease_expires_at IS NULL OR lease_expires_at <= ${now})`;
 
 /** Collects parameters and hands out the dialect's placeholders in order. */
-class Params {
+export class Params {
   readonly values: unknown[] = [];
   constructor(private readonly dialect: ConsoleDialect) {}
 
@@ -197,7 +197,8 @@ export class ConsoleSql {
     };
   }
 
-  private where(filter: MessageFilter, params: Params): string[] {
+  /** The filter's conditions (always at least one, `1 = 1`), its values added to `params`. Shared with the replay's statements. */
+  where(filter: MessageFilter, params: Params): string[] {
     const where = ['1 = 1'];
     const equal = (column: string, value: string | undefined, cast = '') => {
       if (value !== undefined) where.push(`${column} = ${params.add(value, cast)}`);
@@ -220,7 +221,7 @@ export class ConsoleSql {
     if (kind === 'retry-now') {
       return { set: `next_attempt_at = ${now}`, still: (alias) => `${alias}status = 'pending' AND ${alias}next_attempt_at > ${now}` };
     }
-    return { set: kind === 'requeue' ? REQUEUE : DISCARD, still: (alias) => `${alias}status = 'dead'` };
+    return { set: kind === 'requeue' ? requeued(NOW[this.dialect]) : DISCARD, still: (alias) => `${alias}status = 'dead'` };
   }
 
   private get uuidCast(): string {
@@ -232,11 +233,11 @@ export class ConsoleSql {
   }
 
   // SQLite's text and MariaDB's datetime(3) both take 'YYYY-MM-DD HH:MM:SS.SSS'.
-  private time(value: Date): string {
+  time(value: Date): string {
     return this.dialect === 'postgres' ? value.toISOString() : value.toISOString().replace('T', ' ').replace('Z', '');
   }
 
-  private position(value: string): string | number {
+  position(value: string): string | number {
     return this.dialect === 'postgres' ? value : Number(value);
   }
 }

@@ -4,6 +4,7 @@ import type { FailedDelivery } from '../../core/outbox-store.port';
 import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
+import { requeued } from './due-time.sql';
 import { createPausedTable, dropPausedTable, notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 import { createLockTable, dropLockTable, lockBuckets, lockBucketsStatement, lockTableReadable } from './aggregate-lock-buckets.sql';
@@ -136,7 +137,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
   setDeadStatus(id: string, requeue: boolean): SqlStatement {
     return {
       sql: requeue
-        ? `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL WHERE id = ? AND status = 'dead'`
+        ? `UPDATE ${this.t} SET ${requeued('NOW(3)')} WHERE id = ? AND status = 'dead'`
         : `UPDATE ${this.t} SET status = 'discarded' WHERE id = ? AND status = 'dead'`,
       params: [id],
     };

@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../core/sql-connection.port';
+import { requeued } from './due-time.sql';
 import type { OutboxTable } from './outbox-table';
 import type { ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
 import { defaultPartition } from '../partitions/partitioned-table.sql';
@@ -40,8 +41,7 @@ export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
 
   requeue(id: string): SqlStatement {
     return {
-      sql: `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
-            WHERE id = $1::uuid AND status = 'dead' RETURNING position`,
+      sql: `UPDATE ${this.t} SET ${requeued('now()')} WHERE id = $1::uuid AND status = 'dead' RETURNING position`,
       params: [id],
     };
   }
@@ -105,8 +105,7 @@ export class SqliteMaintenanceSql implements OutboxMaintenanceSql {
 
   requeue(id: string): SqlStatement {
     return {
-      sql: `UPDATE ${this.t} SET status = 'pending', attempts = 0, next_attempt_at = NULL, dead_at = NULL
-            WHERE id = ? AND status = 'dead' RETURNING position`,
+      sql: `UPDATE ${this.t} SET ${requeued(`strftime('%Y-%m-%d %H:%M:%f', 'now')`)} WHERE id = ? AND status = 'dead' RETURNING position`,
       params: [id],
     };
   }

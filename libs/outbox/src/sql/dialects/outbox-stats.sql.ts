@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../core/sql-connection.port';
+import { dueSince } from './due-time.sql';
 import type { OutboxTable } from './outbox-table';
 
 /**
@@ -68,6 +69,8 @@ export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceM
   const leased = `lease_expires_at IS NOT NULL AND lease_expires_at > ${now}`;
   const since = sinceMinute === null ? ago(3600) : minuteStart(param(1));
   const none = (name: string) => `NULL AS ${q(name)}`;
+  // The lag counts from when a row became due (its creation, the end of its delay, its requeue); a row not due yet is not late.
+  const due = dueSince(now);
   return {
     sql: `
       SELECT 'backlog' AS ${q('kind')}, transport AS ${q('transport')}, destination AS ${q('destination')}, ${none('minute')},
@@ -75,7 +78,7 @@ export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceM
         ${count(`status = 'pending' AND ${leased}`)} AS ${q('inFlight')},
         ${count(`status = 'pending' AND NOT (${leased}) AND next_attempt_at IS NOT NULL AND next_attempt_at > ${now}`)} AS ${q('retrying')},
         ${count(`status = 'dead'`)} AS ${q('dead')},
-        ${msSince(`MIN(CASE WHEN status = 'pending' THEN created_at END)`)} AS ${q('oldestPendingAgeMs')},
+        ${msSince(`MIN(CASE WHEN status = 'pending' AND ${due} <= ${now} THEN ${due} END)`)} AS ${q('oldestPendingAgeMs')},
         ${none('published')}, ${none('publishedLastMinute')}, ${none('lastPublishedAgoMs')}
       FROM ${t} WHERE status IN ('pending', 'dead')
       GROUP BY transport, destination

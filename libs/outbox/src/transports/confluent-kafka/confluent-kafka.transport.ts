@@ -1,4 +1,5 @@
-import type { OutgoingMessage } from '../../core/outbox-message';
+import type { EnvelopeFormat } from '../../core/cloudevents/envelope-options';
+import { bodyOf, type OutgoingMessage } from '../../core/outbox-message';
 import type { OutboxTransport } from '../../core/outbox-transport.port';
 import { closedBeforeAcknowledged, notAcknowledged, notConnected, notProduced } from './confluent-kafka.messages';
 import { resolveConfluentKafkaOptions, type ConfluentKafkaSettings, type ConfluentKafkaTransportOptions } from './confluent-kafka.options';
@@ -23,6 +24,7 @@ export class ConfluentKafkaTransport implements OutboxTransport {
   readonly name: string;
   readonly acknowledgement = 'broker' as const;
   readonly keepsKeyOrderInBatch = true;
+  readonly envelopeFormats: readonly EnvelopeFormat[] = ['outbox', 'cloudevents-binary', 'cloudevents-structured'];
   private readonly settings: ConfluentKafkaSettings;
   private opening: Promise<NativeProducer> | undefined;
   private readonly inFlight = new Set<DeliveryBatch>();
@@ -52,7 +54,7 @@ export class ConfluentKafkaTransport implements OutboxTransport {
       const message = messages[index];
       try {
         const pending: Pending = { batch, index };
-        producer.produce(message.destination, null, Buffer.from(JSON.stringify(message.envelope)), message.key, null, pending, headersOf(message));
+        producer.produce(message.destination, null, Buffer.from(JSON.stringify(bodyOf(message))), message.key, null, pending, headersOf(message));
       } catch (error) {
         // Queue full or producer failed: nothing after it is handed over, so no later message of a key overtakes it.
         batch.failFrom(index, new Error(notProduced(this.name, describe(error)), { cause: error }));

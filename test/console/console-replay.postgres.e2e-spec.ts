@@ -1,0 +1,3 @@
+import { consoleReplayContract } from './console-replay.contract';
+
+describe('Replay of published messages on PostgreSQL', () => consoleReplayContract('postgres'));
