@@ -9,14 +9,19 @@ import { createSqlOutboxConsoleStore } from '../libs/outbox/src/typeorm/outbox-s
 import { createOutboxHarness, isolatedDatabase, type OutboxHarness } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
 import { sqlStoreSubject } from './support/sql-store.subject';
+import { describeDeadLettersAndCleanup } from './dead-letters.contract';
+import { describeOutboxStats } from './outbox-stats.contract';
 import { waitFor } from './support/wait-for';
 
 const DAY: OutboxPartitioning = { interval: 'day', ahead: 2 };
 const DAY_MS = 86_400_000;
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-// The store's promises (claims, the ordering rule, retries, fencing) hold on a partitioned table too.
+// The store's promises (claims, the ordering rule, retries, fencing), dead letters (list, requeue and
+// discard by id) and stats hold on a partitioned table too.
 describeOutboxStoreContract(sqlStoreSubject('postgres', 'hold', 'writer', { interval: 'hour' }));
+describeDeadLettersAndCleanup('postgres', DAY);
+describeOutboxStats('postgres', 'table', DAY);
 
 describe('a partitioned outbox table on postgres', () => {
   let harness: OutboxHarness;
