@@ -5,7 +5,7 @@
 #
 #   npm run bench                    quick size (a few minutes)
 #   npm run bench -- --full          larger size (P1/P4 100k rows, P5 1M rows)
-#   npm run bench -- --only P1,P3    some of P1..P9
+#   npm run bench -- --only P1,P3    some of P1..P10
 #   npm run bench -- --update-doc    also write the figures into BENCHMARKS.md
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 import { OutboxAdmin, OutboxAdminError } from '@nest-outbox/outbox';
-import { OutboxCleaner } from '@nest-outbox/outbox/core';
+import { OutboxCleaner, type OutboxPartitioning } from '@nest-outbox/outbox/core';
 import { createSqlOutboxMaintenanceStore } from '@nest-outbox/outbox/typeorm';
 import { createOutboxHarness, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { Parcel } from './support/parcel.fixtures';
@@ -8,13 +8,13 @@ import { waitFor } from './support/wait-for';
 
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-/** Dead letters and cleanup on one real database. */
-export function describeDeadLettersAndCleanup(database: TestDatabase): void {
-  describe(`dead letters and cleanup on ${database}`, () => {
+/** Dead letters and cleanup on one real database; with `partitioning`, on a partitioned table (PostgreSQL). */
+export function describeDeadLettersAndCleanup(database: TestDatabase, partitioning?: OutboxPartitioning): void {
+  describe(`dead letters and cleanup on ${database}${partitioning ? `, table partitioned by ${partitioning.interval}` : ''}`, () => {
     let harness: OutboxHarness;
 
     beforeEach(async () => {
-      harness = await createOutboxHarness(database, { relay: false });
+      harness = await createOutboxHarness(database, { relay: false, ...(partitioning ? { partitioning } : {}) });
     });
 
     afterEach(async () => {
@@ -111,43 +111,47 @@ export function describeDeadLettersAndCleanup(database: TestDatabase): void {
       expect(await harness.rows()).toEqual([]);
     });
 
-    it('cleans a large backlog of old rows in small batches while new events keep flowing', async () => {
-      const backlog = 3_000;
-      await harness.dataSource.transaction((manager) =>
-        harness.publisher.add(
-          manager,
-          Array.from({ length: backlog }, (_, i) => ({ type: 'old.event', aggregateType: 'old', aggregateId: `old-${i}`, payload: { i }, topic: 'old' })),
-        ),
-      );
-      const past = {
-        postgres: `now() - interval '30 days'`,
-        mariadb: `NOW(3) - INTERVAL 30 DAY`,
-        sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now', '-30 days')`,
-      }[database];
-      await harness.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = ${past}`);
+    // A partitioned table leaves rows of a partition within retention to the partition's drop
+    // (test/partitioned-outbox.postgres.e2e-spec.ts), so this row-by-row case is the plain table's.
+    if (!partitioning) {
+      it('cleans a large backlog of old rows in small batches while new events keep flowing', async () => {
+        const backlog = 3_000;
+        await harness.dataSource.transaction((manager) =>
+          harness.publisher.add(
+            manager,
+            Array.from({ length: backlog }, (_, i) => ({ type: 'old.event', aggregateType: 'old', aggregateId: `old-${i}`, payload: { i }, topic: 'old' })),
+          ),
+        );
+        const past = {
+          postgres: `now() - interval '30 days'`,
+          mariadb: `NOW(3) - INTERVAL 30 DAY`,
+          sqlite: `strftime('%Y-%m-%d %H:%M:%f', 'now', '-30 days')`,
+        }[database];
+        await harness.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = ${past}`);
 
-      const cleaner = new OutboxCleaner(
-        createSqlOutboxMaintenanceStore(harness.dataSource, 'outbox_messages'),
-        { publishedRetentionMs: 86_400_000, deadRetentionMs: null, batchSize: 200, maxBatchesPerRun: 100 },
-        silent,
-      );
-      const transport = new RecordingTransport();
-      const relay = harness.relay('relay', transport);
-      const fresh = Array.from({ length: 20 }, (_, i) => Parcel.register(`fresh-${i}`, i));
-      const cleaning = cleaner.run();
-      for (const parcel of fresh) {
-        await harness.dataSource.getRepository(Parcel).save(parcel);
-        await relay.trigger();
-      }
-      expect(await cleaning).toEqual({ published: backlog, dead: 0 });
-      await waitFor('the fresh events', async () => {
-        await relay.trigger();
-        return transport.delivered.length === fresh.length;
+        const cleaner = new OutboxCleaner(
+          createSqlOutboxMaintenanceStore(harness.dataSource, 'outbox_messages'),
+          { publishedRetentionMs: 86_400_000, deadRetentionMs: null, batchSize: 200, maxBatchesPerRun: 100 },
+          silent,
+        );
+        const transport = new RecordingTransport();
+        const relay = harness.relay('relay', transport);
+        const fresh = Array.from({ length: 20 }, (_, i) => Parcel.register(`fresh-${i}`, i));
+        const cleaning = cleaner.run();
+        for (const parcel of fresh) {
+          await harness.dataSource.getRepository(Parcel).save(parcel);
+          await relay.trigger();
+        }
+        expect(await cleaning).toEqual({ published: backlog, dead: 0 });
+        await waitFor('the fresh events', async () => {
+          await relay.trigger();
+          return transport.delivered.length === fresh.length;
+        });
+        const rows = await harness.rows();
+        expect(rows).toHaveLength(fresh.length);
+        expect(rows.every((row) => row.eventType === 'parcels.parcel-registered' && row.status === 'published')).toBe(true);
+        expect(await cleaner.run()).toEqual({ published: 0, dead: 0 });
       });
-      const rows = await harness.rows();
-      expect(rows).toHaveLength(fresh.length);
-      expect(rows.every((row) => row.eventType === 'parcels.parcel-registered' && row.status === 'published')).toBe(true);
-      expect(await cleaner.run()).toEqual({ published: 0, dead: 0 });
-    });
+    }
   });
 }

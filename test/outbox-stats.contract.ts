@@ -1,5 +1,6 @@
 import { OutboxAdmin, OutboxRelayHost } from '@nest-outbox/outbox';
 import { createSqlOutboxStatsSource } from '@nest-outbox/outbox/typeorm';
+import type { OutboxPartitioning } from '@nest-outbox/outbox/core';
 import { OutboxStats } from '@nest-outbox/outbox/observability';
 import { createOutboxHarness, type DeliveryMode, type OutboxHarness, type TestDatabase } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
@@ -15,12 +16,12 @@ const TEN_MINUTES_AGO: Record<TestDatabase, string> = {
   mariadb: 'NOW(3) - INTERVAL 10 MINUTE',
 };
 
-export function describeOutboxStats(database: TestDatabase, mode: DeliveryMode = 'table'): void {
-  describe(`stats on ${database}${mode === 'wal' ? ' in the WAL mode' : ''}`, () => {
+export function describeOutboxStats(database: TestDatabase, mode: DeliveryMode = 'table', partitioning?: OutboxPartitioning): void {
+  describe(`stats on ${database}${mode === 'wal' ? ' in the WAL mode' : ''}${partitioning ? `, table partitioned by ${partitioning.interval}` : ''}`, () => {
     let harness: OutboxHarness;
 
     beforeEach(async () => {
-      harness = await createOutboxHarness(database, { delivery: mode, relay: false, stats: { refreshIntervalMs: 60_000 } });
+      harness = await createOutboxHarness(database, { delivery: mode, relay: false, stats: { refreshIntervalMs: 60_000 }, ...(partitioning ? { partitioning } : {}) });
     });
 
     afterEach(async () => {

@@ -6,7 +6,7 @@ import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxMessageInput, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
 import { OutboxRelay, RetryPolicy } from '@nest-outbox/outbox/core';
-import { createSqlOutboxStore, outboxMessageEntity, type OutboxMessageRow } from '@nest-outbox/outbox/typeorm';
+import { createOutboxTableMigration, createSqlOutboxStore, outboxMessageEntity, type OutboxMessageRow } from '@nest-outbox/outbox/typeorm';
 import { PARCEL_ENTITIES } from './parcel.fixtures';
 import { privateMariaDbDatabase, privatePostgresSchema } from './databases';
 import { dropWalInstanceSlot, walInstanceOptions, walOverflowWriter } from './wal-overflow.writer';
@@ -53,7 +53,8 @@ export async function createOutboxHarness(database: TestDatabase, options: Outbo
         entities: PARCEL_ENTITIES,
         autoLoadEntities: true,
         synchronize: true,
-        migrations: [CreateOutboxTable],
+        // A partitioned table when the module is told so: the migration takes the same value.
+        migrations: [options.partitioning ? createOutboxTableMigration({ tableName: 'outbox_messages', partitioning: options.partitioning }) : CreateOutboxTable],
         migrationsRun: true,
         logging: false,
       } as TypeOrmModuleOptions),

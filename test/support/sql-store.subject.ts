@@ -1,8 +1,8 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { CreateOutboxTable } from '@nest-outbox/outbox';
-import { createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
+import { createOutboxTableMigration, createSqlOutboxStore } from '@nest-outbox/outbox/typeorm';
 import type { OutboxStoreContractSubject } from '@nest-outbox/outbox/testing';
-import type { NewOutboxMessage } from '@nest-outbox/outbox/core';
+import type { NewOutboxMessage, OutboxPartitioning } from '@nest-outbox/outbox/core';
 // The writer's own insert statement: what the outbox writes in production, without the Nest module around it.
 import { tableDialectFor } from '../../libs/outbox/src/typeorm/outbox-sql.factory';
 // The WAL mode's way into the table: what its stream moves there when a message keeps failing.
@@ -14,13 +14,19 @@ import { asMoved } from './wal-overflow.writer';
 const TABLE = 'outbox_messages';
 
 /** The library's SQL store on a private database (schema, database or file) per test, for the store contract suite. */
-export function sqlStoreSubject(database: TestDatabase, deadLetterPolicy: 'hold' | 'skip' = 'hold', writer: 'writer' | 'wal-overflow' = 'writer'): OutboxStoreContractSubject {
+export function sqlStoreSubject(
+  database: TestDatabase,
+  deadLetterPolicy: 'hold' | 'skip' = 'hold',
+  writer: 'writer' | 'wal-overflow' = 'writer',
+  partitioning?: OutboxPartitioning,
+): OutboxStoreContractSubject {
+  const migration = partitioning ? createOutboxTableMigration({ tableName: TABLE, partitioning }) : CreateOutboxTable;
   return {
-    name: `SQL store on ${database} (dead letters: ${deadLetterPolicy})${writer === 'wal-overflow' ? ', rows written by the WAL stream\'s overflow' : ''}`,
+    name: `SQL store on ${database} (dead letters: ${deadLetterPolicy})${writer === 'wal-overflow' ? ', rows written by the WAL stream\'s overflow' : ''}${partitioning ? `, table partitioned by ${partitioning.interval}` : ''}`,
     deadLetterPolicy,
     createStore: async () => {
       const isolated = await isolatedDatabase(database);
-      const dataSource = new DataSource({ ...isolated.options, migrations: [CreateOutboxTable], migrationsRun: true, logging: false } as DataSourceOptions);
+      const dataSource = new DataSource({ ...isolated.options, migrations: [migration], migrationsRun: true, logging: false } as DataSourceOptions);
       try {
         await dataSource.initialize();
       } catch (error) {

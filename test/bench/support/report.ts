@@ -22,6 +22,10 @@ export interface Sizes {
   skewRows: number;
   /** P9: rows of the burst backlog (over 50 aggregates). */
   burstRows: number;
+  /** P10: published rows kept in each table, the pending rows claimed, and the cap on one table's cleanup. */
+  partitionRows: number;
+  partitionPending: number;
+  partitionCleanupCapMs: number;
 }
 
 export const QUICK: Sizes = {
@@ -37,6 +41,9 @@ export const QUICK: Sizes = {
   idleSeconds: 20,
   skewRows: 3_000,
   burstRows: 5_000,
+  partitionRows: 500_000,
+  partitionPending: 10_000,
+  partitionCleanupCapMs: 60_000,
 };
 
 export const FULL: Sizes = {
@@ -52,6 +59,9 @@ export const FULL: Sizes = {
   idleSeconds: 30,
   skewRows: 20_000,
   burstRows: 20_000,
+  partitionRows: 10_000_000,
+  partitionPending: 50_000,
+  partitionCleanupCapMs: 900_000,
 };
 
 export interface BenchContext {

@@ -4,12 +4,13 @@ import { outboxDdl, outboxSqlScript, type OutboxDdlDialect, type OutboxDdlOption
 import { drizzleMigrationSql, prismaMigrationFile } from '../migrations/sql-migration-files';
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { CliError } from './cli.error';
-import { badDialect, badFormat, badTables, migrationExists, outNeedsPrisma } from './cli.messages';
+import { badDialect, badFormat, badPartitionBy, badTables, migrationExists, outNeedsPrisma, partitionByNeedsPostgres } from './cli.messages';
 
 export const SQL_OPTIONS = {
   format: { type: 'string' },
   tables: { type: 'string' },
   out: { type: 'string' },
+  'partition-by': { type: 'string' },
 } as const;
 
 interface SqlValues {
@@ -19,6 +20,7 @@ interface SqlValues {
   out?: string;
   'inbox-table'?: string;
   'poison-table'?: string;
+  'partition-by'?: string;
 }
 
 const DIALECTS: Record<string, OutboxDdlDialect> = { postgres: 'postgres', sqlite: 'sqlite', mariadb: 'mariadb', mysql: 'mariadb' };
@@ -34,6 +36,9 @@ export function printSql(values: SqlValues, table: OutboxTable, io: { out(line: 
   const tables = (values.tables ?? 'outbox').split(',').map((name) => name.trim());
   if (tables.some((name) => !TABLES.includes(name))) throw new CliError(badTables(values.tables!));
   if (values.out !== undefined && format !== 'prisma') throw new CliError(outNeedsPrisma());
+  const partitionBy = values['partition-by'];
+  if (partitionBy !== undefined && partitionBy !== 'day' && partitionBy !== 'hour') throw new CliError(badPartitionBy(partitionBy));
+  if (partitionBy !== undefined && dialect !== 'postgres') throw new CliError(partitionByNeedsPostgres(dialect));
   const options: OutboxDdlOptions = {
     dialect,
     tables: tables as OutboxDdlTable[],
@@ -41,6 +46,7 @@ export function printSql(values: SqlValues, table: OutboxTable, io: { out(line: 
     schema: table.schema,
     inboxTable: values['inbox-table'],
     poisonTable: values['poison-table'],
+    ...(partitionBy === undefined ? {} : { partitioning: { interval: partitionBy } }),
   };
   if (format === 'drizzle') io.out(drizzleMigrationSql(options));
   else if (format === 'prisma') return prisma(options, values.out, io);

@@ -37,6 +37,9 @@ ${POISON_USAGE}
       --format <form>         sql (default); prisma: a migration.sql for prisma/migrations/
                               (--out <prisma/migrations> writes <timestamp>_outbox/migration.sql);
                               drizzle: the body of a drizzle-kit custom migration
+      --partition-by <day|hour>
+                              PostgreSQL: the outbox table partitioned by created_at (give the module
+                              partitioning: { interval } too; docs/operating.md)
   wal status [slot]           WAL delivery mode: WAL the slot retains, whether an instance streams it,
                               and (when none does) the outbox events in it not yet published
   wal drop-slot [slot]        drop the slot and its publication (and the WAL it holds); refused while
@@ -103,3 +106,8 @@ export const walNeedsPostgresUrl = (sub: string) => `The WAL delivery mode exist
 export const walSlotHoldsEvents = (slot: string, events: number) =>
   `The slot "${slot}" still holds ${events} outbox event(s) no relay has published: dropping it loses them. ` +
   `Start an instance in the WAL mode until "wal status" shows none, or pass --force to drop them anyway.`;
+
+export const badPartitionBy = (value: string) => `--partition-by must be day or hour; got ${JSON.stringify(value)}.`;
+
+export const partitionByNeedsPostgres = (dialect: string) =>
+  `--partition-by needs --dialect postgres (declarative partitions); ${dialect} has none. Leave it out there: cleanup deletes settled rows in batches.`;

@@ -81,11 +81,20 @@ describe('nest-outbox sql', () => {
     }
   });
 
+  it('prints the partitioned outbox table with --partition-by', async () => {
+    const { code, out } = await run('sql', '--dialect', 'postgres', '--partition-by', 'hour');
+    expect(code).toBe(0);
+    expect(out).toMatch(/PARTITION BY RANGE \(created_at\)/);
+    expect(out).toMatch(/CREATE TABLE "outbox_messages_default" PARTITION OF "outbox_messages" DEFAULT/);
+  });
+
   it.each([
     [['sql', '--dialect', 'postgres', '--format', 'typeorm'], /--format must be sql, prisma or drizzle; got "typeorm"/],
     [['sql', '--dialect', 'postgres', '--tables', 'outbox,orders'], /--tables must list outbox, inbox or poison/],
     [['sql', '--dialect', 'postgres', '--format', 'drizzle', '--out', '/tmp'], /--out writes a Prisma migration/],
     [['sql', '--dialect', 'oracle'], /--dialect must be postgres, sqlite or mariadb; got "oracle"/],
+    [['sql', '--dialect', 'postgres', '--partition-by', 'week'], /--partition-by must be day or hour; got "week"/],
+    [['sql', '--dialect', 'mariadb', '--partition-by', 'day'], /--partition-by needs --dialect postgres/],
     [['sql'], /`sql` needs --dialect: postgres, sqlite or mariadb \(e\.g\. nest-outbox sql --dialect postgres\)/],
   ])('refuses %j with exit 2', async (argv, message) => {
     const { code, err } = await run(...argv);

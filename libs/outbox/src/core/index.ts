@@ -27,6 +27,8 @@ export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './outb
 export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './outbox-options';
 export { MESSAGE_LIMITS, ERROR_LIMITS } from './message-limits';
 export type { OutboxDelivery, WalDeliveryOptions } from './stream/wal-options';
+export type { OutboxPartitioning, PartitionInterval } from './partitioning/outbox-partitioning';
+export type { OutboxPartitionStore, OutboxTableKind, PartitionsMade, PartitionsDropped } from './partitioning/outbox-partitions.port';
 export type { InboxOutcome, InboxSettings, InboxStore } from './inbox/inbox.port';
 export { INBOX_LIMITS } from './inbox/inbox-settings';
 export {

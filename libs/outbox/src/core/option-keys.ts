@@ -11,7 +11,7 @@ export const OUTBOX_OPTION_KEYS = {
     // settings (core/outbox-options.ts)
     'relay', 'notifications', 'preparedStatements', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
-    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope',
+    'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope', 'partitioning',
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
@@ -22,6 +22,7 @@ export const OUTBOX_OPTION_KEYS = {
   asyncApi: ['title', 'version', 'description', 'servers'],
   backoff: ['initialMs', 'maxMs', 'jitter'],
   cleanup: ['publishedRetentionMs', 'deleteOnPublish', 'deadRetentionMs', 'intervalMs', 'batchSize'],
+  partitioning: ['interval', 'ahead'],
   'routes[]': ['events', 'aggregates', 'transport', 'topic'],
   stats: ['refreshIntervalMs'],
   health: ['maxLagMs', 'maxDeadRows', 'maxRoundAgeMs'],

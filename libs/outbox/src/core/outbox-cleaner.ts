@@ -1,6 +1,8 @@
 import type { OutboxMaintenanceStore } from './outbox-maintenance.port';
 import type { RelayLogger } from './outbox-relay';
 import { errorText } from './error-text';
+import type { OutboxPartitionStore } from './partitioning/outbox-partitions.port';
+import { partitionNotDropped, partitionNotMade } from './partitioning/partitioning.messages';
 
 export interface CleanupSettings {
   /** Published rows older than this are deleted. Ignored with `deleteOnPublish`. */
@@ -14,18 +16,26 @@ export interface CleanupSettings {
 }
 
 export interface CleanupOutcome {
+  /** Published rows deleted one by one (not counting those of dropped partitions). */
   published: number;
   dead: number;
+  /** A partitioned table: the partitions made ahead, dropped whole, and kept past retention for an unsettled row. */
+  partitions?: { made: string[]; dropped: string[]; kept: string[] };
 }
 
-/** Deletes settled rows in small batches; what one run leaves, the next run takes. */
+/**
+ * Deletes settled rows in small batches; what one run leaves, the next run takes. On a partitioned
+ * table it first makes partitions ahead and drops the expired ones whose rows are all published.
+ */
 export class OutboxCleaner {
   private running: Promise<CleanupOutcome> | undefined;
+  private readonly warnedNotMade = new Set<string>();
 
   constructor(
     private readonly store: OutboxMaintenanceStore,
     private readonly settings: CleanupSettings,
     private readonly logger: RelayLogger,
+    private readonly partitions?: OutboxPartitionStore,
   ) {}
 
   /** One run; a call while a run is going returns that run. */
@@ -37,14 +47,28 @@ export class OutboxCleaner {
   private async clean(): Promise<CleanupOutcome> {
     const { publishedRetentionMs, deadRetentionMs, batchSize, maxBatchesPerRun } = this.settings;
     try {
+      const partitions = this.partitions ? await this.maintainPartitions(this.partitions, publishedRetentionMs) : undefined;
       const published = await this.inBatches((limit) => this.store.deletePublished(publishedRetentionMs, limit), batchSize, maxBatchesPerRun);
       const dead =
         deadRetentionMs === null ? 0 : await this.inBatches((limit) => this.store.deleteDead(deadRetentionMs, limit), batchSize, maxBatchesPerRun);
-      return { published, dead };
+      return { published, dead, ...(partitions ? { partitions } : {}) };
     } catch (error) {
       this.logger.warn(`Outbox cleanup failed; the next run retries: ${errorText(error)}`);
       return { published: 0, dead: 0 };
     }
+  }
+
+  /** Making partitions ahead comes first: a partition that is not made only sends rows to DEFAULT, but it is the one that must not be missed. */
+  async maintainPartitions(partitions: OutboxPartitionStore, publishedRetentionMs: number): Promise<NonNullable<CleanupOutcome['partitions']>> {
+    const made = await partitions.makeAhead();
+    // Once per partition: one whose range already has rows in DEFAULT fails on every run until its time has passed.
+    for (const { partition, error } of made.failed.filter(({ partition }) => !this.warnedNotMade.has(partition))) {
+      this.warnedNotMade.add(partition);
+      this.logger.warn(partitionNotMade(partition, error));
+    }
+    const dropped = await partitions.dropExpired(publishedRetentionMs);
+    for (const { partition, error } of dropped.failed) this.logger.warn(partitionNotDropped(partition, error));
+    return { made: made.made, dropped: dropped.dropped, kept: dropped.kept };
   }
 
   private async inBatches(deleteBatch: (limit: number) => Promise<number>, batchSize: number, maxBatches: number): Promise<number> {

@@ -4,6 +4,8 @@ import type { BackoffOptions } from './retry-policy';
 import type { MessageMetadata } from './outbox-message';
 import type { HealthThresholds, StatsOptions } from './observe/observability.options';
 import { CONTROL_CHARACTER, DESTINATION_RULE, isDestinationName } from './names';
+import { resolvePartitioning, type OutboxPartitioning, type ResolvedPartitioning } from './partitioning/outbox-partitioning';
+import { partitioningNeedsTableDelivery } from './partitioning/partitioning.messages';
 import { resolveEnvelopeOptions, type EnvelopeOptions, type ResolvedEnvelopeOptions } from './cloudevents/envelope-options';
 import { OUTBOX_DELIVERY_DEFAULT, validateDelivery, type OutboxDelivery, type WalDeliveryOptions } from './stream/wal-options';
 
@@ -96,6 +98,13 @@ export interface OutboxSettings {
   deadLetterPolicy?: 'hold' | 'skip';
   /** Deleting settled rows. Runs on instances that relay. */
   cleanup?: CleanupOptions;
+  /**
+   * PostgreSQL, `delivery: 'table'`: the outbox table is partitioned by `created_at`, one partition
+   * per day or hour. Cleanup runs make partitions ahead and drop old ones whose rows are all published
+   * instead of deleting rows. The table must be created so: give the migration the same value (see
+   * docs/operating.md, "A partitioned outbox table"). Default: none, a plain table.
+   */
+  partitioning?: OutboxPartitioning;
   /** Extra destinations for some events, each on a named transport. Default: none. */
   routes?: OutboxRoute[];
   /** Largest serialized payload accepted at save time, in bytes. Default `1048576` (1 MiB). */
@@ -135,8 +144,14 @@ export interface OutboxSettings {
   envelope?: EnvelopeOptions;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'envelope'>> &
-  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & { backoff: BackoffOptions; cleanup: Required<CleanupOptions>; wal: WalDeliveryOptions; envelope: ResolvedEnvelopeOptions };
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'envelope' | 'partitioning'>> &
+  Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & {
+    backoff: BackoffOptions;
+    cleanup: Required<CleanupOptions>;
+    wal: WalDeliveryOptions;
+    envelope: ResolvedEnvelopeOptions;
+    partitioning?: ResolvedPartitioning;
+  };
 
 export const OUTBOX_DEFAULTS = {
   relay: true,
@@ -191,9 +206,11 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     delivery: options.delivery ?? OUTBOX_DELIVERY_DEFAULT,
     wal: { ...options.wal },
     envelope: resolveEnvelopeOptions(options.envelope),
+    ...(options.partitioning === undefined ? {} : { partitioning: resolvePartitioning(options.partitioning) }),
   };
   validate(resolved);
   validateDelivery(resolved.delivery, options.wal);
+  if (resolved.partitioning !== undefined && resolved.delivery !== 'table') throw new OutboxConfigurationError(partitioningNeedsTableDelivery());
   return resolved;
 }
 

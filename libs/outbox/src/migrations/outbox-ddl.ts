@@ -6,6 +6,7 @@ import { DEFAULT_OUTBOX_TABLE, OutboxTable } from '../sql/dialects/outbox-table'
 import { DEFAULT_INBOX_TABLE, inboxDialectFor } from '../sql/inbox/inbox-sql.dialect';
 import { DEFAULT_POISON_TABLE, poisonDialectFor } from '../sql/poison/poison-sql.dialect';
 import { badDdlDialect, badDdlTables } from './migrations.messages';
+import type { OutboxPartitioning } from '../core/partitioning/outbox-partitioning';
 
 export type OutboxDdlDialect = 'postgres' | 'mariadb' | 'sqlite';
 
@@ -28,6 +29,8 @@ export interface OutboxDdlOptions {
   inboxTable?: string;
   /** The poison table. Default `outbox_inbox_poison`. */
   poisonTable?: string;
+  /** PostgreSQL only: the outbox table partitioned by `created_at` (give the module the same). Default: none, a plain table. */
+  partitioning?: OutboxPartitioning;
 }
 
 /** The statements that create (`up`) and drop (`down`) the tables, one statement per entry, without a trailing `;`. */
@@ -55,7 +58,9 @@ export function outboxDdl(options: OutboxDdlOptions): OutboxDdl {
   const inboxTable = identifier('The inbox table name', options.inboxTable ?? DEFAULT_INBOX_TABLE);
   const poisonTable = identifier('The poison table name', options.poisonTable ?? DEFAULT_POISON_TABLE);
   const statementsOf = (table: OutboxDdlTable) => {
-    if (table === 'outbox') return tableDialectFor(driver, { tableName: options.tableName ?? DEFAULT_OUTBOX_TABLE, schema: options.schema });
+    if (table === 'outbox') {
+      return tableDialectFor(driver, { tableName: options.tableName ?? DEFAULT_OUTBOX_TABLE, schema: options.schema }, { partitioning: options.partitioning });
+    }
     if (table === 'inbox') return inboxDialectFor(driver, inboxTable);
     return poisonDialectFor(driver, poisonTable, inboxTable);
   };

@@ -1,7 +1,11 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { OutboxCleaner, type CleanupOutcome } from '../core/outbox-cleaner';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
-import { createSqlOutboxMaintenanceStore } from '../sql/outbox-sql.factory';
+import { createSqlOutboxMaintenanceStore, createSqlOutboxPartitionStore } from '../sql/outbox-sql.factory';
+import type { OutboxPartitionStore } from '../core/partitioning/outbox-partitions.port';
+import { tableNotPartitioned } from '../core/partitioning/partitioning.messages';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { OutboxTable } from '../sql/dialects/outbox-table';
 import type { SqlConnection } from '../core/sql-connection.port';
 import { OUTBOX_CONNECTION, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import { settleWithin } from '../core/deadline';
@@ -25,11 +29,13 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
   // would run the app's own @Interval/@Cron jobs twice.
   private timer: NodeJS.Timeout | undefined;
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.settings.relay) return;
-    const { cleanup } = this.settings;
+    const { cleanup, partitioning } = this.settings;
+    const partitions = partitioning && createSqlOutboxPartitionStore(this.connection, this.extras, partitioning);
+    if (partitions) await this.checkPartitioned(partitions);
     this.cleaner = new OutboxCleaner(
-      createSqlOutboxMaintenanceStore(this.connection, this.extras),
+      createSqlOutboxMaintenanceStore(this.connection, this.extras, partitioning),
       {
         // With deleteOnPublish nothing published stays; the statement then finds nothing, cheaply.
         publishedRetentionMs: cleanup.publishedRetentionMs,
@@ -38,8 +44,17 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
         maxBatchesPerRun: 100,
       },
       this.logger,
+      partitions,
     );
+    // Partitions ahead at once: the first run would come only after intervalMs.
+    if (partitions) await this.cleaner.maintainPartitions(partitions, cleanup.publishedRetentionMs);
     this.timer = setInterval(() => void this.cleaner?.run(), cleanup.intervalMs);
+  }
+
+  /** A plain or missing table refuses to start: partitions cannot be made on it, and cleanup would not be what was asked. */
+  private async checkPartitioned(partitions: OutboxPartitionStore): Promise<void> {
+    const kind = await partitions.tableKind();
+    if (kind !== 'partitioned') throw new OutboxConfigurationError(tableNotPartitioned(OutboxTable.of(this.extras).toString(), kind));
   }
 
   /** One cleanup run now; for tests and tools. */

@@ -17,6 +17,7 @@ import {
 import type { OutboxModuleExtras, OutboxModuleOptions } from './outbox-module.options';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { staticOptionFromFactory } from '../core/outbox.messages';
+import { partitioningNeedsPostgres } from '../core/partitioning/partitioning.messages';
 import { OutboxPublisher } from './outbox.publisher';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
 import { defaultRelayId, OutboxRelayHost } from './outbox-relay.host';
@@ -69,7 +70,17 @@ import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
       inject: [OUTBOX_MODULE_OPTIONS, OUTBOX_SETTINGS],
       useFactory: (options: OutboxModuleOptions, settings: ResolvedOutboxSettings) => resolveObservability(options, settings),
     },
-    { provide: OUTBOX_CONNECTION, inject: [OUTBOX_OPENED_CONNECTION], useFactory: (opened: OpenedConnection) => opened.connection },
+    {
+      provide: OUTBOX_CONNECTION,
+      inject: [OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS],
+      useFactory: (opened: OpenedConnection, settings: ResolvedOutboxSettings) => {
+        // On every instance, relaying or not: a MariaDB or SQLite outbox told to partition fails at startup.
+        if (settings.partitioning !== undefined && opened.connection.dialect !== 'postgres') {
+          throw new OutboxConfigurationError(partitioningNeedsPostgres(opened.connection.dialect));
+        }
+        return opened.connection;
+      },
+    },
     OutboxConnectionHost,
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     outboxWriterProvider,

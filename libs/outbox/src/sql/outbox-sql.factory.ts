@@ -21,6 +21,10 @@ import { StreamedCounts } from './streamed-counts';
 import { SqlOutboxConsoleStore } from './console/sql-outbox-console.store';
 import { MariaDbOutboxConsoleStore } from './console/mariadb-outbox-console.store';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
+import { partitioningNeedsPostgres } from '../core/partitioning/partitioning.messages';
+import type { ResolvedPartitioning } from '../core/partitioning/outbox-partitioning';
+import type { OutboxPartitionStore } from '../core/partitioning/outbox-partitions.port';
+import { SqlOutboxPartitionStore } from './partitions/sql-outbox-partitions.store';
 import type { ReplayStore } from '../core/replay/replay.port';
 import { ReplaySql } from './replay/replay.sql';
 import { MariaDbReplayStore, SqlReplayStore } from './replay/sql-replay.store';
@@ -35,6 +39,7 @@ export type OutboxTableArgument = string | OutboxTableLocation | OutboxTable;
 /** What writers and migrations use: inserts, locks and DDL of the database family. */
 export function tableDialectFor(driverType: string, table: OutboxTableArgument, options: DialectOptions = {}): OutboxTableDialect {
   const located = OutboxTable.on(driverType, table);
+  if (options.partitioning !== undefined && driverType !== 'postgres') throw new OutboxConfigurationError(partitioningNeedsPostgres(driverType));
   if (isMariaDb(driverType)) return new MariaDbOutboxDialect(located, options);
   return dialectFor(driverType, located, options);
 }
@@ -71,12 +76,16 @@ export function createSqlOutboxStore(connection: SqlConnection, table: OutboxTab
   return new SqlOutboxStore(dialectFor(type, located, dialectOptions), connection.runner({ prepared: preparedStatements && type === 'postgres' }), statistics);
 }
 
-/** Operator and cleanup access to the outbox table of a connection. */
-export function createSqlOutboxMaintenanceStore(connection: SqlConnection, table: OutboxTableArgument): OutboxMaintenanceStore {
+/**
+ * Operator and cleanup access to the outbox table of a connection. With `partitioning` (PostgreSQL),
+ * the row cleanup leaves the rows that partition drops will take.
+ */
+export function createSqlOutboxMaintenanceStore(connection: SqlConnection, table: OutboxTableArgument, partitioning?: ResolvedPartitioning): OutboxMaintenanceStore {
   const type = driverTypeOf(connection.dialect);
   const located = OutboxTable.on(type, table);
+  if (partitioning !== undefined && type !== 'postgres') throw new OutboxConfigurationError(partitioningNeedsPostgres(type));
   if (isMariaDb(type)) return new MariaDbOutboxStore(connection, new MariaDbOutboxDialect(located));
-  const sql = type === 'postgres' ? new PostgresMaintenanceSql(located) : new SqliteMaintenanceSql(located);
+  const sql = type === 'postgres' ? new PostgresMaintenanceSql(located, partitioning) : new SqliteMaintenanceSql(located);
   return new SqlOutboxMaintenanceStore(sql, connection.runner());
 }
 
@@ -113,4 +122,13 @@ export function createSqlReplayStore(connection: SqlConnection, table: OutboxTab
 
 function isMariaDb(driverType: string): boolean {
   return driverType === 'mariadb' || driverType === 'mysql';
+}
+
+/** The time partitions of a partitioned outbox table (PostgreSQL only). */
+export function createSqlOutboxPartitionStore(connection: SqlConnection, table: OutboxTableArgument, partitioning: ResolvedPartitioning): OutboxPartitionStore {
+  const type = driverTypeOf(connection.dialect);
+  // Names first, as everywhere: they go into SQL text.
+  const located = OutboxTable.of(table);
+  if (type !== 'postgres') throw new OutboxConfigurationError(partitioningNeedsPostgres(type));
+  return new SqlOutboxPartitionStore(connection, located, partitioning);
 }

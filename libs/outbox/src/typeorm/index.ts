@@ -1,11 +1,11 @@
 // @nest-outbox/outbox/typeorm: the TypeORM pieces behind OutboxModule, for other table names and
 // for relays, inboxes and stats run without the Nest module. The default migrations are in the root.
 export { outboxMessageEntity, DEFAULT_OUTBOX_TABLE, type OutboxMessageRow } from './outbox-message.entity';
-export { createOutboxTableMigration } from './create-outbox-table.migration';
+export { createOutboxTableMigration, type OutboxTableMigrationOptions } from './create-outbox-table.migration';
 export { createOutboxLocksTableMigration } from './add-locks-table.migration';
 export { createInboxTableMigration } from './inbox/create-inbox-table.migration';
 export { createInboxPoisonTableMigration } from './poison/create-poison-table.migration';
-export { createSqlOutboxStore, createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource } from './outbox-sql.factory';
+export { createSqlOutboxStore, createSqlOutboxMaintenanceStore, createSqlOutboxPartitionStore, createSqlOutboxStatsSource } from './outbox-sql.factory';
 export { TypeOrmInbox } from './inbox/typeorm-inbox';
 export { TypeOrmInboxStore } from './inbox/typeorm-inbox.store';
 export { TypeOrmPoisonStore } from './poison/typeorm-poison.store';

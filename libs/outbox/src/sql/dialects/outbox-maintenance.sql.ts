@@ -1,6 +1,8 @@
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { requeued } from './due-time.sql';
 import type { OutboxTable } from './outbox-table';
+import type { ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
+import { defaultPartition } from '../partitions/partitioned-table.sql';
 
 /** Statements for operators and cleanup, apart from the relay's hot path. */
 export interface OutboxMaintenanceSql {
@@ -22,9 +24,12 @@ const DEAD_COLUMNS = `position AS "position", id AS "id", event_type AS "type", 
 
 export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
   private readonly t: string;
+  /** A partitioned table: the DEFAULT partition, and the interval that decides which partitions are dropped whole. */
+  private readonly partitioned?: { defaultPartition: string; interval: string };
 
-  constructor(table: OutboxTable) {
+  constructor(table: OutboxTable, partitioning?: ResolvedPartitioning) {
     this.t = table.quoted('postgres');
+    if (partitioning !== undefined) this.partitioned = { defaultPartition: defaultPartition(table).quoted(), interval: partitioning.interval };
   }
 
   listDead(afterPosition: string, limit: number): SqlStatement {
@@ -50,7 +55,21 @@ export class PostgresMaintenanceSql implements OutboxMaintenanceSql {
   }
 
   deletePublished(olderThanMs: number, limit: number): SqlStatement {
-    return this.deleteSettled(`status = 'published' AND published_at < now() - $1 * interval '1 millisecond'`, olderThanMs, limit);
+    const condition = `status = 'published' AND published_at < now() - $1 * interval '1 millisecond'`;
+    if (this.partitioned === undefined) return this.deleteSettled(condition, olderThanMs, limit);
+    // Partitions are dropped whole once past retention, so rows are deleted one by one only where no
+    // drop will come: in the DEFAULT partition, and in partitions that ended before the cutoff's
+    // interval yet were kept for a pending or dead row (the bound on created_at lets PostgreSQL leave
+    // every other partition out when the statement starts). Rows of a partition within retention wait for its drop.
+    const { defaultPartition, interval } = this.partitioned;
+    const pick = (from: string, extra: string) => `SELECT position FROM ${from} WHERE ${condition}${extra} ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED`;
+    return {
+      sql: `WITH in_default AS (${pick(defaultPartition, '')}),
+              in_expired AS (${pick(this.t, ` AND created_at < date_trunc('${interval}', now() - $1 * interval '1 millisecond', 'UTC')`)})
+            DELETE FROM ${this.t} WHERE position IN (SELECT position FROM in_default UNION ALL SELECT position FROM in_expired)
+            RETURNING position`,
+      params: [olderThanMs, limit],
+    };
   }
 
   deleteDead(olderThanMs: number, limit: number): SqlStatement {

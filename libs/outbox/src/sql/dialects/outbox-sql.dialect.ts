@@ -1,3 +1,4 @@
+import type { OutboxPartitioning } from '../../core/partitioning/outbox-partitioning';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
@@ -12,6 +13,8 @@ export interface DialectOptions {
   deadLetterPolicy?: 'hold' | 'skip';
   /** Delete rows once published instead of keeping them. */
   deleteOnPublish?: boolean;
+  /** PostgreSQL: `createTable` makes the table partitioned by time (the other dialects refuse it). */
+  partitioning?: OutboxPartitioning;
 }
 
 /**

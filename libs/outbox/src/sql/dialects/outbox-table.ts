@@ -71,6 +71,11 @@ export class OutboxTable {
     return new OutboxTable(`${this.name}_wal_published`, this.schema);
   }
 
+  /** Another table in the same schema (PostgreSQL: a partition of this one). The name must be a valid identifier. */
+  sibling(name: string): OutboxTable {
+    return new OutboxTable(validateTableName(name), this.schema);
+  }
+
   /** `schema.name` or `name`, for messages and TypeORM's `hasTable`. */
   toString(): string {
     return this.schema === undefined ? this.name : `${this.schema}.${this.name}`;

@@ -6,6 +6,8 @@ import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 import type { OutboxTable, OutboxTableLocation } from './outbox-table';
+import { resolvePartitioning, type ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
+import { partitionedTableDdl } from '../partitions/partitioned-table.sql';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 /** The PostgreSQL types of INSERT_COLUMNS, as the table has them (the delay of `next_attempt_at` is a number of milliseconds). */
@@ -13,16 +15,44 @@ const COLUMN_TYPES: Record<number, string> = Object.fromEntries(
   INSERT_COLUMNS.map((column, index) => [index, ({ id: 'uuid', event_version: 'integer', occurred_at: 'timestamptz', headers: 'text', payload: 'text', next_attempt_at: 'double precision' } as Record<string, string>)[column] ?? 'varchar']),
 );
 
+/** The columns after `position`, the same in the plain and the partitioned table. */
+const COLUMNS = `        id uuid NOT NULL,
+        event_type varchar(255) NOT NULL,
+        event_version integer NOT NULL,
+        aggregate_type varchar(255) NOT NULL,
+        aggregate_id varchar(255) NOT NULL,
+        transport varchar(64) NOT NULL DEFAULT 'default',
+        destination varchar(255) NOT NULL,
+        occurred_at timestamptz NOT NULL,
+        correlation_id varchar(255),
+        causation_id varchar(255),
+        tenant_id varchar(255),
+        headers text NOT NULL DEFAULT '{}',
+        payload text NOT NULL,
+        status varchar(16) NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        last_error text,
+        error_history text,
+        next_attempt_at timestamptz,
+        lease_owner varchar(64),
+        lease_token varchar(36),
+        lease_expires_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        published_at timestamptz,
+        dead_at timestamptz`;
+
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'postgres';
   protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'giveBack' | 'release', string>;
 
   private readonly notifyChannel?: string;
+  private readonly partitioning?: ResolvedPartitioning;
 
   /** `notifyChannel`: when set, an insert also notifies it (unless told not to), delivered by PostgreSQL at commit. */
   constructor(table: string | OutboxTableLocation | OutboxTable, options: DialectOptions = {}) {
     super(table);
     this.notifyChannel = options.notifyChannel;
+    this.partitioning = options.partitioning === undefined ? undefined : resolvePartitioning(options.partitioning);
     const t = this.table.quoted();
     this.sql = {
       claim: `${claimRunsWith({
@@ -122,37 +152,20 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
   createTable(): string[] {
     const t = this.table.quoted();
     const part = (suffix: string) => this.table.quotedPart(suffix);
+    const table = this.partitioning
+      ? partitionedTableDdl(this.table, COLUMNS, this.partitioning)
+      : [
+          `CREATE TABLE ${t} (
+        position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+${COLUMNS},
+        CONSTRAINT ${part('id_key')} UNIQUE (id),
+        CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded')))`,
+        ];
     return [
       // The schema is made if missing, never dropped: it may hold other tables.
       ...(this.table.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${this.table.schema}"`]),
-      `CREATE TABLE ${t} (
-        position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        id uuid NOT NULL,
-        event_type varchar(255) NOT NULL,
-        event_version integer NOT NULL,
-        aggregate_type varchar(255) NOT NULL,
-        aggregate_id varchar(255) NOT NULL,
-        transport varchar(64) NOT NULL DEFAULT 'default',
-        destination varchar(255) NOT NULL,
-        occurred_at timestamptz NOT NULL,
-        correlation_id varchar(255),
-        causation_id varchar(255),
-        tenant_id varchar(255),
-        headers text NOT NULL DEFAULT '{}',
-        payload text NOT NULL,
-        status varchar(16) NOT NULL DEFAULT 'pending',
-        attempts integer NOT NULL DEFAULT 0,
-        last_error text,
-        error_history text,
-        next_attempt_at timestamptz,
-        lease_owner varchar(64),
-        lease_token varchar(36),
-        lease_expires_at timestamptz,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        published_at timestamptz,
-        dead_at timestamptz,
-        CONSTRAINT ${part('id_key')} UNIQUE (id),
-        CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded')))`,
+      ...table,
+      // On a partitioned table each index below is made on every partition, present and future.
       // The claim scan reads pending rows only, in position order.
       `CREATE INDEX ${part('pending_idx')} ON ${t} (position) WHERE status = 'pending'`,
       // The ordering rule looks up earlier unpublished rows of one aggregate and destination.
