@@ -8,7 +8,7 @@ import { notAnOptionsObject, unknownOption } from './outbox.messages';
  */
 export const OUTBOX_OPTION_KEYS = {
   '': [
-    // settings (core/outbox-options.ts)
+    // settings (core/outbox-settings.ts)
     'relay', 'notifications', 'preparedStatements', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
     'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope', 'partitioning',
