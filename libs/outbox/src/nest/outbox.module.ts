@@ -38,7 +38,7 @@ import { outboxTypeOrmTransactionProvider, outboxWriterProvider } from './outbox
 import { OutboxStreamHost } from './outbox-stream.host';
 import { outboxStreamProvider } from './outbox-stream.provider';
 import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
-import { OutboxAsyncApi } from '../asyncapi/outbox-asyncapi.service';
+import { OutboxAsyncApi } from './asyncapi/outbox-asyncapi.service';
 import { isDescribing } from '../core/asyncapi/describe-mode';
 import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
 

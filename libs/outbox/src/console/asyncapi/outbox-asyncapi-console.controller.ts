@@ -1,5 +1,5 @@
 import { Get, Header, Inject } from '@nestjs/common';
-import { OutboxAsyncApi } from '../../asyncapi/outbox-asyncapi.service';
+import { OutboxAsyncApi } from '../../nest/asyncapi/outbox-asyncapi.service';
 import type { AsyncApiDocument } from '../../core/asyncapi/asyncapi-document.types';
 import { toYaml } from '../../core/asyncapi/to-yaml';
 

@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { buildAsyncApiDocument } from '../core/asyncapi/asyncapi-document';
-import type { AsyncApiDocument } from '../core/asyncapi/asyncapi-document.types';
-import { resolveAsyncApiOptions, type ResolvedAsyncApiOptions } from '../core/asyncapi/asyncapi-options';
-import type { AsyncApiSource } from '../core/asyncapi/asyncapi-source';
-import type { ResolvedOutboxSettings } from '../core/outbox-options';
-import { OUTBOX_SETTINGS } from '../nest/outbox.constants';
-import { OUTBOX_MODULE_OPTIONS } from '../nest/outbox.module-definition';
-import type { OutboxModuleOptions } from '../nest/outbox-module.options';
+import { buildAsyncApiDocument } from '../../core/asyncapi/asyncapi-document';
+import type { AsyncApiDocument } from '../../core/asyncapi/asyncapi-document.types';
+import { resolveAsyncApiOptions, type ResolvedAsyncApiOptions } from '../../core/asyncapi/asyncapi-options';
+import type { AsyncApiSource } from '../../core/asyncapi/asyncapi-source';
+import type { ResolvedOutboxSettings } from '../../core/outbox-options';
+import { OUTBOX_SETTINGS } from '../outbox.constants';
+import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
+import type { OutboxModuleOptions } from '../outbox-module.options';
 
 /**
  * The AsyncAPI 3.0.0 document of what this app publishes, made from the declared event classes and
