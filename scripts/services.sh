@@ -157,6 +157,8 @@ write_env() {
     add OUTBOX_TEST_KAFKA_MOCK_PID "$(pid_from_file "$KAFKA_PIDFILE")"
     add OUTBOX_TEST_KAFKA_MOCK_PID_FILE "$KAFKA_PIDFILE"
     add OUTBOX_TEST_KAFKA_MOCK_LOG "$KAFKA_LOG"
+    add OUTBOX_TEST_KAFKA_MOCK_BIN "$(kafka_mock_binary)" "the running mock's executable (test/support/private-kafka.ts starts its own)"
+    add OUTBOX_TEST_KAFKA_MOCK_LIBRDKAFKA "$(kafka_mock_librdkafka)" "the librdkafka the mock is built from (OUTBOX_KAFKA_MOCK_LIBRDKAFKA)"
   fi
   if rabbitmq_running; then
     add OUTBOX_TEST_RABBITMQ_URL "amqp://guest:guest@127.0.0.1:$RABBITMQ_PORT"
