@@ -42,12 +42,13 @@ build_kafka_mock_system() {
 # $ORIGIN, so it never loads Debian's librdkafka.so.1. Cached per librdkafka version, source hash
 # and architecture, like the addon.
 build_kafka_mock_bundled() {
-  # This repository's copy of the package, also when `up` runs from another folder (docs/tutorial.md).
+  # The package of the repository this script belongs to (links resolved), also when `up` runs from
+  # another folder (docs/tutorial.md) or through a link to scripts/ (test/examples/prisma-page).
   local root
-  root="$(cd "$SCRIPT_DIR/.." && pwd)"
+  root="$(cd "$(dirname "$(readlink -f "$KAFKA_MOCK_SRC")")/../.." && pwd)"
   local pkg="$root/node_modules/$CKJS_PACKAGE"
   local src="$pkg/deps/librdkafka/src" lib="$pkg/build/deps/librdkafka.so.1"
-  [[ -f "$pkg/package.json" ]] || die "kafka: OUTBOX_KAFKA_MOCK_LIBRDKAFKA=bundled needs $CKJS_PACKAGE in $PWD/node_modules: run \"npm install\" in $root first (or OUTBOX_KAFKA_MOCK_LIBRDKAFKA=system for Debian's librdkafka 2.0.2)"
+  [[ -f "$pkg/package.json" ]] || die "kafka: OUTBOX_KAFKA_MOCK_LIBRDKAFKA=bundled needs $CKJS_PACKAGE in $root/node_modules: run \"npm install\" in $root first (or OUTBOX_KAFKA_MOCK_LIBRDKAFKA=system for Debian's librdkafka 2.0.2)"
   [[ -f "$src/rdkafka_mock.h" ]] || die "kafka: $src/rdkafka_mock.h is missing ($CKJS_PACKAGE without its librdkafka sources?)"
   local version digest cache_root cache
   version="$(sed -n 's/^ *"librdkafka": *"\([^"]*\)".*/\1/p' "$pkg/package.json" | head -n1)"
