@@ -13,6 +13,7 @@
 #   scripts/services.sh kafka-javascript   (build @confluentinc/kafka-javascript's native addon, cached per machine)
 #
 # SERVICE: postgres mariadb kafka rabbitmq nats redis mqtt
+# kafka: librdkafka 2.15.1's mock; OUTBOX_KAFKA_MOCK_LIBRDKAFKA=system for Debian's 2.0.2 one
 #
 # `up` always gives a FRESH service: if it is already running it is stopped,
 # its data dir is wiped and it is started again (tests need a clean state).
@@ -105,7 +106,7 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
 usage() {
-  sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -157,6 +158,8 @@ write_env() {
     add OUTBOX_TEST_KAFKA_MOCK_PID "$(pid_from_file "$KAFKA_PIDFILE")"
     add OUTBOX_TEST_KAFKA_MOCK_PID_FILE "$KAFKA_PIDFILE"
     add OUTBOX_TEST_KAFKA_MOCK_LOG "$KAFKA_LOG"
+    add OUTBOX_TEST_KAFKA_MOCK_BIN "$(kafka_mock_binary)" "the running mock's executable (test/support/private-kafka.ts starts its own)"
+    add OUTBOX_TEST_KAFKA_MOCK_LIBRDKAFKA "$(kafka_mock_librdkafka)" "the librdkafka the mock is built from (OUTBOX_KAFKA_MOCK_LIBRDKAFKA)"
   fi
   if rabbitmq_running; then
     add OUTBOX_TEST_RABBITMQ_URL "amqp://guest:guest@127.0.0.1:$RABBITMQ_PORT"

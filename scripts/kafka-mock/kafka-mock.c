@@ -1,10 +1,12 @@
 /*
  * kafka-mock: a standalone Kafka-protocol TEST broker built on librdkafka's
- * mock cluster (rdkafka_mock.h, librdkafka 2.0.2 as shipped by Debian 12).
+ * mock cluster (rdkafka_mock.h): by default built against the librdkafka
+ * 2.15.1 that @confluentinc/kafka-javascript ships (scripts/services/kafka.sh),
+ * or against Debian 12's librdkafka-dev 2.0.2 (OUTBOX_KAFKA_MOCK_LIBRDKAFKA=system).
  *
  * It is a test double, not a Kafka broker: in-memory only, a random port
  * unless one is given, no admin createTopics/deleteTopics, no
- * describe/listGroups, no idempotent or transactional kafkajs producers.
+ * describe/listGroups (docs/development.md lists what each build serves).
  * Production users point the library at their real cluster.
  *
  * Usage: kafka-mock BOOTSTRAP_FILE PID_FILE [BROKER_COUNT [PORT]]
@@ -25,7 +27,8 @@
  * Its connections have Nagle's algorithm off (TCP_NODELAY), as a Kafka
  * broker's have: see accept() at the end of this file.
  *
- * Build: gcc -O2 -Wall -o kafka-mock kafka-mock.c $(pkg-config --cflags --libs rdkafka) -ldl
+ * Build: scripts/services.sh up kafka; against Debian's librdkafka by hand:
+ *   gcc -O2 -Wall -o kafka-mock kafka-mock.c $(pkg-config --cflags --libs rdkafka) -ldl
  */
 /* RTLD_NEXT for the bind() and accept() wrappers below. */
 #define _GNU_SOURCE
@@ -69,8 +72,8 @@ static void on_signal(int sig) {
 static int next_port = 0;
 
 /*
- * librdkafka 2.0.2's mock cluster binds every broker listener to 127.0.0.1
- * port 0 and has no setting for the port. This definition of bind(2) in the
+ * librdkafka's mock cluster (2.0.2 and 2.15.1) binds every broker listener to
+ * 127.0.0.1 port 0 and has no setting for the port in 2.0.2. This definition of bind(2) in the
  * executable takes precedence over libc's for librdkafka too (symbol
  * interposition): a listener bound to port 0 gets the next requested port, so
  * its metadata advertises that port. Every other bind goes through untouched.
@@ -245,6 +248,16 @@ int main(int argc, char **argv) {
                 unlink(pid_file);
                 return 1;
         }
+
+#if RD_KAFKA_VERSION >= 0x020f0000
+        /* The mock reports controller id 0 in its Metadata responses unless told
+         * otherwise, and there is no broker 0: kafkajs sends InitProducerId (its
+         * idempotent and transactional producers) and admin requests to the
+         * controller and fails with "Broker 0 not found". Broker 1 is the
+         * controller here. librdkafka 2.0.2 has no such setting;
+         * rd_kafka_mock_set_controller_id is in 2.15. */
+        rd_kafka_mock_set_controller_id(mcluster, 1);
+#endif
 
         /* Listeners are bound once cluster_new returns. */
         bootstraps = rd_kafka_mock_cluster_bootstraps(mcluster);

@@ -6,6 +6,13 @@ export interface ConsumedRecord {
   headers: Record<string, string>;
   value: Record<string, unknown>;
   partition: number;
+  /** The producer id of the record's batch: '-1' unless an idempotent or transactional producer wrote it. */
+  producerId: string | undefined;
+}
+
+/** kafkajs decodes each record's batch header into `batchContext` but leaves it out of its types. */
+interface WithBatchContext {
+  batchContext?: { producerId?: string };
 }
 
 /** An independent kafkajs consumer that reads a topic from the beginning, for assertions. */
@@ -27,7 +34,7 @@ export class KafkaTopicReader {
       eachMessage: async ({ message, partition }) => {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(message.headers ?? {})) if (value !== undefined) headers[name] = value.toString();
-        this.records.push({ key: message.key?.toString(), headers, value: JSON.parse(message.value?.toString() ?? 'null'), partition });
+        this.records.push({ key: message.key?.toString(), headers, value: JSON.parse(message.value?.toString() ?? 'null'), partition, producerId: (message as WithBatchContext).batchContext?.producerId });
       },
     });
   }

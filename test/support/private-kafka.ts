@@ -17,7 +17,9 @@ export interface PrivateKafka {
 /** A Kafka test broker of the test's own: the mock that `scripts/services.sh up kafka` compiled, in its own process. */
 export async function privateKafka(): Promise<PrivateKafka> {
   requireService('kafka'); // the shared one's `up` is what compiles the binary
-  const binary = join(serviceEnv().OUTBOX_SERVICES_DIR ?? join(__dirname, '..', '..', '.services'), 'bin', 'kafka-mock');
+  const env = serviceEnv();
+  // The shared broker's own executable (its librdkafka sits beside it), else the system build's place.
+  const binary = env.OUTBOX_TEST_KAFKA_MOCK_BIN ?? join(env.OUTBOX_SERVICES_DIR ?? join(__dirname, '..', '..', '.services'), 'bin', 'kafka-mock');
   if (!existsSync(binary)) throw new Error(`No Kafka mock at ${binary}: run "bash scripts/services.sh up kafka" first.`);
   const dir = mkdtempSync(join(tmpdir(), 'outbox-kafka-'));
   const bootstrap = join(dir, 'bootstrap');

@@ -36,3 +36,29 @@ export function requireService(service: ServiceName): string {
 function pick(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith('OUTBOX_') && !!entry[1]));
 }
+
+/**
+ * Fails, saying how to start the right one, unless the Kafka test broker is built from librdkafka
+ * `minimum` or newer (scripts/services.sh publishes the version it was built from).
+ */
+export function requireKafkaMockFrom(minimum: string, why: string): void {
+  requireService('kafka');
+  const built = serviceEnv().OUTBOX_TEST_KAFKA_MOCK_LIBRDKAFKA ?? 'unknown';
+  if (!isAtLeast(built, minimum)) {
+    throw new Error(
+      `This test needs the Kafka test broker built from librdkafka ${minimum} or newer, and the running one is from ${built} (${why}). ` +
+        `Start it with "OUTBOX_KAFKA_MOCK_LIBRDKAFKA=bundled bash scripts/services.sh up kafka" (the default).`,
+    );
+  }
+}
+
+function isAtLeast(version: string, minimum: string): boolean {
+  const have = version.split('.').map(Number);
+  const want = minimum.split('.').map(Number);
+  if (have.some((part) => !Number.isInteger(part))) return false;
+  for (let i = 0; i < want.length; i++) {
+    const part = have[i] ?? 0;
+    if (part !== want[i]) return part > want[i];
+  }
+  return true;
+}
