@@ -86,8 +86,14 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
     await page.goto(url);
     const color = (id: string) => page.locator(`#messages tbody tr[data-id="${id}"] td.error-cell`).evaluate((cell) => (globalThis as unknown as { getComputedStyle(element: unknown): { color: string } }).getComputedStyle(cell).color);
     await waitFor('both rows', async () => (await rows()) === 2);
-    expect(await color(published)).toBe('rgb(107, 115, 133)');
-    expect(await color(dead)).toBe('rgb(180, 35, 24)');
+    // Auto-refresh replaces the rows every second, and a row replaced while its style is read has none:
+    // stop it, and read the colours once a refresh already under way has landed.
+    await page.locator('#auto-refresh').uncheck();
+    const colors = await waitFor('the rows’ colours', async () => {
+      const [p, d] = [await color(published), await color(dead)];
+      return p && d ? { published: p, dead: d } : undefined;
+    });
+    expect(colors).toEqual({ published: 'rgb(107, 115, 133)', dead: 'rgb(180, 35, 24)' });
 
     await page.setViewportSize({ width: 1400, height: 800 });
     await page.locator(`#messages tbody tr[data-id="${dead}"]`).click();

@@ -79,7 +79,8 @@ describe('Outbox console page in Chromium (demo on PostgreSQL)', () => {
     await page.goto(`${await service.app.getUrl()}/outbox`);
     await waitFor('the counts', async () => (await count(page, 'dead')) === '1' && (await count(page, 'publishedLastHour')) === '2');
     expect(await count(page, 'pending')).toBe('0');
-    expect(await page.locator('#messages').getAttribute('data-rows')).toBe('3');
+    // The counts and the rows arrive by separate requests: wait for the rows too.
+    await waitFor('the three rows', async () => (await page.locator('#messages').getAttribute('data-rows')) === '3');
     expect(Number(await page.locator('#throughput').getAttribute('data-total'))).toBe(2);
     await screenshot(page, 'console.png');
 
