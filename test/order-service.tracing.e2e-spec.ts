@@ -9,7 +9,7 @@ import request from 'supertest';
 import { createOrderServiceApp, serveOrderService } from '../apps/order-service/src/bootstrap';
 import { loadOrderServiceConfig } from '../apps/order-service/src/config/order-service.config';
 import { startTracing, tracingConfig } from '../apps/order-service/src/tracing/tracing';
-import { freePort } from './support/free-port';
+import { freePorts } from './support/free-port';
 import { waitFor } from './support/wait-for';
 
 /**
@@ -27,7 +27,8 @@ describe('order-service tracing out of the box (SQLite + TCP)', () => {
     // The demo's own SDK setup, with no exporter configured (its default); the test only listens in memory.
     provider = startTracing({}, [new SimpleSpanProcessor(exporter)]);
     dir = mkdtempSync(join(tmpdir(), 'order-service-tracing-'));
-    const config = loadOrderServiceConfig({ DATABASE_URL: `sqlite:${join(dir, 'orders.sqlite')}`, PORT: String(await freePort()), TCP_PORT: String(await freePort()) });
+    const [port, tcpPort] = await freePorts(2);
+    const config = loadOrderServiceConfig({ DATABASE_URL: `sqlite:${join(dir, 'orders.sqlite')}`, PORT: String(port), TCP_PORT: String(tcpPort) });
     app = await createOrderServiceApp(config, false);
     await serveOrderService(app, config.httpPort);
   });

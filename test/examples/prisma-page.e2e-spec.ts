@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { postgresRows as rows } from '../support/databases';
 import { packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
-import { freePort } from '../support/free-port';
+import { freePorts } from '../support/free-port';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { waitFor } from '../support/wait-for';
 
@@ -37,8 +37,9 @@ describe('an app built from docs/prisma.md alone', () => {
 
   beforeAll(async () => {
     page = readPage();
-    env.POSTGRES_PORT = String(await freePort());
-    env.KAFKA_PORT = String(await freePort());
+    const [postgresPort, kafkaPort] = await freePorts(2);
+    env.POSTGRES_PORT = String(postgresPort);
+    env.KAFKA_PORT = String(kafkaPort);
     const clone = join(workDir, 'nest-outbox');
     mkdirSync(join(clone, 'libs', 'outbox'), { recursive: true });
     await packLibrary(join(clone, 'libs', 'outbox'));

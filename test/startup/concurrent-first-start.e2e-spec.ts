@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Client } from 'pg';
 import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
-import { freePort } from '../support/free-port';
+import { freePorts } from '../support/free-port';
 import { waitFor } from '../support/wait-for';
 import { forkInstance, freshMariaDbDatabase, freshPostgresDatabase, freshSqliteDatabase, releaseTogether, waitUntilAllReady, type FreshDatabase, type Instance } from './first-start.harness';
 
@@ -53,9 +53,8 @@ describe(`${INSTANCES} instances started at once on an empty database`, () => {
 
   /** The demo as main.ts starts it (TCP: each instance's relay publishes to its own consumer). */
   const startDemos = async (url: string): Promise<Array<{ instance: Instance; port: number }>> => {
-    const settings = await Promise.all(
-      Array.from({ length: INSTANCES }, async () => ({ port: await freePort(), tcpPort: await freePort() })),
-    );
+    const ports = await freePorts(2 * INSTANCES);
+    const settings = Array.from({ length: INSTANCES }, (_, i) => ({ port: ports[2 * i], tcpPort: ports[2 * i + 1] }));
     const started = settings.map(({ port, tcpPort }) => ({
       port,
       instance: forkInstance(DEMO_MAIN, { DATABASE_URL: url, PORT: String(port), TCP_PORT: String(tcpPort), ORDERS_TOPIC: 'orders', OUTBOX_POLL_INTERVAL_MS: '200' }),

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { installExample, packLibrary, readManifest, startExampleApp, type RunningApp } from '../support/example-app';
-import { freePort } from '../support/free-port';
+import { freePort, freePorts } from '../support/free-port';
 import { waitFor } from '../support/wait-for';
 
 const run = promisify(execFile);
@@ -77,8 +77,9 @@ describe('the tutorial app', () => {
     beforeAll(async () => {
       part2 = part2Commands();
       symlinkSync(root, join(workDir, 'nest-outbox'));
-      env.POSTGRES_PORT = String(await freePort());
-      env.KAFKA_PORT = String(await freePort());
+      const [postgresPort, kafkaPort] = await freePorts(2);
+      env.POSTGRES_PORT = String(postgresPort);
+      env.KAFKA_PORT = String(kafkaPort);
     });
 
     afterAll(async () => {
