@@ -1,0 +1,60 @@
+/* What the relay's unit specs share: rows, a broker double and a relay over the in-memory store. */
+import { InMemoryOutboxStore } from './in-memory-outbox.store';
+import type { NewOutboxMessage, OutgoingMessage } from './outbox-message';
+import { OutboxRelay, type OutboxRelayConfig } from './outbox-relay';
+import type { OutboxTransport } from './outbox-transport.port';
+import { RetryPolicy } from './retry-policy';
+
+let sequence = 0;
+/** How many rows `message` has made in this spec file; row n has the id `m-n`. */
+export const messagesMade = (): number => sequence;
+
+export function message(aggregateId: string, type = 'thing.happened'): NewOutboxMessage {
+  sequence += 1;
+  return {
+    id: `m-${sequence}`,
+    type,
+    version: 1,
+    aggregateType: 'thing',
+    aggregateId,
+    transport: 'default',
+    destination: 'things',
+    occurredAt: new Date(0),
+    headers: {},
+    payloadJson: JSON.stringify({ n: sequence }),
+  };
+}
+
+/** Acknowledges every publish, unless told to refuse an id a number of times or to hang. */
+export class RecordingTransport implements OutboxTransport {
+  readonly name = 'recording';
+  readonly delivered: OutgoingMessage[] = [];
+  failNext = new Map<string, number>();
+  hang = false;
+
+  async publish(outgoing: OutgoingMessage): Promise<void> {
+    if (this.hang) return new Promise(() => undefined);
+    const failures = this.failNext.get(outgoing.envelope.id) ?? 0;
+    if (failures > 0) {
+      this.failNext.set(outgoing.envelope.id, failures - 1);
+      throw new Error(`broker refused ${outgoing.envelope.id}`);
+    }
+    this.delivered.push(outgoing);
+  }
+}
+
+const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+export function relay(store: InMemoryOutboxStore, transport: OutboxTransport, overrides: Partial<OutboxRelayConfig> = {}): OutboxRelay {
+  return new OutboxRelay({
+    store,
+    transports: new Map([['default', transport]]),
+    retryPolicy: new RetryPolicy(3, { initialMs: 1_000, maxMs: 10_000, jitter: 0 }),
+    owner: 'relay-a',
+    batchSize: 10,
+    leaseMs: 30_000,
+    publishTimeoutMs: 5_000,
+    logger: silent,
+    ...overrides,
+  });
+}
