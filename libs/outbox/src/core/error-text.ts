@@ -16,3 +16,8 @@ function fullErrorText(error: unknown): string {
     return String(error);
   }
 }
+
+/** The stack of an error, for a logger that prints it; `undefined` for anything thrown that is not an Error. */
+export function stackOf(error: unknown): string | undefined {
+  return error instanceof Error ? error.stack : undefined;
+}

@@ -5,12 +5,13 @@ import type { FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
 import type { RetryPolicy } from './retry-policy';
 import type { RetryIf } from './failure-classification';
-import { combineObservers, type RelayObserver, type SettledBatch } from './observe/relay-observer';
+import { combineObservers, type RelayObserver } from './observe/relay-observer';
 import { RelayFailureLog } from './observe/relay-failure.log';
 import { OutboxChannelsObserver } from './observe/outbox.channels';
-import { holdBackBehindPoison, NOT_SENT, type SendResult } from './batch-runs';
+import { holdBackBehindPoison } from './batch-runs';
 import { BatchPublisher } from './batch-publisher';
-import { errorText } from './error-text';
+import { recordOutcomes, reportedOutcomes, sortOutcomes } from './batch-settlement';
+import { errorText, stackOf } from './error-text';
 import { DelayedWakeUps } from './delayed-wake-ups';
 
 export { errorText } from './error-text';
@@ -130,35 +131,18 @@ export class OutboxRelay {
 
   /** Publishes a claimed batch and records its outcome. Never throws: failures become attempts. */
   private async deliver(batch: BatchInFlight): Promise<BatchOutcome> {
-    const { owner } = this.config;
+    const { owner, retryPolicy } = this.config;
     const { token, messages } = batch;
     // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual,
     // except the rows behind it in its aggregate, which wait for the next claim.
-    const { decoded, undecodable } = decodeBatch(messages, this.config.retryPolicy.attemptLimit);
+    const { decoded, undecodable } = decodeBatch(messages, retryPolicy.attemptLimit);
     const { sendable, heldBack } = holdBackBehindPoison(messages, undecodable);
     const sent = await this.publisher.publishAll(sendable, decoded, batch.acknowledged);
-    const outcomeOf = new Map<string, { result: SendResult; durationMs: number }>(sendable.map((message, index) => [message.position, { result: sent.results[index], durationMs: sent.durations[index] }]));
-    const published: string[] = [];
-    const failed: FailedDelivery[] = [];
-    const givenBack: string[] = [...heldBack];
-    const attempted: Array<{ message: ClaimedMessage; durationMs: number }> = [];
-    messages.forEach((message) => {
-      const poison = undecodable.get(message.position);
-      if (poison !== undefined) {
-        attempted.push({ message, durationMs: 0 });
-        return failed.push({ position: message.position, error: poison, retryInMs: null });
-      }
-      const outcome = outcomeOf.get(message.position);
-      if (!outcome) return;
-      const { result, durationMs } = outcome;
-      if (result === NOT_SENT) return givenBack.push(message.position);
-      attempted.push({ message, durationMs });
-      if (result === undefined) published.push(message.position);
-      else failed.push({ position: message.position, error: result.text, retryInMs: result.final ? null : this.config.retryPolicy.delayAfter(message.attempt) });
-    });
+    const { published, failed, givenBack, attempted } = sortOutcomes(messages, { undecodable, heldBack, sendable, sent }, retryPolicy);
     // From here the settle records every outcome; a shutdown that stops waiting has nothing more to mark.
     this.inFlight.delete(batch);
-    const settled = await this.settle(
+    const settled = await recordOutcomes(
+      this.config,
       token,
       published.filter((position) => !batch.settledEarly.has(position)),
       failed,
@@ -166,16 +150,7 @@ export class OutboxRelay {
     );
     this.wakeUpForRetries(failed);
     const dead = failed.filter((failure) => failure.retryInMs === null).length;
-    const failures = new Map(failed.map((failure) => [failure.position, failure]));
-    this.observer.settled?.({
-      relayId: owner,
-      ...settled,
-      // Rows given back were not attempted: they have no outcome to report.
-      outcomes: attempted.map(({ message, durationMs }) => {
-        const failure = failures.get(message.position);
-        return { message, error: failure?.error, retryInMs: failure?.retryInMs, durationMs };
-      }),
-    });
+    this.observer.settled?.({ relayId: owner, ...settled, outcomes: reportedOutcomes(attempted, failed) });
     const completed = settled.settleError === undefined;
     this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && completed, completed });
     return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
@@ -260,43 +235,4 @@ export class OutboxRelay {
       await Promise.allSettled(delivering);
     }
   }
-
-  private async settle(token: string, published: string[], failed: FailedDelivery[], givenBack: string[]): Promise<Omit<SettledBatch, 'relayId' | 'outcomes'>> {
-    const { store, owner, logger } = this.config;
-    const leaseLost = { published: 0, failed: 0 };
-    try {
-      // Given back first, so that the next claim finds them free; a lost lease here changes nothing.
-      if (givenBack.length > 0) await store.giveBack(token, givenBack);
-      if (published.length > 0) {
-        const marked = await store.markPublished(token, published);
-        leaseLost.published = published.length - marked;
-        if (marked < published.length) {
-          logger.warn(
-            `Outbox relay ${owner}: ${published.length - marked} published row(s) had been taken over after the lease expired; ` +
-              `they may be published again (at-least-once). Consider a longer leaseMs.`,
-          );
-        }
-      }
-      if (failed.length > 0) {
-        const recorded = await store.markFailed(token, failed);
-        leaseLost.failed = failed.length - recorded;
-        if (recorded < failed.length) {
-          // The lease expired meanwhile and another relay holds these rows: nothing was scheduled here.
-          logger.warn(
-            `Outbox relay ${owner}: ${failed.length - recorded} failed row(s) had been taken over after the lease expired; ` +
-              `their outcome is the new holder's. A late acknowledgement may still publish them twice (at-least-once).`,
-          );
-        }
-      }
-      return { leaseLost };
-    } catch (error) {
-      // The leases will expire and the rows be claimed again: a duplicate, never a loss.
-      logger.error(`Outbox relay ${owner}: could not record the batch outcome: ${errorText(error)}`, stackOf(error));
-      return { leaseLost, settleError: errorText(error) };
-    }
-  }
-}
-
-function stackOf(error: unknown): string | undefined {
-  return error instanceof Error ? error.stack : undefined;
 }
