@@ -101,10 +101,10 @@ describe('OutboxPublishFailing on the metrics of real processes (SQLite + TCP)',
     failures.push(String(sampleValue(recovered, 'outbox_publish_consecutive_failures', labels)));
     pending.push(String(sampleValue(recovered, 'outbox_pending_messages', labels)));
 
-    const series = (name: string, values: string[]) => `      - series: '${name}{instance="app-1", transport="default", destination="things"}'\n        values: '${values.join(' ')}'`;
+    const series = (name: string, values: string[]) => `      - series: '${name}{outbox="default", instance="app-1", transport="default", destination="things"}'\n        values: '${values.join(' ')}'`;
     const alert = (minute: number, firing: string | undefined) =>
       `      - eval_time: ${minute}m\n        alertname: OutboxPublishFailing\n        exp_alerts:` +
-      (firing === undefined ? ' []' : `\n          - exp_labels: { severity: critical, destination: things }\n            exp_annotations: { summary: 'Publishing to things fails (${firing} attempts in a row)' }`);
+      (firing === undefined ? ' []' : `\n          - exp_labels: { severity: critical, outbox: default, destination: things }\n            exp_annotations: { summary: 'Outbox default: publishing to things fails (${firing} attempts in a row)' }`);
     const file = join(dir, 'real-process.test.yml');
     writeFileSync(file, [
       `rule_files: ['${RULES}']`, 'evaluation_interval: 1m', 'tests:', '  - interval: 1m', '    input_series:',

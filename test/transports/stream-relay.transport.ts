@@ -29,7 +29,7 @@ export class StreamRelayTransport implements OutboxTransport {
       maxBuffered: 1_000,
       publishTimeoutMs,
       retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, { initialMs: 100, maxMs: 500, jitter: 0 }),
-      observer: {},
+      observer: {}, relayId: 'stream-test',
       logger: { warn: () => undefined },
       confirm: (lsn) => {
         for (const [commit, resume] of this.waiting) if (commit <= lsn) (this.waiting.delete(commit), resume());

@@ -19,8 +19,8 @@ describe('WAL delivery mode: the slot in health and metrics', () => {
     });
     expect(up['outbox-wal']).toMatchObject({ status: 'up', slot: sandbox.slotName });
     const streamedText = await streamingRegistry.metrics();
-    expect(streamedText).toContain(`outbox_wal_slot_active{slot="${sandbox.slotName}"} 1`);
-    expect(streamedText).toMatch(new RegExp(`outbox_wal_slot_retained_bytes\\{slot="${sandbox.slotName}"\\} \\d+`));
+    expect(streamedText).toContain(`outbox_wal_slot_active{outbox="default",slot="${sandbox.slotName}"} 1`);
+    expect(streamedText).toMatch(new RegExp(`outbox_wal_slot_retained_bytes\\{outbox="default",slot="${sandbox.slotName}"\\} \\d+`));
     await streaming.close();
     expect(await streamingRegistry.metrics()).not.toContain('outbox_wal_slot_active');
 
@@ -36,6 +36,6 @@ describe('WAL delivery mode: the slot in health and metrics', () => {
     expect(down.reason).toContain(`no instance streams the replication slot "${sandbox.slotName}"`);
     expect(down.reason).toContain('over wal.maxRetainedBytes (1)');
     expect(down.retainedBytes).toBeGreaterThan(200);
-    expect(await writerRegistry.metrics()).toContain(`outbox_wal_slot_active{slot="${sandbox.slotName}"} 0`);
+    expect(await writerRegistry.metrics()).toContain(`outbox_wal_slot_active{outbox="default",slot="${sandbox.slotName}"} 0`);
   });
 });

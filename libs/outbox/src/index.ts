@@ -14,6 +14,7 @@ export { OutboxModule } from './nest/outbox.module';
 export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-module.options';
 export type { OutboxConnectionOptions } from './adapters/connection/outbox-connection.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
+export { InjectOutbox, getOutboxToken } from './nest/named/outbox-tokens';
 export type { OutboxMessageInput } from './core/outbox-message-input';
 export type { OutboxDataLayerTransaction } from './adapters/data-layer-transaction';
 export { OutboxRelayHost } from './nest/outbox-relay.host';

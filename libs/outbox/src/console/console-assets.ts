@@ -33,9 +33,14 @@ export function readAsset(name: string): { body: Buffer; contentType: string } |
 
 /**
  * The page, with its base URL set so that its relative links work under any mount path or global
- * prefix, and the interval at which it refreshes itself (`refreshIntervalMs`, 0 = off).
+ * prefix, the interval at which it refreshes itself (`refreshIntervalMs`, 0 = off), and the name
+ * of the outbox it shows in an app with several (a name is letters, digits and `_`: nothing to escape).
  */
-export function pageHtml(baseUrl: string, refreshIntervalMs: number): string {
+export function pageHtml(baseUrl: string, refreshIntervalMs: number, outbox?: string): string {
   const escaped = baseUrl.replace(/[&"<>]/g, (c) => `&#${c.charCodeAt(0)};`);
-  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8').replace('__BASE_URL__', escaped).replace('__REFRESH_MS__', String(refreshIntervalMs));
+  return readFileSync(join(assetsDirectory(), 'index.html'), 'utf8')
+    .replace('__BASE_URL__', escaped)
+    .replace('__REFRESH_MS__', String(refreshIntervalMs))
+    .replace('__OUTBOX_TITLE__', outbox ? ` · ${outbox}` : '')
+    .replace('__OUTBOX_HEADING__', outbox ? ` <span id="outbox-name">${outbox}</span>` : '');
 }

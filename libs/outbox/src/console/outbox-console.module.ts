@@ -8,6 +8,11 @@ import { ConsoleActionGuard } from './console-action.guard';
 import { CloseConnectionsWhenClosing, ConsoleConnections } from './console-connections';
 import { consoleNeedsPackage } from './outbox-console.messages';
 import { OutboxAsyncApiConsoleController } from './asyncapi/outbox-asyncapi-console.controller';
+import { useOutboxNamed } from '../nest/named/outbox-tokens';
+import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from '../nest/outbox.constants';
+import { OutboxStats } from '../nest/observe/outbox.stats';
+import { OutboxRelayHost } from '../nest/outbox-relay.host';
+import { OutboxAsyncApi } from '../nest/asyncapi/outbox-asyncapi.service';
 
 // This mount's controllers: the routes the connection middleware covers.
 const MOUNTED_CONTROLLERS = Symbol('OutboxConsoleMountedControllers');
@@ -39,7 +44,9 @@ export class OutboxConsoleModule implements NestModule {
     return {
       module: OutboxConsoleModule,
       controllers: [MountedOutboxConsoleController, poison, asyncApi],
-      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison, asyncApi] }, ...guardProvider],
+      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison, asyncApi] }, ...guardProvider,
+        // The named outbox's table, stats and relay, in place of those an unnamed outbox exports to every module.
+        ...useOutboxNamed([OUTBOX_CONNECTION, OUTBOX_EXTRAS, OutboxStats, OutboxRelayHost, OutboxAsyncApi], resolved.outbox)],
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { OutboxConfigurationError } from '../core/outbox.errors';
+import { OUTBOX_NAME } from '../core/outbox-name';
 import type { MessageDetail } from '../core/console/outbox-console.port';
 import { consoleNeedsAuth, invalidConsoleOption, unknownConsoleOption } from './outbox-console.messages';
 
@@ -22,6 +23,12 @@ export interface OutboxConsoleOptions {
    * Receives the parsed payload and the message; its result is shown instead. Default: shown as stored.
    */
   redactPayload?: (payload: unknown, message: MessageDetail) => unknown;
+  /**
+   * In an app with several outboxes, the name of the one this console shows (declared with
+   * `OutboxModule.forRoot({ name })`); mount one console per outbox, each at its own `path`.
+   * Default: the outbox declared without a name.
+   */
+  outbox?: string;
   /** Largest page of the message list. Default `200`. */
   maxPageSize?: number;
   /**
@@ -40,10 +47,11 @@ export interface ResolvedConsoleOptions {
   redactPayload: (payload: unknown, message: MessageDetail) => unknown;
   maxPageSize: number;
   refreshIntervalMs: number;
+  outbox?: string;
 }
 
 /** Known keys, for the unknown-key check. */
-export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize', 'refreshIntervalMs'] as const;
+export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize', 'refreshIntervalMs', 'outbox'] as const;
 
 const PATH = /^[A-Za-z0-9._~\-/]*$/;
 
@@ -67,7 +75,11 @@ export function resolveConsoleOptions(options: OutboxConsoleOptions = {}): Resol
   if (!Number.isInteger(refreshIntervalMs) || (refreshIntervalMs !== 0 && (refreshIntervalMs < 1_000 || refreshIntervalMs > 3_600_000))) {
     fail('refreshIntervalMs', '0 (off) or an integer from 1000 to 3600000 (milliseconds)', refreshIntervalMs);
   }
+  if (options.outbox !== undefined && (typeof options.outbox !== 'string' || !OUTBOX_NAME.test(options.outbox))) {
+    fail('outbox', 'the name of an outbox declared with OutboxModule.forRoot({ name })', options.outbox);
+  }
   return {
+    outbox: options.outbox,
     path: path.replace(/^\/+|\/+$/g, ''),
     guard,
     noAuth: options.noAuth === true && !guard,

@@ -15,7 +15,7 @@ export const OUTBOX_OPTION_KEYS = {
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
-    'transport', 'transports', 'relayStart', 'tableName', 'schema', 'dataSource', 'connection', 'isGlobal',
+    'transport', 'transports', 'relayStart', 'tableName', 'schema', 'dataSource', 'connection', 'isGlobal', 'name',
     // the AsyncAPI document (core/asyncapi/asyncapi-options.ts)
     'asyncApi',
   ],

@@ -70,6 +70,14 @@ export interface OutboxModuleExtras {
    * Default: none, the module works on the TypeORM data source.
    */
   connection?: OutboxConnectionOptions;
+  /**
+   * The outbox's name, for an app that declares several (one per database, schema or table): its
+   * providers are then injected by name, `@InjectOutbox(OutboxPublisher, 'orders_eu')`, metrics
+   * carry it as the `outbox` label, and the default replication slot contains it. A lower case
+   * letter, then up to 31 lower case letters, digits or `_`. Default: none, the providers are
+   * injected by their classes and the `outbox` label reads `default`.
+   */
+  name?: string;
   /** Register the module globally, so `OutboxPublisher` can be injected anywhere. Default `true`. */
   isGlobal?: boolean;
 }

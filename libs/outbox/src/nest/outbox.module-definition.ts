@@ -10,9 +10,11 @@ import { OUTBOX_DATA_SOURCE, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION } from './o
 import { resolveConnectionOption } from '../adapters/connection/outbox-connection.options';
 import { connectionWithDataSource } from '../adapters/connection/connection.messages';
 import { connectionProviders } from './connection.providers';
+import { validateOutboxName } from '../core/outbox-name';
+import { OutboxRegistryModule } from './named/outbox-registry';
 import type { OutboxModuleExtras, OutboxModuleOptions } from './outbox-module.options';
 
-export type ResolvedOutboxExtras = Required<Omit<OutboxModuleExtras, 'dataSource' | 'schema' | 'connection'>> & Pick<OutboxModuleExtras, 'dataSource' | 'schema'>;
+export type ResolvedOutboxExtras = Required<Omit<OutboxModuleExtras, 'dataSource' | 'schema' | 'connection' | 'name'>> & Pick<OutboxModuleExtras, 'dataSource' | 'schema' | 'name'>;
 
 export const {
   ConfigurableModuleClass: ConfigurableOutboxModule,
@@ -24,7 +26,7 @@ export const {
   .setFactoryMethodName('createOutboxOptions')
   // Every extra is listed here, `schema` too although it has no default: Nest takes the listed
   // keys out of the options, in forRoot and next to forRootAsync's factory alike.
-  .setExtras<OutboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_OUTBOX_TABLE, schema: undefined, connection: undefined }, (definition, extras) => {
+  .setExtras<OutboxModuleExtras>({ isGlobal: true, tableName: DEFAULT_OUTBOX_TABLE, schema: undefined, connection: undefined, name: undefined }, (definition, extras) => {
     if (extras.isGlobal !== undefined && typeof extras.isGlobal !== 'boolean') {
       throw new OutboxConfigurationError(invalidOption('isGlobal', 'true or false', extras.isGlobal));
     }
@@ -38,13 +40,14 @@ export const {
       tableName: validateTableName(extras.tableName ?? DEFAULT_OUTBOX_TABLE),
       schema: validateSchemaName(extras.schema),
       dataSource: extras.dataSource,
+      name: validateOutboxName(extras.name),
     };
     // Without `connection` the app has chosen TypeORM: only then are typeorm and @nestjs/typeorm loaded.
     const typeOrmFeature = target ? [] : [loadTypeOrmMode('OutboxModule').TypeOrmModule.forFeature([outboxMessageEntity(resolved)], resolved.dataSource)];
     return {
       ...definition,
       global: resolved.isGlobal,
-      imports: [...(definition.imports ?? []), DiscoveryModule, ...typeOrmFeature],
+      imports: [...(definition.imports ?? []), DiscoveryModule, OutboxRegistryModule, ...typeOrmFeature],
       providers: [...(definition.providers ?? []), { provide: OUTBOX_EXTRAS, useValue: resolved }, ...connectionProviders('OutboxModule', { dataSource: OUTBOX_DATA_SOURCE, connection: OUTBOX_OPENED_CONNECTION }, resolved.dataSource, target)],
     };
   })

@@ -41,6 +41,8 @@ import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator'
 import { OutboxAsyncApi } from './asyncapi/outbox-asyncapi.service';
 import { isDescribing } from '../core/asyncapi/describe-mode';
 import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
+import { outboxExports, type OutboxInjectable } from './named/outbox-tokens';
+import { outboxRegistrationProvider } from './named/outbox-registration.provider';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -103,12 +105,7 @@ import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
     OutboxWalHealthIndicator,
     OutboxAsyncApi,
     { provide: OUTBOX_ASYNCAPI, useExisting: OutboxAsyncApi },
-  ],
-  // The connection, data source and extras are exported for OutboxConsoleModule, which works on the same table.
-  exports: [
-    OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHealthIndicator,
-    OutboxAsyncApi, OUTBOX_ASYNCAPI,
-    OUTBOX_DATA_SOURCE, OUTBOX_CONNECTION, OUTBOX_EXTRAS,
+    outboxRegistrationProvider,
   ],
 })
 export class OutboxModule extends ConfigurableOutboxModule {
@@ -121,17 +118,31 @@ export class OutboxModule extends ConfigurableOutboxModule {
     rejectUnknownOptionKeys(options);
     resolveObservability(options, resolveOutboxSettings(options, defaultRelayId));
     checkTransportOptions(options);
-    return super.forRoot(options);
+    return withExports(super.forRoot(options), options.name);
   }
 
   static forRootAsync(options: typeof OUTBOX_ASYNC_OPTIONS_TYPE): DynamicModule {
     if (options === null || typeof options !== 'object') rejectUnknownOptionKeys(options);
-    return super.forRootAsync(options);
+    return withExports(super.forRootAsync(options), options.name);
   }
 }
 
+// The connection, data source and extras are exported for OutboxConsoleModule, which works on the same table.
+const EXPORTED: readonly OutboxInjectable[] = [
+  OutboxPublisher, OutboxRelayHost, OutboxAdmin, OutboxCleanupHost, OutboxStats, OutboxObservers, OutboxHealthIndicator, OutboxWalHealthIndicator,
+  OutboxAsyncApi, OUTBOX_ASYNCAPI,
+  OUTBOX_DATA_SOURCE, OUTBOX_CONNECTION, OUTBOX_EXTRAS,
+];
+
+/** Exports by class for the outbox without a name; a named one exports them under its name only (see `getOutboxToken`). */
+function withExports(module: DynamicModule, name: unknown): DynamicModule {
+  // An invalid name is refused by the module definition, which has run by now.
+  const { providers, exports } = outboxExports(EXPORTED, name as string | undefined);
+  return { ...module, providers: [...(module.providers ?? []), ...providers], exports: [...(module.exports ?? []), ...exports] };
+}
+
 // The extras with a default in the module definition: Nest takes these out of forRoot's options.
-const STATIC_OPTIONS = ['tableName', 'schema', 'connection', 'isGlobal'] as const satisfies readonly (keyof OutboxModuleExtras)[];
+const STATIC_OPTIONS = ['tableName', 'schema', 'connection', 'isGlobal', 'name'] as const satisfies readonly (keyof OutboxModuleExtras)[];
 
 /**
  * Extras Nest takes out of forRoot's options can only reach them from a forRootAsync factory's

@@ -19,6 +19,7 @@ import { replicationConnection } from './replication-connection';
 import { TableOverflow } from './table-overflow';
 import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag } from './wal-slot.setup';
 import { registerWalSlotMetrics } from './wal-slot.metrics';
+import { DEFAULT_OUTBOX_NAME } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
 import { WalStreamLock } from './wal-stream.lock';
 
@@ -37,7 +38,8 @@ export interface WalStreamConfig {
   slot: WalNames;
   prefix: string;
   settings: ResolvedOutboxSettings;
-  table: { tableName: string; schema?: string };
+  /** The outbox's table, and its name (`OutboxModule.forRoot({ name })`) for the gauges' `outbox` label. */
+  table: { tableName: string; schema?: string; name?: string };
   connection: SqlConnection;
   /** The transports by name, resolved when the stream is prepared (after every module is constructed). */
   transports: () => Map<string, OutboxTransport>;
@@ -93,7 +95,7 @@ export class WalStream implements DeliveryStream {
       positions: { create: WalPositionTable.createStatements(table), forget: WalPositionTable.forgetStatement(table) },
       serialized: (work) => this.serialized(work),
     });
-    if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, slot.slotName, () => this.lag());
+    if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, () => this.lag());
     if (!settings.relay) return;
     this.transports = this.config.transports();
     this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
@@ -178,6 +180,7 @@ export class WalStream implements DeliveryStream {
       retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff),
       retryIf,
       observer: this.config.observer(),
+      relayId: settings.relayId,
       logger,
       overflow: new TableOverflow(connection, table, {
         notifyChannel: settings.notifications ? notificationChannel(table) : undefined,

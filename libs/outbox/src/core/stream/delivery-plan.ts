@@ -13,7 +13,7 @@ export type DeliveryPlan =
   | { readonly mode: 'table'; readonly formerSlot: { slotName: string; publicationName: string } }
   | { readonly mode: 'wal'; readonly slot: { slotName: string; publicationName: string }; readonly prefix: string };
 
-export function resolveDeliveryPlan(settings: { delivery: 'table' | 'wal'; wal?: WalDeliveryOptions }, table: { tableName: string; schema?: string }): DeliveryPlan {
+export function resolveDeliveryPlan(settings: { delivery: 'table' | 'wal'; wal?: WalDeliveryOptions }, table: { tableName: string; schema?: string; name?: string }): DeliveryPlan {
   const slot = walNames(table, settings.wal);
   // The table mode keeps the slot's name: a slot of an earlier WAL-mode run may hold events no relay published.
   if (settings.delivery === 'table') return { mode: 'table', formerSlot: slot };

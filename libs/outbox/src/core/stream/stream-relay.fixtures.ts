@@ -84,6 +84,7 @@ export function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, 
     publishTimeoutMs: 1_000,
     retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, { initialMs: 1, maxMs: 2, jitter: 0 }),
     observer: {},
+    relayId: 'stream-test',
     logger: { warn: () => undefined },
     confirm: (lsn) => void confirmed.push(lsn),
   });

@@ -2,9 +2,10 @@ import { BatchPublisher } from '../batch-publisher';
 import { toOutgoingMessage } from '../envelope';
 import { errorText } from '../error-text';
 import type { RetryIf } from '../failure-classification';
-import type { OutgoingMessage } from '../outbox-message';
+import type { ClaimedMessage, OutgoingMessage } from '../outbox-message';
 import type { OutboxTransport } from '../outbox-transport.port';
-import type { RelayObserver } from '../observe/relay-observer';
+import type { MessageOutcome, RelayObserver } from '../observe/relay-observer';
+import { NOT_SENT, type SendResult } from '../batch-runs';
 import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { HeldAggregates } from './held-aggregates';
@@ -29,6 +30,8 @@ export interface StreamRelayConfig {
   retryPolicy: RetryPolicy;
   retryIf?: RetryIf;
   observer: RelayObserver;
+  /** Who publishes, as observers are told (`relayId`). */
+  relayId: string;
   logger: { warn(message: string): void };
   /**
    * Where messages go after `divertAfterAttempts` failed attempts (or a failure that is final), with
@@ -189,7 +192,8 @@ export class StreamRelay {
     for (let attempt = 1; ; attempt++) {
       const claimed = pending.map((message) => asClaimed(message, attempt));
       const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message)]));
-      const { results } = await this.publisher.publishAll(claimed, outgoing, []);
+      const { results, durations } = await this.publisher.publishAll(claimed, outgoing, []);
+      this.reportOutcomes(claimed, results, durations, attempt);
       const failed = pending.filter((_, index) => results[index] !== undefined);
       this.published += pending.length - failed.length;
       this.config.published?.(failed.length === 0 ? pending : pending.filter((_, index) => results[index] === undefined));
@@ -214,6 +218,22 @@ export class StreamRelay {
       await this.pause(delay);
       if (this.stopped) return false;
     }
+  }
+
+  /**
+   * Tells the observers (metrics) each attempted message's outcome, as the table relay does once it
+   * recorded a batch's: streamed traffic counts in the same series. A failed message is never dead
+   * here (the stream tries it again, or moves it to the table): its retry delay is reported.
+   */
+  private reportOutcomes(claimed: ClaimedMessage[], results: SendResult[], durations: number[], attempt: number): void {
+    const retryInMs = this.config.retryPolicy.delayAfter(attempt) ?? 0;
+    const outcomes: MessageOutcome[] = [];
+    claimed.forEach((message, index) => {
+      const result = results[index];
+      if (result === NOT_SENT) return;
+      outcomes.push(result === undefined ? { message, durationMs: durations[index] } : { message, error: result.text, retryInMs, durationMs: durations[index] });
+    });
+    if (outcomes.length > 0) this.config.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
   }
 
   /**

@@ -144,7 +144,7 @@ describe('StreamRelay: a row committed after a message does not hold it', () => 
       maxBuffered: 100,
       publishTimeoutMs: 1_000,
       retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, { initialMs: 1, maxMs: 2, jitter: 0 }),
-      observer: {},
+      observer: {}, relayId: 'stream-test',
       logger: { warn: () => undefined },
       overflow: table,
       confirm: () => undefined,

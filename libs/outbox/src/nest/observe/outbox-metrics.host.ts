@@ -2,7 +2,9 @@ import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import type * as PromClient from 'prom-client';
 import { OutboxObservers } from './outbox-observers.registry';
 import { OutboxStats } from './outbox.stats';
-import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
+import { OUTBOX_MODULE_OPTIONS, type ResolvedOutboxExtras } from '../outbox.module-definition';
+import { OUTBOX_EXTRAS } from '../outbox.constants';
+import { DEFAULT_OUTBOX_NAME } from '../../core/outbox-name';
 import type { OutboxModuleOptions } from '../outbox-module.options';
 import { loadOptional } from '../../core/optional-peer';
 import { resolveMetricsOptions } from '../../observability/metrics/metrics.options';
@@ -17,6 +19,7 @@ export class OutboxMetricsHost implements OnModuleInit, OnModuleDestroy {
     @Inject(OUTBOX_MODULE_OPTIONS) private readonly options: OutboxModuleOptions,
     private readonly observers: OutboxObservers,
     private readonly stats: OutboxStats,
+    @Inject(OUTBOX_EXTRAS) private readonly extras: ResolvedOutboxExtras,
   ) {}
 
   onModuleInit(): void {
@@ -26,7 +29,7 @@ export class OutboxMetricsHost implements OnModuleInit, OnModuleDestroy {
     this.metrics = new OutboxMetrics(prom, resolved, {
       stats: () => this.stats.snapshot(),
       activity: () => this.observers.activity.activity(),
-    });
+    }, Date.now, this.extras.name ?? DEFAULT_OUTBOX_NAME);
     this.observers.add(this.metrics);
   }
 

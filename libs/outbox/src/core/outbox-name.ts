@@ -1,0 +1,20 @@
+import { OutboxConfigurationError } from './outbox.errors';
+import { invalidOption } from './outbox.messages';
+
+/**
+ * An outbox's name (`OutboxModule.forRoot({ name })`), for apps that declare several: it goes into
+ * injection tokens, metric labels and the default replication slot's name, which PostgreSQL takes
+ * in lower case letters, digits and `_` only, hence the rule.
+ */
+export const OUTBOX_NAME = /^[a-z][a-z0-9_]{0,31}$/;
+
+/** What the `outbox` label, the console and the CLI call the outbox declared without a name. */
+export const DEFAULT_OUTBOX_NAME = 'default';
+
+export function validateOutboxName(name: unknown, option = 'name'): string | undefined {
+  if (name === undefined) return undefined;
+  if (typeof name !== 'string' || !OUTBOX_NAME.test(name)) {
+    throw new OutboxConfigurationError(invalidOption(option, 'a lower case letter, then up to 31 lower case letters, digits or _ (e.g. "orders_eu")', name));
+  }
+  return name;
+}
