@@ -3,7 +3,7 @@
 const esmPackages = ['@nestjs', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', 'load-esm', 'uuid', 'kysely', '@mikro-orm'];
 
 // The subpath exports of libs/outbox/package.json, each an index.ts in the folder of that name.
-const subpaths = ['testing', 'console', 'observability', 'core', 'typeorm', 'migrations', 'kafka', 'asyncapi'];
+const subpaths = ['testing', 'console', 'observability', 'core', 'typeorm', 'migrations', 'kafka', 'asyncapi', 'tenants'];
 
 const swc = [
   '@swc/jest',

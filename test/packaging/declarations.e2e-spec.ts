@@ -95,7 +95,7 @@ describe('the packed declarations', () => {
   });
 
   it('loads every entry point at run time without the optional peers', async () => {
-    const entries = ['', '/core', '/typeorm', '/testing', '/console', '/migrations', '/observability', '/kafka', '/asyncapi'].map((subpath) => `@nest-outbox/outbox${subpath}`);
+    const entries = ['', '/core', '/typeorm', '/testing', '/console', '/migrations', '/observability', '/kafka', '/asyncapi', '/tenants'].map((subpath) => `@nest-outbox/outbox${subpath}`);
     const script = `import 'reflect-metadata';\nconst counts = {};\nfor (const entry of ${JSON.stringify(entries)}) counts[entry] = Object.keys(await import(entry)).length;\nconsole.log(JSON.stringify(counts));\n`;
     writeFileSync(join(app, 'load.mjs'), script);
     const { stdout } = await run('node', ['load.mjs'], { cwd: app });
@@ -113,9 +113,9 @@ describe('the packed declarations', () => {
     expect(loaded.filter((file) => /node_modules\/(@nestjs|typeorm)\//.test(file))).toEqual([]);
   }, 60_000);
 
-  it('compiles the root, /core, /typeorm, /testing, /console, /migrations, /kafka and /asyncapi with TypeORM and without the other optional peers', async () => {
+  it('compiles the root, /core, /typeorm, /testing, /console, /migrations, /kafka, /asyncapi and /tenants with TypeORM and without the other optional peers', async () => {
     for (const name of typeOrmPeers) link(name);
-    const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console', 'migrations', 'kafka', 'asyncapi'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
+    const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console', 'migrations', 'kafka', 'asyncapi', 'tenants'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
     const { ok, output } = await compile('required-peers.ts', importAll(entries));
     expect(output).toBe('');
     expect(ok).toBe(true);
@@ -123,7 +123,7 @@ describe('the packed declarations', () => {
 
   it('resolves the subpaths under the older moduleResolution "node10" too (a CommonJS Nest 11 app), through typesVersions', async () => {
     for (const name of typeOrmPeers) link(name);
-    const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console', 'migrations', 'kafka', 'asyncapi'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
+    const entries = ['@nest-outbox/outbox', ...['core', 'typeorm', 'testing', 'console', 'migrations', 'kafka', 'asyncapi', 'tenants'].map((subpath) => `@nest-outbox/outbox/${subpath}`)];
     const { ok, output } = await compile('node10.ts', importAll(entries), { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' });
     expect(output).toBe('');
     expect(ok).toBe(true);

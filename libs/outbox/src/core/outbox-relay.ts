@@ -12,6 +12,7 @@ import { holdBackBehindPoison } from './batch-runs';
 import { BatchPublisher } from './batch-publisher';
 import { recordOutcomes, reportedOutcomes, sortOutcomes } from './batch-settlement';
 import { errorText, stackOf } from './error-text';
+import type { RoundTurns } from './round-turns';
 import { DelayedWakeUps } from './delayed-wake-ups';
 
 export { errorText } from './error-text';
@@ -41,6 +42,11 @@ export interface OutboxRelayConfig {
   observer?: RelayObserver;
   /** Whether an error is worth another attempt; `OutboxNonRetryableError` never is. Default: retry every error. */
   retryIf?: RetryIf;
+  /**
+   * Shared with other relays (one per tenant database): a turn is taken before each claim and given
+   * back once its batch is settled, or at once when the claim found nothing. Default: none, no wait.
+   */
+  turns?: RoundTurns;
 }
 
 export interface BatchOutcome {
@@ -219,14 +225,19 @@ export class OutboxRelay {
             continue;
           }
           const settledBeforeClaim = settledBatches;
-          const batch = await this.claim();
+          const giveBack = this.config.turns ? await this.config.turns.take() : undefined;
+          const batch = this.stopped ? undefined : await this.claim();
           if (batch) {
             const delivery: Promise<BatchOutcome> = this.deliver(batch).finally(() => {
+              giveBack?.();
               delivering.delete(delivery);
               settledBatches += 1;
             });
             delivering.add(delivery);
-          } else if (delivering.size > 0) await oneSettled();
+            continue;
+          }
+          giveBack?.();
+          if (delivering.size > 0) await oneSettled();
           // Nothing in flight: done, unless a batch settled while the claim ran (the claim saw its rows leased).
           else if (settledBatches === settledBeforeClaim) break;
         }

@@ -1,0 +1,112 @@
+import { openConnection, type OpenedConnection } from '../adapters/connection/open-connection';
+import type { ConnectionTarget } from '../adapters/connection/outbox-connection.options';
+import { DelayedWakeUps } from '../core/delayed-wake-ups';
+import { errorText } from '../core/error-text';
+import type { RelayObserver } from '../core/observe/relay-observer';
+import type { OutboxMessageFactory } from '../core/outbox-message.factory';
+import type { OutboxMessageInput } from '../core/outbox-message-input';
+import type { ResolvedOutboxSettings } from '../core/outbox-options';
+import { OutboxRelay, type RelayLogger } from '../core/outbox-relay';
+import type { OutboxTransport } from '../core/outbox-transport.port';
+import { RetryPolicy } from '../core/retry-policy';
+import type { RoundTurns } from '../core/round-turns';
+import type { SqlTransaction } from '../core/sql-transaction.port';
+import { OutboxStatsReader } from '../core/stats/outbox-stats.reader';
+import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
+import { RelayActivityTracker } from '../core/observe/relay-activity';
+import { combineObservers } from '../core/observe/relay-observer';
+import type { OutboxTableLocation } from '../sql/dialects/outbox-table';
+import { createSqlOutboxStatsSource, createSqlOutboxStore } from '../sql/outbox-sql.factory';
+import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import type { TenantDatabase } from './tenant-database';
+
+/** What every tenant's outbox shares: the settings, the transports, the turns and the rows' factory. */
+export interface TenantOutboxShared {
+  settings: ResolvedOutboxSettings;
+  table: OutboxTableLocation;
+  transports: ReadonlyMap<string, OutboxTransport>;
+  turns: RoundTurns;
+  factory: OutboxMessageFactory;
+  connectTimeoutMs: number;
+  /** Idle connections of a tenant's pool are closed after this: an idle tenant holds none. */
+  idleTimeoutMs: number;
+  statsRefreshIntervalMs: number;
+  logger: RelayLogger;
+  observer?: RelayObserver;
+}
+
+/**
+ * One tenant's outbox: its pool (small, closing idle connections), the writer on its table, and a
+ * relay that polls it and takes its rounds in turn with the other tenants' relays.
+ */
+export class TenantOutbox {
+  private readonly writer: SqlOutboxWriter;
+  private readonly relay: OutboxRelay;
+  private readonly stats: OutboxStatsReader;
+  private readonly activity = new RelayActivityTracker();
+  private readonly delayed = new DelayedWakeUps(() => void this.relay.trigger());
+  private readonly pollTimer: NodeJS.Timeout;
+
+  private constructor(
+    readonly tenant: TenantDatabase,
+    private readonly opened: OpenedConnection,
+    shared: TenantOutboxShared,
+  ) {
+    const { settings, table } = shared;
+    const store = createSqlOutboxStore(opened.connection, table, { deadLetterPolicy: settings.deadLetterPolicy, deleteOnPublish: settings.cleanup.deleteOnPublish, preparedStatements: settings.preparedStatements });
+    this.writer = new SqlOutboxWriter(shared.factory, table, { onDelayed: (delayMs) => this.delayed.schedule(delayMs) });
+    this.relay = new OutboxRelay({
+      store,
+      transports: shared.transports,
+      retryPolicy: new RetryPolicy(settings.maxAttempts, settings.backoff),
+      owner: `${settings.relayId}/${tenant.id}`,
+      batchSize: settings.batchSize,
+      leaseMs: settings.leaseMs,
+      publishTimeoutMs: settings.publishTimeoutMs,
+      logger: shared.logger,
+      observer: combineObservers([this.activity, shared.observer]),
+      retryIf: settings.retryIf,
+      turns: shared.turns,
+    });
+    this.stats = new OutboxStatsReader({ source: createSqlOutboxStatsSource(opened.connection, table), refreshIntervalMs: shared.statsRefreshIntervalMs, relayActivity: () => this.activity.activity() });
+    this.activity.running = true;
+    this.pollTimer = setInterval(() => void this.relay.trigger(), settings.pollIntervalMs);
+    void this.relay.trigger();
+  }
+
+  /** Opens the tenant's pool and checks its outbox table; rejects (and leaves nothing open) when either fails. */
+  static async open(tenant: TenantDatabase, target: ConnectionTarget, shared: TenantOutboxShared): Promise<TenantOutbox> {
+    const opened = openConnection(target, { connectTimeoutMs: shared.connectTimeoutMs, idleTimeoutMs: shared.idleTimeoutMs, logger: shared.logger });
+    try {
+      const probe = createSqlOutboxStore(opened.connection, shared.table);
+      await probe.probe();
+    } catch (error) {
+      await opened.close().catch(() => undefined);
+      throw new Error(errorText(error));
+    }
+    return new TenantOutbox(tenant, opened, shared);
+  }
+
+  /** Adds messages inside the tenant's transaction; the relay finds them at its next poll, or is woken by `wake()` after the commit. */
+  add(transaction: SqlTransaction, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    return this.writer.add(transaction, messages);
+  }
+
+  /** Publishes what is claimable now, in its turns. */
+  wake(): Promise<void> {
+    return this.relay.trigger();
+  }
+
+  snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {
+    return this.stats.snapshot(options);
+  }
+
+  /** Stops the relay (waiting up to `timeoutMs` for its batch), then closes the pool: the tenant holds no connection after. */
+  async close(timeoutMs: number): Promise<void> {
+    clearInterval(this.pollTimer);
+    this.delayed.stop();
+    this.activity.running = false;
+    await this.relay.stop(timeoutMs);
+    await this.opened.close();
+  }
+}

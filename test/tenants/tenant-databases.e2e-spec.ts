@@ -1,0 +1,156 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Module, type INestApplication } from '@nestjs/common';
+import { ClientsModule, Transport } from '@nestjs/microservices';
+import { Test } from '@nestjs/testing';
+import { Client } from 'pg';
+import { OutboxTenants, OutboxTenantsModule, type TenantDatabase } from '@nest-outbox/outbox/tenants';
+import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
+import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
+import { postgresAdmin, postgresRows } from '../support/databases';
+import { freePort } from '../support/free-port';
+import { KafkaTopicReader } from '../support/kafka-topic.reader';
+import { PrivatePostgres } from '../support/private-postgres';
+import { requireService } from '../support/services';
+import { silentLogger } from '../support/silent-logger';
+import { waitFor } from '../support/wait-for';
+
+const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
+
+/** A database of its own per tenant, on the shared server, with the outbox table. */
+async function tenantDatabase(server: string, name: string): Promise<string> {
+  await postgresAdmin(server, `CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url.toString(), sql);
+  return url.toString();
+}
+
+/**
+ * OutboxTenantsModule on a list of tenant databases that changes while the app runs: four
+ * databases on the shared PostgreSQL server, one on a server of the test's own that is stopped, and
+ * one that never answers; everything relayed to one topic of the Kafka test broker, at most one
+ * round at a time over all tenants.
+ */
+describe('tenant databases: outboxes that come and go while the app runs', () => {
+  const suffix = randomBytes(4).toString('hex');
+  const topic = `tenants-${suffix}`;
+  const brokers = requireService('kafka').split(',');
+  const server = requireService('postgres');
+  const names = { a: `tenant_a_${suffix}`, b: `tenant_b_${suffix}`, c: `tenant_c_${suffix}` };
+  const urls: Record<string, string> = {};
+  const tenants: TenantDatabase[] = [];
+  let own: PrivatePostgres;
+  let reader: KafkaTopicReader;
+  let app: INestApplication;
+  let outboxes: OutboxTenants;
+
+  /** Commits one event in the tenant's database, then wakes its relay. */
+  async function commitEvent(tenant: string, count = 1): Promise<string[]> {
+    const client = new Client({ connectionString: urls[tenant] });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      const ids = Array.from({ length: count }, () => `${tenant}-${randomUUID()}`);
+      await outboxes.add(tenant, client, ids.map((id) => ({ type: 'tenants.note-written', aggregateType: 'note', aggregateId: id, payload: { tenant, id } })));
+      await client.query('COMMIT');
+      void outboxes.wake(tenant);
+      return ids;
+    } finally {
+      await client.end();
+    }
+  }
+
+  const arrived = (id: string) => reader.forKey(id).length > 0;
+  const openConnections = async (database: string) =>
+    Number((await postgresRows(server, `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = '${database}' AND application_name = 'nest-outbox'`))[0].n);
+
+  beforeAll(async () => {
+    own = await PrivatePostgres.start('tenant-d');
+    await postgresAdmin(own.url(), 'CREATE DATABASE tenant_d');
+    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(own.url('tenant_d'), sql);
+    urls.a = await tenantDatabase(server, names.a);
+    urls.b = await tenantDatabase(server, names.b);
+    urls.c = await tenantDatabase(server, names.c);
+    urls.d = own.url('tenant_d');
+    urls.ghost = `postgres://postgres@127.0.0.1:${await freePort()}/nothing`;
+    tenants.push({ id: 'a', url: urls.a }, { id: 'b', url: urls.b }, { id: 'd', url: urls.d }, { id: 'ghost', url: urls.ghost });
+
+    reader = new KafkaTopicReader(brokers, topic);
+    await reader.start();
+
+    @Module({
+      imports: [
+        ClientsModule.register([{ name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `tenants-${suffix}`, brokers }, producerOnlyMode: true, send: { acks: -1 } } }]),
+        OutboxTenantsModule.forRoot({
+          tenants: () => [...tenants], transport: 'KAFKA', resolveTopic: () => topic,
+          pollIntervalMs: 200, refreshIntervalMs: 1_000, maxConcurrentRounds: 1, batchSize: 20, connectTimeoutMs: 1_000, idleTimeoutMs: 60_000,
+          backoff: { initialMs: 200, maxMs: 1_000 },
+        }),
+      ],
+    })
+    class TenantsApp {}
+    const moduleRef = await Test.createTestingModule({ imports: [TenantsApp] }).setLogger(silentLogger).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    outboxes = app.get(OutboxTenants);
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await reader?.stop();
+    await own?.cleanup();
+    for (const name of Object.values(names)) await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }, 60_000);
+
+  it('opens every tenant whose database answers and reports the one that does not, which holds back no one', async () => {
+    expect(outboxes.status()).toEqual([
+      { id: 'a', state: 'open' },
+      { id: 'b', state: 'open' },
+      { id: 'd', state: 'open' },
+      { id: 'ghost', state: 'failing', error: expect.stringContaining('ECONNREFUSED') },
+    ]);
+    const [a] = await commitEvent('a');
+    const [b] = await commitEvent('b');
+    await waitFor('the events of a and b on the topic', () => arrived(a) && arrived(b), 30_000);
+    expect(reader.forKey(a)[0].value).toMatchObject({ type: 'tenants.note-written', payload: { tenant: 'a', id: a } });
+    await expect(outboxes.add('ghost', {} as never, [])).rejects.toThrow('The outbox of the tenant "ghost" is not open (');
+    await expect(outboxes.add('zeta', {} as never, [])).rejects.toThrow('There is no outbox for the tenant "zeta"');
+  });
+
+  it('goes on publishing for the others while one tenant\'s server is down, and publishes that tenant\'s events once it is back', async () => {
+    const [before] = await commitEvent('d');
+    await waitFor('tenant d\'s first event', () => arrived(before), 30_000);
+    await own.end('immediate');
+    try {
+      // Its pool finds the server gone; its relay's claims fail while the others take their turns.
+      await waitFor('tenant d\'s database to refuse', () => outboxes.stats('d', { fresh: true }).then(() => false, () => true), 30_000);
+      const [a] = await commitEvent('a');
+      await waitFor('tenant a\'s event while d is down', () => arrived(a), 30_000);
+    } finally {
+      await own.begin();
+    }
+    const [after] = await waitFor('tenant d taking writes again', () => commitEvent('d').catch(() => false), 30_000);
+    await waitFor('tenant d\'s event after its restart', () => arrived(after), 30_000);
+  });
+
+  it('gives a tenant added at run time its relay without a restart, and takes rounds in turn with a tenant that has a backlog', async () => {
+    tenants.push({ id: 'c', url: urls.c });
+    await waitFor('tenant c to open at a refresh', () => outboxes.status().some((tenant) => tenant.id === 'c' && tenant.state === 'open'), 30_000);
+    const backlog = await commitEvent('a', 5_000);
+    const [c] = await commitEvent('c');
+    await waitFor('tenant c\'s event', () => arrived(c), 30_000);
+    // Rounds are handed out in turn: c's one event did not wait for a's 250 batches.
+    const pendingOfA = (await outboxes.stats('a', { fresh: true })).pending;
+    expect(pendingOfA).toBeGreaterThan(0);
+    await waitFor('tenant a\'s backlog', () => backlog.every(arrived), 120_000);
+  }, 150_000);
+
+  it('closes the connections of a tenant removed from the list', async () => {
+    expect(await openConnections(names.b)).toBeGreaterThan(0);
+    tenants.splice(tenants.findIndex((tenant) => tenant.id === 'b'), 1);
+    await outboxes.refresh();
+    expect(outboxes.status().map((tenant) => tenant.id)).not.toContain('b');
+    await waitFor('tenant b\'s connections to close', async () => (await openConnections(names.b)) === 0, 30_000);
+    await expect(outboxes.add('b', {} as never, [])).rejects.toThrow('There is no outbox for the tenant "b"');
+  });
+});
