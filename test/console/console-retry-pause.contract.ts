@@ -118,14 +118,14 @@ export function consoleRetryPauseContract(database: TestDatabase, mode: Delivery
         { destination: 'orders', reason: 'partner maintenance until 14:00', pending: 2 },
       ],
     });
-    expect(await registry.metrics()).toMatch(/outbox_destination_paused\{destination="orders"\} 1\n/);
+    expect(await registry.metrics()).toMatch(/outbox_destination_paused\{outbox="default",destination="orders"\} 1\n/);
 
     await post('destinations/resume', { destination: 'orders' }).expect(200);
     const resumed = await waitFor('the gauge at 0 after resuming', async () => {
       const text = await registry.metrics();
-      return /outbox_destination_paused\{destination="orders"\} 0\n/.test(text) && text;
+      return /outbox_destination_paused\{outbox="default",destination="orders"\} 0\n/.test(text) && text;
     }, 5_000);
-    expect(resumed).toMatch(/outbox_destination_paused\{destination="audit"\} 1\n/);
+    expect(resumed).toMatch(/outbox_destination_paused\{outbox="default",destination="audit"\} 1\n/);
     // The two rows are not paused any more: their lag counts again, over the 1 ms threshold.
     const down = await waitFor('health down by lag', async () => {
       const result = (await h.app.get(OutboxHealthIndicator).isHealthy('outbox')).outbox;
