@@ -15,6 +15,7 @@ export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-modu
 export type { OutboxConnectionOptions } from './adapters/connection/outbox-connection.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
 export { InjectOutbox, getOutboxToken } from './nest/named/outbox-tokens';
+export { ShardedOutboxPublisher } from './nest/named/sharded-outbox.publisher';
 export type { OutboxMessageInput } from './core/outbox-message-input';
 export type { OutboxDataLayerTransaction } from './adapters/data-layer-transaction';
 export { OutboxRelayHost } from './nest/outbox-relay.host';

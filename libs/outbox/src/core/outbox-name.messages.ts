@@ -16,3 +16,6 @@ export const outboxMetricsTwice = (outbox: string, prefix: string) =>
 export const metricsOptionsDiffer = (outbox: string, prefix: string) =>
   `The outbox "${outbox}" asks for other "metrics.latencyBuckets" than an outbox registered before it with the prefix "${prefix}" ` +
   `in the same registry: they share the metrics and so the histogram's buckets. Give both the same buckets, or this one its own "metrics.prefix".`;
+
+export const shardsNeedTwo = (shards: unknown) =>
+  `ShardedOutboxPublisher.provide(token, shards) needs two or more distinct outbox names, in a fixed order (the order places the aggregates); got ${JSON.stringify(shards)}.`;
