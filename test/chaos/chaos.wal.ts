@@ -159,6 +159,8 @@ export interface ReplayInput {
   deliveredBy: ReadonlyMap<string, string[]>;
   sentAt: ReadonlyMap<string, number>;
   batchSize: number;
+  /** Batches the stream publishes at once (the module's maxBatchesInFlight). */
+  maxBatchesInFlight: number;
   /** The slot's confirmed position as read during the run (before each PostgreSQL stop, and once a second). */
   confirmed: WalRun['confirmedSamples'];
   /** When PostgreSQL was stopped for each restart. */
@@ -185,9 +187,10 @@ const BATCHES_AHEAD = 4;
  * and the position the stream saved in its table. The relay confirms a commit (and saves its
  * position, one write in flight at most) once the broker acknowledged all of its messages (or they
  * were moved to the table) and everything before it. What it had handled and not confirmed when its
- * stream ended is at most the batch in flight, the rest of a commit the batch before it split, and,
- * when it learns of the end only later (the server closed the connection while the relay was busy
- * publishing), the batches it had decoded ahead: (BATCHES_AHEAD + 1) × batchSize in all. That is
+ * stream ended is at most the batches in flight (maxBatchesInFlight, the rest of a commit the batch
+ * before them split among them), and, when it learns of the end only later (the server closed the
+ * connection while the relay was busy publishing), the batches it had decoded ahead:
+ * (BATCHES_AHEAD + maxBatchesInFlight) × batchSize in all. That is
  * the bound of every start, after a PostgreSQL restart too: PostgreSQL 15 writes a logical slot's
  * confirmed position to disk only when the slot also moves its restart point, so the slot alone
  * would replay from an older position (the server log names that one); the saved position skips
@@ -238,7 +241,7 @@ export function accountReplays(input: ReplayInput): ReplayAccount {
     const highest = confirmedBefore.reduce((a, b) => (a > b ? a : b), start.after);
     const gap = input.events.filter((event) => event.commitLsn > start.after && event.commitLsn <= highest).length;
     gaps = Math.max(gaps, gap);
-    const allowed = (BATCHES_AHEAD + 1) * input.batchSize;
+    const allowed = (BATCHES_AHEAD + input.maxBatchesInFlight) * input.batchSize;
     allowance += allowed;
     worst = Math.max(worst, replayed);
     if (replayed > allowed) exceeded.push(`stream start at ${new Date(start.at).toISOString()} replayed ${replayed} events sent before it (allowed ${allowed})`);
@@ -249,7 +252,7 @@ export function accountReplays(input: ReplayInput): ReplayAccount {
     restarts: Math.max(0, input.starts.length - 1),
     figures: [
       ['stream starts on the slot (server log) / restarts', `${input.starts.length} / ${Math.max(0, input.starts.length - 1)}`],
-      [`most events one stream start sent again that had been handled before it (≤ ${BATCHES_AHEAD + 1} × batchSize = ${(BATCHES_AHEAD + 1) * input.batchSize})`, worst],
+      [`most events one stream start sent again that had been handled before it (≤ ${BATCHES_AHEAD + input.maxBatchesInFlight} × batchSize = ${(BATCHES_AHEAD + input.maxBatchesInFlight) * input.batchSize})`, worst],
       ['events confirmed before a PostgreSQL stop that the slot had not persisted (skipped by the saved position)', gaps],
     ],
   };

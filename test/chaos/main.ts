@@ -196,7 +196,7 @@ async function main(): Promise<number> {
   for (const { id, relay, batch } of deliveries) deliveredBy.set(id, [...new Set([...(deliveredBy.get(id) ?? []), `${relay}#${batch}`])]);
   const replays =
     wal && events
-      ? accountReplays({ events, starts: streamStarts(process.env.OUTBOX_SERVICES_DIR!, wal), deliveredBy, sentAt: batchSentAt, batchSize: profile.batchSize, confirmed: [...wal.confirmedBeforeRestart, ...wal.confirmedSamples], restartsAt: wal.restartsAt, diverted: new Set(tableRows.map((row) => row.id)), unsettled })
+      ? accountReplays({ events, starts: streamStarts(process.env.OUTBOX_SERVICES_DIR!, wal), deliveredBy, sentAt: batchSentAt, batchSize: profile.batchSize, maxBatchesInFlight: profile.maxBatchesInFlight, confirmed: [...wal.confirmedBeforeRestart, ...wal.confirmedSamples], restartsAt: wal.restartsAt, diverted: new Set(tableRows.map((row) => row.id)), unsettled })
       : undefined;
   if (wal) writeFileSync(join(runState.dir, 'slot-confirmed.log'), wal.confirmedSamples.map(({ at, lsn }) => `${new Date(at).toISOString()} ${lsn.toString(16)}`).join('\n'));
   if (wal) await dropSlots(postgres, wal).catch((error: unknown) => log(`dropping the run's slots failed: ${errorText(error)}`));

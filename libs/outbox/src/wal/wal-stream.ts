@@ -170,11 +170,12 @@ export class WalStream implements DeliveryStream {
     if (this.stopped) return;
     const position = this.position;
     const { settings, table, connection, slot, prefix, logger } = this.config;
-    const { batchSize, publishTimeoutMs, backoff, retryIf } = settings;
+    const { batchSize, maxBatchesInFlight, publishTimeoutMs, backoff, retryIf } = settings;
     let reader: PgoutputReader | undefined = undefined;
     const relay = new StreamRelay({
       transports: this.transports,
       batchSize,
+      maxBatchesInFlight,
       maxBuffered: batchSize * BATCHES_AHEAD,
       publishTimeoutMs,
       retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff),

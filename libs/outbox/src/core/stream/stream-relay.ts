@@ -9,6 +9,7 @@ import { NOT_SENT, type SendResult } from '../batch-runs';
 import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { HeldAggregates } from './held-aggregates';
+import { StreamTableSide } from './stream-table-side';
 import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
 import { heldBehindDiverted, heldByPause } from './stream.messages';
 import { PausedDestinations } from './paused-destinations';
@@ -20,6 +21,8 @@ export interface StreamRelayConfig {
   transports: ReadonlyMap<string, OutboxTransport>;
   /** Messages handed to the transports per batch. */
   batchSize: number;
+  /** Batches published at once, their aggregates apart (see `drain`). Default 1. */
+  maxBatchesInFlight?: number;
   /** Messages decoded and held ahead of the batch in flight; `accept` waits while this many wait. */
   maxBuffered: number;
   publishTimeoutMs: number;
@@ -71,16 +74,18 @@ export class StreamRelay {
   private stopped = false;
   private readonly waiting = new Set<() => void>();
   private published = 0;
-  private divertedCount = 0;
   // The aggregates the table holds, which the stream's messages must wait behind. Unknown at start
   // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): read.
   private readonly held: HeldAggregates | undefined;
+  // The held check and the moves to the table, one at a time.
+  private readonly table: StreamTableSide;
   // Destinations an operator paused: their messages go to the table, where the table relay holds them.
   private readonly paused: PausedDestinations | undefined;
 
   constructor(private readonly config: StreamRelayConfig) {
     this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
     this.held = config.overflow && new HeldAggregates(config.overflow);
+    this.table = new StreamTableSide(config, this.held, { stopped: () => this.stopped, pause: (delayMs) => this.pause(delayMs) });
     this.paused = config.overflow && new PausedDestinations(() => config.overflow!.pausedDestinations());
   }
 
@@ -91,7 +96,7 @@ export class StreamRelay {
 
   /** Messages moved to the table since this relay started. */
   get divertedMessages(): number {
-    return this.divertedCount;
+    return this.table.divertedCount;
   }
 
   /** The last position confirmed to the server by this relay, if any. */
@@ -117,6 +122,7 @@ export class StreamRelay {
     }
     this.buffer.push(...commit.messages);
     if (commit.messages.length === 0) await this.confirmAdvance();
+    this.arrived?.();
     this.kick();
     while (!this.stopped && this.buffer.length >= this.config.maxBuffered) await new Promise<void>((resume) => this.waiting.add(resume));
   }
@@ -138,7 +144,8 @@ export class StreamRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wakeReader();
-    this.wakeRetry?.();
+    for (const wake of this.retryWakers) wake();
+    this.arrived?.();
     await this.running;
   }
 
@@ -151,29 +158,84 @@ export class StreamRelay {
     });
   }
 
+  /**
+   * Takes batches from the front of the buffer while fewer than `maxBatchesInFlight` are unsettled,
+   * so that one batch publishes while the previous one waits for its acknowledgement. Order per
+   * aggregate needs nothing more than the table relay's rule: a batch stops before the first message
+   * whose aggregate an unsettled batch holds, so an aggregate's messages are in one unsettled batch
+   * at most, whatever becomes of it (published, retried, moved to the table).
+   */
   private async drain(): Promise<void> {
     // Starts with an await, so that `running` is set before the loop can end.
     await Promise.resolve();
-    while (!this.stopped && this.buffer.length > 0) {
-      const batch = this.buffer.splice(0, this.config.batchSize);
-      this.wakeReader();
-      const held = await this.heldBehindTable(batch);
-      if (held === undefined) return;
-      const paused = this.paused ? batch.filter((message) => this.paused!.holds(message)) : [];
-      const direct = held.length === 0 && paused.length === 0 ? batch : batch.filter((message) => !held.includes(message) && !paused.includes(message));
-      // Published before the held ones reach the table: an aggregate's messages committed before a
-      // row that holds the later ones (see HeldAggregates) must not be overtaken by those.
-      if (!(await this.publishUntilAcknowledged(direct))) return;
-      const diverted = batch
-        .filter((message) => held.includes(message) || paused.includes(message))
-        .map((message) => ({ message, attempts: 0, error: paused.includes(message) ? heldByPause(message.destination) : heldBehindDiverted() }));
-      if (diverted.length > 0 && !(await this.divert(diverted))) return;
-      this.positions.acknowledged(batch);
-      await this.confirmAdvance();
+    const limit = Math.max(1, this.config.maxBatchesInFlight ?? 1);
+    const inFlight = new Set<Promise<void>>();
+    const busy = new Map<string, number>();
+    let stoppedEarly = false;
+    try {
+      while (!this.stopped && !stoppedEarly) {
+        const batch = inFlight.size < limit ? this.takeBatch(busy) : [];
+        if (batch.length === 0) {
+          if (inFlight.size === 0) break;
+          // A batch settling frees its aggregates; a commit arriving may bring a free one.
+          await Promise.race([...inFlight, new Promise<void>((resume) => (this.arrived = resume))]);
+          this.arrived = undefined;
+          continue;
+        }
+        this.wakeReader();
+        const keys = batch.map(aggregateOf);
+        for (const key of keys) busy.set(key, (busy.get(key) ?? 0) + 1);
+        const run: Promise<void> = this.deliver(batch)
+          .then((settled) => void (stoppedEarly ||= !settled))
+          .finally(() => {
+            for (const key of keys) {
+              const left = busy.get(key)! - 1;
+              if (left === 0) busy.delete(key);
+              else busy.set(key, left);
+            }
+            inFlight.delete(run);
+          });
+        inFlight.add(run);
+      }
+    } finally {
+      await Promise.allSettled(inFlight);
     }
   }
 
-  private async confirmAdvance(): Promise<void> {
+  /** Up to `batchSize` messages from the front of the buffer, ending before the first whose aggregate is in an unsettled batch. */
+  private takeBatch(busy: ReadonlyMap<string, number>): StreamMessage[] {
+    const most = Math.min(this.config.batchSize, this.buffer.length);
+    if (busy.size === 0) return this.buffer.splice(0, most);
+    let count = 0;
+    while (count < most && !busy.has(aggregateOf(this.buffer[count]))) count++;
+    return this.buffer.splice(0, count);
+  }
+
+  /** One batch, until it is settled and its position may be confirmed; false when the relay stopped first. */
+  private async deliver(batch: StreamMessage[]): Promise<boolean> {
+    const held = await this.table.heldBehind(batch);
+    if (held === undefined) return false;
+    const paused = this.paused ? batch.filter((message) => this.paused!.holds(message)) : [];
+    const direct = held.length === 0 && paused.length === 0 ? batch : batch.filter((message) => !held.includes(message) && !paused.includes(message));
+    // Published before the held ones reach the table: an aggregate's messages committed before a
+    // row that holds the later ones (see HeldAggregates) must not be overtaken by those.
+    if (!(await this.publishUntilAcknowledged(direct))) return false;
+    const diverted = batch
+      .filter((message) => held.includes(message) || paused.includes(message))
+      .map((message) => ({ message, attempts: 0, error: paused.includes(message) ? heldByPause(message.destination) : heldBehindDiverted() }));
+    if (diverted.length > 0 && !(await this.table.divert(diverted))) return false;
+    this.positions.acknowledged(batch);
+    await this.confirmAdvance();
+    return true;
+  }
+
+  /** Confirmations one after another, so that positions reach the server (and the saved position) in order. */
+  private confirmAdvance(): Promise<void> {
+    this.confirming = this.confirming.then(() => this.confirmNext());
+    return this.confirming;
+  }
+
+  private async confirmNext(): Promise<void> {
     const lsn = this.positions.advance();
     if (lsn === undefined) return;
     try {
@@ -184,7 +246,9 @@ export class StreamRelay {
     }
   }
 
-  private wakeRetry: (() => void) | undefined;
+  private readonly retryWakers = new Set<() => void>();
+  private confirming: Promise<void> = Promise.resolve();
+  private arrived: (() => void) | undefined;
 
   /** True once every message of the batch is acknowledged; false if the relay was stopped first. */
   private async publishUntilAcknowledged(batch: StreamMessage[]): Promise<boolean> {
@@ -206,7 +270,7 @@ export class StreamRelay {
           const result = outcome(index);
           return { message, attempts: typeof result === 'object' ? attempt : 0, error: typeof result === 'object' ? result.text : heldBehindDiverted() };
         });
-        return this.divert(diverted);
+        return this.table.divert(diverted);
       }
       const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
       this.config.logger.warn(
@@ -236,66 +300,17 @@ export class StreamRelay {
     if (outcomes.length > 0) this.config.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
   }
 
-  /**
-   * The messages of aggregates that have unpublished rows in the table: they go there too, behind
-   * them. An aggregate whose rows are all published streams directly again.
-   *
-   * The set of held aggregates is kept in memory (HeldAggregates): read at the start (rows pending
-   * from the table mode, a previous run's overflow, dead rows under 'hold') and again after any
-   * commit that wrote a row (`wroteTable`: a table-mode writer, a delayed message, a requeue, a
-   * divert), which reaches the relay before the messages committed after it. The table is asked
-   * then, and for a batch that carries an aggregate of the set (it may have drained). A row the
-   * stream knows it decoded after a message's commit holds only what comes after that row.
-   * `undefined`: stopped.
-   */
-  private async heldBehindTable(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
-    const held = this.held;
-    if (!held || batch.length === 0) return [];
-    for (let attempt = 1; !this.stopped; attempt++) {
-      try {
-        held.checkedUpTo(batch[0].commit);
-        const backlogged = await held.heldOf(batch);
-        // A message committed before every row of its aggregate is not held by them (0: held from the start).
-        return backlogged.size === 0 ? [] : batch.filter((message) => (backlogged.get(aggregateOf(message)) ?? message.commit + 1n) <= message.commit);
-      } catch (error) {
-        this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
-        this.config.onTableFailure?.(error);
-        if (this.stopped) break;
-        await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
-      }
-    }
-    return undefined;
-  }
-
-  /** Moves messages to the table (tried until it works, or the relay stops); true once committed. */
-  private async divert(messages: Array<{ message: StreamMessage; attempts: number; error: string }>): Promise<boolean> {
-    const overflow = this.config.overflow!;
-    // Held from now on: a try that committed and then failed (the connection lost) still wrote them.
-    this.held?.diverted(messages.map(({ message }) => message));
-    for (let attempt = 1; !this.stopped; attempt++) {
-      try {
-        await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);
-        this.divertedCount += messages.length;
-        return true;
-      } catch (error) {
-        this.config.logger.warn(`Outbox WAL relay: moving ${messages.length} messages to the table failed (${errorText(error)}); trying again.`);
-        this.config.onTableFailure?.(error);
-        if (this.stopped) break;
-        await this.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
-      }
-    }
-    return false;
-  }
-
   private async pause(delayMs: number): Promise<void> {
+    let wake: (() => void) | undefined;
     await new Promise<void>((resume) => {
       const timer = setTimeout(resume, delayMs);
-      this.wakeRetry = () => {
+      wake = () => {
         clearTimeout(timer);
         resume();
       };
+      this.retryWakers.add(wake);
     });
-    this.wakeRetry = undefined;
+    this.retryWakers.delete(wake!);
   }
 
   private wakeReader(): void {
