@@ -63,7 +63,6 @@ const LAYERS: Record<string, number> = {
   migrations: 3,
   cli: 3,
   observability: 3,
-  tenants: 3,
   nest: 4,
   // The AsyncAPI document's Nest service; what it is made of lives in core/asyncapi/.
   asyncapi: 4,

@@ -5,7 +5,7 @@ import { validateSchemaName, validateTableName } from '../../core/names';
 import { resolveOutboxSettings, type ResolvedOutboxSettings } from '../../core/outbox-options';
 import { DEFAULT_OUTBOX_TABLE } from '../../sql/dialects/outbox-table';
 import { checkTransportOptions } from '../outbox-transports.resolver';
-import { tenantsRefuseWal } from '../../tenants/tenants.messages';
+import { tenantsRefuseWal } from '../../adapters/tenants/tenants.messages';
 import { TENANT_MODULE_KEYS, TENANT_SETTING_KEYS, type OutboxTenantsModuleOptions } from './outbox-tenants.options';
 
 export interface ResolvedTenantsOptions {

@@ -1,5 +1,5 @@
 import type { OutboxSettings } from '../../core/outbox-settings';
-import type { TenantDatabase } from '../../tenants/tenant-database';
+import type { TenantDatabase } from '../../adapters/tenants/tenant-database';
 import type { OutboxTransportOption } from '../outbox-module.options';
 
 /** The settings a tenant's relay takes; the others (WAL mode, partitions, metrics, …) are those of `OutboxModule`. */

@@ -5,7 +5,7 @@ import { OutboxMessageFactory } from '../../core/outbox-message.factory';
 import type { OutboxMessageInput } from '../../core/outbox-message-input';
 import { RoundTurns } from '../../core/round-turns';
 import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
-import { TenantOutboxes, type TenantStatus } from '../../tenants/tenant-outboxes';
+import { TenantOutboxes, type TenantStatus } from '../../adapters/tenants/tenant-outboxes';
 import { defaultRelayId } from '../outbox-relay.host';
 import { resolveTransports } from '../outbox-transports.resolver';
 import type { OutboxModuleOptions } from '../outbox-module.options';

@@ -1,6 +1,6 @@
-import { resolveConnectionOption, type ConnectionTarget } from '../adapters/connection/outbox-connection.options';
-import { OutboxConfigurationError } from '../core/outbox.errors';
-import { errorText } from '../core/error-text';
+import { resolveConnectionOption, type ConnectionTarget } from '../connection/outbox-connection.options';
+import { OutboxConfigurationError } from '../../core/outbox.errors';
+import { errorText } from '../../core/error-text';
 import { duplicateTenant, invalidTenant } from './tenants.messages';
 
 /** One tenant's database, as the app's `tenants` function lists it. */

@@ -1,6 +1,6 @@
-import type { ConnectionTarget } from '../adapters/connection/outbox-connection.options';
-import { errorText } from '../core/error-text';
-import { OutboxWriteError } from '../core/outbox.errors';
+import type { ConnectionTarget } from '../connection/outbox-connection.options';
+import { errorText } from '../../core/error-text';
+import { OutboxWriteError } from '../../core/outbox.errors';
 import { checkTenantList, type TenantDatabase } from './tenant-database';
 import { TenantOutbox, type TenantOutboxShared } from './tenant-outbox';
 import { tenantListFailed, tenantNotOpen, tenantOpenFailed, unknownTenant } from './tenants.messages';
