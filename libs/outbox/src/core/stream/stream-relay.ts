@@ -2,10 +2,10 @@ import { BatchPublisher } from '../batch-publisher';
 import { toOutgoingMessage } from '../envelope';
 import { errorText } from '../error-text';
 import type { RetryIf } from '../failure-classification';
-import type { ClaimedMessage, OutgoingMessage } from '../outbox-message';
+import type { OutgoingMessage } from '../outbox-message';
 import type { OutboxTransport } from '../outbox-transport.port';
-import type { MessageOutcome, RelayObserver } from '../observe/relay-observer';
-import { NOT_SENT, type SendResult } from '../batch-runs';
+import type { RelayObserver } from '../observe/relay-observer';
+import { attemptOutcomes } from './stream-outcomes';
 import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { HeldAggregates } from './held-aggregates';
@@ -257,7 +257,10 @@ export class StreamRelay {
       const claimed = pending.map((message) => asClaimed(message, attempt));
       const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message)]));
       const { results, durations } = await this.publisher.publishAll(claimed, outgoing, []);
-      this.reportOutcomes(claimed, results, durations, attempt);
+      const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
+      // Streamed traffic counts in the same series as the table relay's.
+      const outcomes = attemptOutcomes(claimed, results, durations, delay);
+      if (outcomes.length > 0) this.config.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
       const failed = pending.filter((_, index) => results[index] !== undefined);
       this.published += pending.length - failed.length;
       this.config.published?.(failed.length === 0 ? pending : pending.filter((_, index) => results[index] === undefined));
@@ -272,7 +275,6 @@ export class StreamRelay {
         });
         return this.table.divert(diverted);
       }
-      const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
       this.config.logger.warn(
         `Outbox WAL relay: ${failed.length} of ${pending.length} messages not acknowledged (attempt ${attempt}${first ? `: ${first.text}` : ''}); ` +
           `the stream waits and tries them again in ${delay} ms.`,
@@ -282,22 +284,6 @@ export class StreamRelay {
       await this.pause(delay);
       if (this.stopped) return false;
     }
-  }
-
-  /**
-   * Tells the observers (metrics) each attempted message's outcome, as the table relay does once it
-   * recorded a batch's: streamed traffic counts in the same series. A failed message is never dead
-   * here (the stream tries it again, or moves it to the table): its retry delay is reported.
-   */
-  private reportOutcomes(claimed: ClaimedMessage[], results: SendResult[], durations: number[], attempt: number): void {
-    const retryInMs = this.config.retryPolicy.delayAfter(attempt) ?? 0;
-    const outcomes: MessageOutcome[] = [];
-    claimed.forEach((message, index) => {
-      const result = results[index];
-      if (result === NOT_SENT) return;
-      outcomes.push(result === undefined ? { message, durationMs: durations[index] } : { message, error: result.text, retryInMs, durationMs: durations[index] });
-    });
-    if (outcomes.length > 0) this.config.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
   }
 
   private async pause(delayMs: number): Promise<void> {
