@@ -9,13 +9,16 @@ import { fmt } from './support/stats';
  * broker (acks -1), in one run: raw kafkajs sending the same records from memory
  * (the ceiling), the table relay, and the WAL relay streaming a slot (WAL_DRAIN_BATCH: batch size, default 500). The backlog is written first
  * by a write-only instance of each mode (WAL_DRAIN_MODES=wal for one); the clock runs from the relaying instance's start until
- * the table has no pending row, or the slot is confirmed past the last commit.
+ * the table has no pending row, or the slot is confirmed past the last commit. WAL_DRAIN_CLIENT=librdkafka
+ * relays through `ConfluentKafkaTransport` instead of Nest's `ClientKafka`.
  *
  *   npx tsc -p test/bench/tsconfig.json && node .bench/build/test/bench/wal-drain.js
  */
 const EVENTS = Number(process.env.WAL_DRAIN_EVENTS ?? 20_000);
 const PER_TRANSACTION = 100;
 const BATCH = Number(process.env.WAL_DRAIN_BATCH ?? 500);
+// The relaying app's Kafka client: kafkajs through Nest's `ClientKafka` (default) or librdkafka.
+const CLIENT = process.env.WAL_DRAIN_CLIENT === 'librdkafka' ? 'librdkafka' : 'kafkajs';
 
 async function main(): Promise<void> {
   const services = benchServices();
@@ -35,6 +38,7 @@ async function main(): Promise<void> {
         topic: topicOf(mode),
         slotName: `${schema}_slot`,
         batchSize: BATCH,
+        kafkaClient: CLIENT,
         write: async (publisher, dataSource) => {
           for (let done = 0; done < EVENTS; done += PER_TRANSACTION) {
             const events = Array.from({ length: PER_TRANSACTION }, (_, i) => ({ type: 'bench.noted', aggregateType: 'bench', aggregateId: `a${(done + i) % 1000}`, payload }));
@@ -44,7 +48,7 @@ async function main(): Promise<void> {
       });
       results.push([mode, EVENTS / seconds, seconds, startSeconds, `${fmt(cpu.relay, 0)} / ${fmt(cpu.postgres, 0)} / ${fmt(cpu.broker, 0)}`]);
     }
-    console.log(`${EVENTS} events of ~500 B, batches of ${BATCH}, acks -1, Kafka test broker; PostgreSQL wal_level=logical, fsync on`);
+    console.log(`${EVENTS} events of ~500 B, batches of ${BATCH}, relayed with ${CLIENT}, acks -1, Kafka test broker; PostgreSQL wal_level=logical, fsync on`);
     console.log('| contender | msg/s from the start | × raw kafkajs | seconds | of which the app start | CPU % of a core: relay process / PostgreSQL / broker |');
     console.log('|---|---|---|---|---|---|');
     console.log(`| raw kafkajs (the same records, from memory) | ${fmt(raw, 0)} | 1.00 | ${fmt(EVENTS / raw, 2)} | | |`);
