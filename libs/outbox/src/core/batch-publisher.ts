@@ -80,14 +80,17 @@ export class BatchPublisher {
         durations[index] = took;
       });
     };
-    const runs = runsByKey(messages);
     if (transport.publishBatch && transport.keepsKeyOrderInBatch) {
-      await send(messages.map((_, index) => index));
+      const all = messages.map((_, index) => index);
+      await send(all);
       // What follows a failure in its aggregate is treated as not sent: never marked published, not charged.
-      for (const run of runs) run.slice(run.findIndex((index) => results[index] !== undefined) + 1 || run.length).forEach((index) => (results[index] = NOT_SENT));
-      acknowledge(messages.map((_, index) => index));
+      if (results.some((result) => result !== undefined)) {
+        for (const run of runsByKey(messages)) run.slice(run.findIndex((index) => results[index] !== undefined) + 1 || run.length).forEach((index) => (results[index] = NOT_SENT));
+      }
+      acknowledge(all);
       return { results, durations };
     }
+    const runs = runsByKey(messages);
     for (let depth = 0; ; depth++) {
       const wave = runs.filter((run) => depth < run.length && (depth === 0 || results[run[depth - 1]] === undefined)).map((run) => run[depth]);
       if (wave.length === 0) return { results, durations };
