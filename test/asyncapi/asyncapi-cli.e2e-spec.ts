@@ -16,6 +16,7 @@ const library = join(build, 'node_modules', '@nest-outbox', 'outbox');
 const bin = join(library, require(join(root, 'libs', 'outbox', 'package.json')).bin['nest-outbox']);
 const compiled = (file: string) => join(build, 'app', file);
 const billingApp = compiled('test/asyncapi/fixtures/billing-app.js');
+const regionsApp = compiled('test/asyncapi/fixtures/regions-app.js');
 const orderService = compiled('apps/order-service/src/asyncapi.js');
 
 interface Result {
@@ -44,7 +45,7 @@ beforeAll(async () => {
     run(process.execPath, [tsc, '-p', join(root, 'libs', 'outbox', 'tsconfig.lib.json'), '--outDir', join(library, 'dist')], { cwd: root }),
     run(process.execPath, [tsc, '-p', join(__dirname, 'fixtures', 'tsconfig.build.json'), '--outDir', join(build, 'app')], { cwd: root }),
   ]);
-  expect(existsSync(bin) && existsSync(billingApp) && existsSync(orderService)).toBe(true);
+  expect(existsSync(bin) && existsSync(billingApp) && existsSync(regionsApp) && existsSync(orderService)).toBe(true);
 }, 180_000);
 afterAll(() => rmSync(build, { recursive: true, force: true }));
 
@@ -94,7 +95,7 @@ describe('nest-outbox asyncapi', () => {
 
   it('says what to pass when --app is missing, names no file, or exports no module, and when the app has no OutboxModule', async () => {
     const help = await cli(['--help']);
-    expect(help.stdout).toMatch(/\n  asyncapi --app <file> \[--out <file>\] \[--yaml\]\n/);
+    expect(help.stdout).toMatch(/\n  asyncapi --app <file> \[--outbox <name>\] \[--out <file>\] \[--yaml\]\n/);
     const what = /Pass --app <file>: a compiled JavaScript file .* whose default export, or export named AppModule, is your root Nest module/;
     const missing = await cli(['asyncapi']);
     expect(missing.code).toBe(2);
@@ -112,5 +113,25 @@ describe('nest-outbox asyncapi', () => {
     expect(noOutbox.code).toBe(2);
     expect(noOutbox.stderr).toMatch(/the app does not import OutboxModule \(from @nest-outbox\/outbox\), so there is nothing to describe/);
     expect(noOutbox.stdout).toBe('');
+  });
+
+  it('describes the outbox --outbox names in an app with several, and refuses to pick one itself', async () => {
+    const eu = await cli(['asyncapi', '--app', regionsApp, '--outbox', 'eu']);
+    expect({ code: eu.code, stderr: eu.stderr }).toEqual({ code: 0, stderr: '' });
+    const euDoc: AsyncApiDocument = JSON.parse(eu.stdout);
+    expect(euDoc.info.title).toBe('Orders EU');
+    const us: AsyncApiDocument = JSON.parse((await cli(['asyncapi', '--app', regionsApp, '--outbox', 'us'])).stdout);
+    expect(us.info.title).toBe('Orders US');
+
+    const unnamed = await cli(['asyncapi', '--app', regionsApp]);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toMatch(/the app declares 2 outboxes \(eu, us\), each with a document of its own\. Pass --outbox <name>/);
+    expect(unnamed.stdout).toBe('');
+    const unknown = await cli(['asyncapi', '--app', regionsApp, '--outbox', 'apac']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--outbox "apac": the app declares no outbox of that name\. Its outboxes: eu, us/);
+    // An app with one outbox: --outbox may name it ("default" without a name), or be left out.
+    const billing = await cli(['asyncapi', '--app', billingApp, '--outbox', 'default']);
+    expect(JSON.parse(billing.stdout).info.title).toBe('Billing');
   });
 });

@@ -1,6 +1,6 @@
 /** Texts of `nest-outbox asyncapi`, each saying what to pass. */
 
-export const ASYNCAPI_USAGE = `  asyncapi --app <file> [--out <file>] [--yaml]
+export const ASYNCAPI_USAGE = `  asyncapi --app <file> [--outbox <name>] [--out <file>] [--yaml]
                               the AsyncAPI 3.0 document of what the app publishes; <file> is a
                               compiled JavaScript file whose default export (or AppModule export)
                               is the app's root module, or a function returning it; its outbox
@@ -29,3 +29,10 @@ export const noOutboxModule = (path: string) =>
   'Pass the root module that imports it.';
 
 export const unexpectedArgument = (argument: string) => `asyncapi takes no argument "${argument}". Usage:\n${ASYNCAPI_USAGE}`;
+
+export const severalOutboxes = (path: string, declared: readonly string[]) =>
+  `asyncapi --app "${path}": the app declares ${declared.length} outboxes (${declared.join(', ')}), each with a document of its own. ` +
+  `Pass --outbox <name> for one of them ("default" is the one declared without a name).`;
+
+export const noSuchOutbox = (path: string, outbox: string, declared: readonly string[]) =>
+  `asyncapi --app "${path}" --outbox "${outbox}": the app declares no outbox of that name. Its outboxes: ${declared.join(', ')} ("default" is the one declared without a name).`;

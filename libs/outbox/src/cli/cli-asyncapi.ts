@@ -2,15 +2,17 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { describing } from '../core/asyncapi/describe-mode';
-import { OUTBOX_ASYNCAPI, type AsyncApiSource } from '../core/asyncapi/asyncapi-source';
+import { OUTBOX_ASYNCAPI, OUTBOX_NAMES, type AsyncApiSource, type OutboxNames } from '../core/asyncapi/asyncapi-source';
+import { DEFAULT_OUTBOX_NAME, namedOutboxToken } from '../core/outbox-name';
 import { toYaml } from '../core/asyncapi/to-yaml';
 import { loadOptional } from '../core/optional-peer';
 import { CliError } from './cli.error';
 import type { CliIo } from './cli-io';
-import { appFailedToStart, appFileFailed, appFileNotFound, missingApp, noModuleExported, noOutboxModule, unexpectedArgument } from './cli-asyncapi.messages';
+import { appFailedToStart, appFileFailed, appFileNotFound, missingApp, noModuleExported, noOutboxModule, noSuchOutbox, severalOutboxes, unexpectedArgument } from './cli-asyncapi.messages';
 
 export const ASYNCAPI_OPTIONS = {
   app: { type: 'string' },
+  outbox: { type: 'string' },
   out: { type: 'string' },
   yaml: { type: 'boolean' },
 } as const;
@@ -32,13 +34,13 @@ interface NestFactoryLike {
  * context. The app's own modules start as they would: its database is opened, its HTTP server and
  * microservices are not (a context has none).
  */
-export async function runAsyncApiCommand(args: string[], values: { app?: string; out?: string; yaml?: boolean }, io: CliIo): Promise<number> {
+export async function runAsyncApiCommand(args: string[], values: { app?: string; outbox?: string; out?: string; yaml?: boolean }, io: CliIo): Promise<number> {
   if (args.length > 0) throw new CliError(unexpectedArgument(args[0]));
   if (!values.app) throw new CliError(missingApp());
   const path = resolve(values.app);
   if (!existsSync(path)) throw new CliError(appFileNotFound(values.app));
   const rootModule = await rootModuleOf(path, values.app);
-  const document = await describe(path, values.app, rootModule, io);
+  const document = await describe(path, values.app, rootModule, values.outbox, io);
   const text = values.yaml ? toYaml(document) : `${JSON.stringify(document, null, 2)}\n`;
   if (values.out) {
     writeFileSync(values.out, text);
@@ -64,7 +66,7 @@ async function rootModuleOf(path: string, shown: string): Promise<unknown> {
   return module;
 }
 
-async function describe(path: string, shown: string, rootModule: unknown, io: CliIo): Promise<unknown> {
+async function describe(path: string, shown: string, rootModule: unknown, outbox: string | undefined, io: CliIo): Promise<unknown> {
   // The app's copy of Nest, so that its module metadata and ours are read by the same code.
   const fromApp = createRequire(path);
   let core: { NestFactory: NestFactoryLike };
@@ -81,16 +83,31 @@ async function describe(path: string, shown: string, rootModule: unknown, io: Cl
     throw new CliError(appFailedToStart(shown, error instanceof Error ? error.message : String(error)));
   }
   try {
-    let source: AsyncApiSource;
-    try {
-      source = context.get(OUTBOX_ASYNCAPI, { strict: false }) as AsyncApiSource;
-    } catch {
-      throw new CliError(noOutboxModule(shown));
-    }
-    return source.document();
+    return sourceOf(context, shown, outbox).document();
   } finally {
     await context.close();
   }
+}
+
+/**
+ * The document of one outbox: the one `--outbox` names (`default` for the one declared without a
+ * name, as the metrics and the console call it), else the app's only one. Every OutboxModule
+ * registers `OUTBOX_ASYNCAPI` inside itself, so with several a lookup by it alone would pick one by
+ * chance: the app's list of outboxes says which there are.
+ */
+function sourceOf(context: DescribedApp, shown: string, outbox: string | undefined): AsyncApiSource {
+  let declared: ReadonlyArray<string | undefined>;
+  try {
+    declared = (context.get(OUTBOX_NAMES, { strict: false }) as OutboxNames).declared();
+  } catch {
+    throw new CliError(noOutboxModule(shown));
+  }
+  const names = declared.map((name) => name ?? DEFAULT_OUTBOX_NAME);
+  if (names.length === 0) throw new CliError(noOutboxModule(shown));
+  if (outbox !== undefined && !names.includes(outbox)) throw new CliError(noSuchOutbox(shown, outbox, names));
+  if (outbox === undefined && names.length > 1) throw new CliError(severalOutboxes(shown, names));
+  const name = declared[outbox === undefined ? 0 : names.indexOf(outbox)];
+  return context.get(name === undefined ? OUTBOX_ASYNCAPI : namedOutboxToken(OUTBOX_ASYNCAPI.description!, name), { strict: false }) as AsyncApiSource;
 }
 
 function stderrLogger(io: CliIo) {

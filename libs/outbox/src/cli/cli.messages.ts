@@ -46,6 +46,8 @@ ${POISON_USAGE}
                               an instance streams it, or while it holds unpublished events (--force
                               drops them too) (default slot: outbox_<table>, outbox_<schema>_<table>)
 ${ASYNCAPI_USAGE}
+      --outbox <name>         the outbox to describe, in an app that declares several ("default":
+                              the one without a name)
       --out <file>            write the document there instead of stdout
       --yaml                  YAML instead of JSON (docs/asyncapi.md)
 

@@ -18,3 +18,12 @@ export function validateOutboxName(name: unknown, option = 'name'): string | und
   }
   return name;
 }
+
+/**
+ * The injection token under which the outbox named `name` offers what `label` names (a class name,
+ * or a symbol's description). `Symbol.for`, so that two copies of the library, and the CLI, which
+ * imports no Nest class, agree on it.
+ */
+export function namedOutboxToken(label: string, name: string): symbol {
+  return Symbol.for(`nest-outbox:${name}:${label}`);
+}

@@ -7,3 +7,11 @@ export const OUTBOX_ASYNCAPI = Symbol.for('@nest-outbox/outbox:asyncapi');
 export interface AsyncApiSource {
   document(): AsyncApiDocument;
 }
+
+/** Token of the app's list of outboxes, found by the CLI as `OUTBOX_ASYNCAPI` is. */
+export const OUTBOX_NAMES = Symbol.for('@nest-outbox/outbox:outbox-names');
+
+/** The outboxes an app declares: `undefined` for the one without a name. */
+export interface OutboxNames {
+  declared(): ReadonlyArray<string | undefined>;
+}

@@ -1,10 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { OUTBOX_NAMES, type OutboxNames } from '../../core/asyncapi/asyncapi-source';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { dataSourceCapturedTwice, outboxNameTaken } from '../../core/outbox-name.messages';
 
 /** The outboxes of one app, so that two declarations cannot share a name or capture one data source. */
-export class OutboxRegistry {
+export class OutboxRegistry implements OutboxNames {
   private readonly names = new Set<string | undefined>();
   private readonly capturing = new Map<DataSource, string | undefined>();
 
@@ -16,9 +17,13 @@ export class OutboxRegistry {
     this.names.add(name);
     if (dataSource) this.capturing.set(dataSource, name);
   }
+
+  declared(): ReadonlyArray<string | undefined> {
+    return [...this.names];
+  }
 }
 
 /** Imported by every `OutboxModule`; Nest makes one per app, shared by all of them. */
 @Global()
-@Module({ providers: [OutboxRegistry], exports: [OutboxRegistry] })
+@Module({ providers: [OutboxRegistry, { provide: OUTBOX_NAMES, useExisting: OutboxRegistry }], exports: [OutboxRegistry, OUTBOX_NAMES] })
 export class OutboxRegistryModule {}

@@ -1,4 +1,5 @@
 import { Inject, type Provider, type Type } from '@nestjs/common';
+import { namedOutboxToken } from '../../core/outbox-name';
 
 /** What an outbox offers for injection; a named outbox offers each under `getOutboxToken(what, name)`. */
 export type OutboxInjectable = Type<unknown> | symbol;
@@ -6,12 +7,10 @@ export type OutboxInjectable = Type<unknown> | symbol;
 /**
  * The token of `what` (`OutboxPublisher`, `OutboxAdmin`, `OutboxStats`, …) of the outbox named
  * `name`; without a name, `what` itself, as the outbox declared without one registers it.
- * `Symbol.for`, so that two copies of the library agree on the token.
  */
 export function getOutboxToken(what: OutboxInjectable, name?: string): OutboxInjectable | symbol {
   if (name === undefined) return what;
-  const label = typeof what === 'symbol' ? (what.description ?? 'token') : what.name;
-  return Symbol.for(`nest-outbox:${name}:${label}`);
+  return namedOutboxToken(typeof what === 'symbol' ? (what.description ?? 'token') : what.name, name);
 }
 
 /** `@InjectOutbox(OutboxPublisher, 'orders_eu')`: the provider of the outbox declared with that name. */
