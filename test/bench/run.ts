@@ -169,7 +169,7 @@ async function machineContext(postgresUrl: string): Promise<Array<[string, strin
     ['memory', `${(totalmem() / 1024 ** 3).toFixed(1)} GiB`],
     ['OS / Node', `${osName}, Node ${process.version}`],
     ['PostgreSQL', `${pg.version}; SHOW fsync = ${pg.fsync}, synchronous_commit = ${pg.synchronousCommit}, wal_level = ${pg.walLevel}, full_page_writes = ${pg.fullPageWrites}, shared_buffers = ${pg.sharedBuffers}`],
-    ['Kafka', `librdkafka ${debianVersion('librdkafka1')} mock cluster from scripts/services.sh (a test double, 1 broker, topics auto-created with 4 partitions)`],
+    ['Kafka', `librdkafka ${mockLibrdkafka()} mock cluster from scripts/services.sh (a test double, 1 broker, topics auto-created with 4 partitions)`],
     ['packages', versions],
     ['commit', gitCommit()],
   ];
@@ -189,6 +189,11 @@ function packageVersion(name: string): string {
   } catch {
     return '?';
   }
+}
+
+/** The librdkafka the running mock reports at its start (scripts/services.sh records it), else Debian's. */
+function mockLibrdkafka(): string {
+  return process.env.OUTBOX_TEST_KAFKA_MOCK_LIBRDKAFKA || debianVersion('librdkafka1');
 }
 
 function debianVersion(name: string): string {
