@@ -9,6 +9,7 @@ import { Mysql2PoolConnection, type Mysql2PoolLike } from '../mysql2/mysql2-pool
 import { PgPoolConnection, type PgPoolLike } from '../pg/pg-pool.connection';
 import { connectionNoSqliteFile, missingConnectionPackage } from './connection.messages';
 import type { ConnectionTarget } from './outbox-connection.options';
+import type { StatementTimeout } from './statement-timeout';
 
 /** A connection and how to close what the module opened (a pool given by the app stays open). */
 export interface OpenedConnection {
@@ -22,13 +23,19 @@ export interface OpenConnectionOptions {
   idleTimeoutMs?: number;
   /** Where errors of the pool's connections are reported (see connection-error.guard.ts). Default: console.warn. */
   logger?: Pick<RelayLogger, 'warn'>;
+  /**
+   * Bounds each statement of a pool opened from a url (PostgreSQL, MariaDB), in ms: one its database
+   * has not answered by then fails with `queryTimeout.error(ms)`, and its connection is destroyed.
+   * Default: none (a statement waits for its answer or for the connection to break).
+   */
+  queryTimeout?: StatementTimeout;
 }
 
 /**
  * Opens the pool of a URL, loading its driver only now (each is an optional peer), or wraps the app's pool.
  * Either pool is guarded: an error on one of its connections is logged, never thrown at the process.
  */
-export function openConnection(target: ConnectionTarget, { connectTimeoutMs, idleTimeoutMs, logger = console }: OpenConnectionOptions = {}): OpenedConnection {
+export function openConnection(target: ConnectionTarget, { connectTimeoutMs, idleTimeoutMs, logger = console, queryTimeout }: OpenConnectionOptions = {}): OpenedConnection {
   const keep = async () => undefined;
   const pgLog = () => new ConnectionErrorLog(logger, 'PostgreSQL (outbox pool)');
   const mysqlLog = () => new ConnectionErrorLog(logger, 'MariaDB/MySQL (outbox pool)');
@@ -43,16 +50,16 @@ export function openConnection(target: ConnectionTarget, { connectTimeoutMs, idl
   switch (target.family) {
     case 'postgres': {
       const { Pool } = loadDataLayer<{ Pool: new (config: object) => PgPoolLike }>('pg', 'a postgres:// url', missingConnectionPackage);
-      const pool = new Pool({ connectionString: target.url, max: target.poolSize, application_name: 'nest-outbox', connectionTimeoutMillis: connectTimeoutMs, idleTimeoutMillis: idleTimeoutMs });
+      const pool = new Pool({ connectionString: target.url, max: target.poolSize, application_name: 'nest-outbox', connectionTimeoutMillis: connectTimeoutMs, idleTimeoutMillis: idleTimeoutMs, ...(queryTimeout ? { query_timeout: queryTimeout.ms } : {}) });
       guardPgPool(pool as unknown as PoolEvents, pgLog());
-      return { connection: new PgPoolConnection(pool), close: () => pool.end() };
+      return { connection: new PgPoolConnection(pool, queryTimeout), close: () => pool.end() };
     }
     case 'mariadb': {
       const mysql = loadDataLayer<{ createPool(config: object): Mysql2PoolLike }>('mysql2/promise', 'a mysql:// url', missingConnectionPackage);
       // Positions are BIGINT: kept as text, as TypeORM's MySQL driver does.
       const pool = mysql.createPool({ uri: target.url, connectionLimit: target.poolSize, supportBigNumbers: true, bigNumberStrings: true, connectTimeout: connectTimeoutMs, ...(idleTimeoutMs === undefined ? {} : { idleTimeout: idleTimeoutMs, maxIdle: 0 }) });
       guardMysql2Pool(pool as unknown as PoolEvents, mysqlLog());
-      return { connection: new Mysql2PoolConnection(pool), close: () => pool.end() };
+      return { connection: new Mysql2PoolConnection(pool, queryTimeout), close: () => pool.end() };
     }
     case 'sqlite': {
       if (!existsSync(target.location)) throw new OutboxConfigurationError(connectionNoSqliteFile(target.location));

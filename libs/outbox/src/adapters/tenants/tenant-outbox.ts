@@ -19,6 +19,7 @@ import type { OutboxTableLocation } from '../../sql/dialects/outbox-table';
 import { createSqlOutboxStatsSource, createSqlOutboxStore } from '../../sql/outbox-sql.factory';
 import { SqlOutboxWriter } from '../../sql/sql-outbox.writer';
 import type { TenantDatabase } from './tenant-database';
+import { tenantStatementTimedOut } from './tenants.messages';
 
 /** What every tenant's outbox shares: the settings, the transports, the turns and the rows' factory. */
 export interface TenantOutboxShared {
@@ -28,6 +29,8 @@ export interface TenantOutboxShared {
   turns: RoundTurns;
   factory: OutboxMessageFactory;
   connectTimeoutMs: number;
+  /** Bounds each statement on a tenant's database: one that hangs holds a relay turn at most this long. */
+  queryTimeoutMs: number;
   /** Idle connections of a tenant's pool are closed after this: an idle tenant holds none. */
   idleTimeoutMs: number;
   statsRefreshIntervalMs: number;
@@ -76,7 +79,8 @@ export class TenantOutbox {
 
   /** Opens the tenant's pool and checks its outbox table; rejects (and leaves nothing open) when either fails. */
   static async open(tenant: TenantDatabase, target: ConnectionTarget, shared: TenantOutboxShared): Promise<TenantOutbox> {
-    const opened = openConnection(target, { connectTimeoutMs: shared.connectTimeoutMs, idleTimeoutMs: shared.idleTimeoutMs, logger: shared.logger });
+    const queryTimeout = { ms: shared.queryTimeoutMs, error: (ms: number) => tenantStatementTimedOut(tenant.id, ms) };
+    const opened = openConnection(target, { connectTimeoutMs: shared.connectTimeoutMs, idleTimeoutMs: shared.idleTimeoutMs, logger: shared.logger, queryTimeout });
     try {
       const probe = createSqlOutboxStore(opened.connection, shared.table);
       await probe.probe();

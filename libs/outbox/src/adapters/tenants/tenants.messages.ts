@@ -13,6 +13,10 @@ export const tenantListFailed = (reason: string) =>
 export const tenantOpenFailed = (id: string, reason: string) =>
   `Outbox of tenant "${id}" could not be opened (${reason}); its events wait in its table, and opening is tried again at the next refresh. The other tenants are not held back.`;
 
+export const tenantStatementTimedOut = (id: string, ms: number) =>
+  `Tenant "${id}": a statement on its database exceeded queryTimeoutMs (${ms} ms) without an answer (a hung server, or a network path that drops packets); ` +
+  `it was abandoned and its connection closed, so the tenant holds no relay turn longer. Its events wait in its table; check that database, or raise queryTimeoutMs if its statements are only slow.`;
+
 export const unknownTenant = (id: string, known: readonly string[]) =>
   `There is no outbox for the tenant "${id}": the last list "tenants" returned ${known.length === 0 ? 'was empty' : `has ${known.map((k) => `"${k}"`).join(', ')}`}. ` +
   `Add the tenant to what "tenants" returns (it is read again every refreshIntervalMs, or call OutboxTenants.refresh()). Nothing was written.`;

@@ -14,6 +14,7 @@ export interface ResolvedTenantsOptions {
   poolSize: number;
   maxConcurrentRounds: number;
   connectTimeoutMs: number;
+  queryTimeoutMs: number;
   idleTimeoutMs: number;
   table: { tableName: string; schema?: string };
 }
@@ -40,6 +41,7 @@ export function resolveTenantsOptions(options: OutboxTenantsModuleOptions, relay
     poolSize: integer('poolSize', options.poolSize ?? 2, 2, 100),
     maxConcurrentRounds: integer('maxConcurrentRounds', options.maxConcurrentRounds ?? 4, 1, 1_000),
     connectTimeoutMs: integer('connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 100, 300_000),
+    queryTimeoutMs: integer('queryTimeoutMs', options.queryTimeoutMs ?? 10_000, 100, 300_000),
     idleTimeoutMs: integer('idleTimeoutMs', options.idleTimeoutMs ?? 10_000, 100, 3_600_000),
     table: { tableName: validateTableName(options.tableName ?? DEFAULT_OUTBOX_TABLE), schema: validateSchemaName(options.schema) },
   };

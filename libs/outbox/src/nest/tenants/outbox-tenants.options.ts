@@ -28,6 +28,13 @@ export interface OutboxTenantsModuleOptions extends TenantRelaySettings {
   maxConcurrentRounds?: number;
   /** How long opening a tenant's connection may take before it counts as failing, in ms. Default `5_000`. */
   connectTimeoutMs?: number;
+  /**
+   * The longest a statement on a tenant's database may wait for its answer, in ms (100 to 300,000): a
+   * database that accepts connections and then stops answering fails the statement then, and its
+   * connection is closed, instead of holding one of the `maxConcurrentRounds` turns until TCP gives
+   * up. Default `10_000`: far above a claim of `batchSize` rows, which takes milliseconds.
+   */
+  queryTimeoutMs?: number;
   /** A tenant's connections idle this long are closed, in ms: an idle tenant holds none. Default `10_000`. */
   idleTimeoutMs?: number;
   /** The outbox table in every tenant's database. Default `'outbox_messages'`. */
@@ -38,7 +45,7 @@ export interface OutboxTenantsModuleOptions extends TenantRelaySettings {
   isGlobal?: boolean;
 }
 
-export const TENANT_MODULE_KEYS = ['tenants', 'transport', 'transports', 'refreshIntervalMs', 'poolSize', 'maxConcurrentRounds', 'connectTimeoutMs', 'idleTimeoutMs', 'tableName', 'schema', 'isGlobal'] as const;
+export const TENANT_MODULE_KEYS = ['tenants', 'transport', 'transports', 'refreshIntervalMs', 'poolSize', 'maxConcurrentRounds', 'connectTimeoutMs', 'queryTimeoutMs', 'idleTimeoutMs', 'tableName', 'schema', 'isGlobal'] as const;
 export const TENANT_SETTING_KEYS = [
   'pollIntervalMs', 'batchSize', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff', 'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'routes', 'maxPayloadBytes',
   'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'preparedStatements',

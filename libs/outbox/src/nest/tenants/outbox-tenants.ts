@@ -48,6 +48,7 @@ export class OutboxTenants implements OnModuleInit, OnApplicationBootstrap, Befo
         turns: new RoundTurns(resolved.maxConcurrentRounds),
         factory: new OutboxMessageFactory(settings),
         connectTimeoutMs: resolved.connectTimeoutMs,
+        queryTimeoutMs: resolved.queryTimeoutMs,
         idleTimeoutMs: resolved.idleTimeoutMs,
         statsRefreshIntervalMs: 5_000,
         logger: this.logger,

@@ -1,0 +1,18 @@
+import { OutboxConfigurationError } from '../../core/outbox.errors';
+import { resolveTenantsOptions } from './outbox-tenants.checks';
+import type { OutboxTenantsModuleOptions } from './outbox-tenants.options';
+
+const base: OutboxTenantsModuleOptions = { tenants: () => [], transport: 'KAFKA' };
+const resolve = (options: Partial<OutboxTenantsModuleOptions>) => resolveTenantsOptions({ ...base, ...options }, () => 'relay-1');
+
+describe('OutboxTenantsModule queryTimeoutMs', () => {
+  it('bounds each statement on a tenant\'s database at 10 s unless set', () => {
+    expect(resolve({}).queryTimeoutMs).toBe(10_000);
+    expect(resolve({ queryTimeoutMs: 500 }).queryTimeoutMs).toBe(500);
+  });
+
+  it.each([50, 300_001, 1.5, '1000'])('refuses %p, naming the option and its range', (value) => {
+    expect(() => resolve({ queryTimeoutMs: value as number })).toThrow(OutboxConfigurationError);
+    expect(() => resolve({ queryTimeoutMs: value as number })).toThrow(/OutboxTenantsModule.*"queryTimeoutMs".*an integer from 100 to 300000/);
+  });
+});
