@@ -10,13 +10,16 @@ import { fmt } from './support/stats';
  * (the ceiling), the table relay, and the WAL relay streaming a slot (WAL_DRAIN_BATCH: batch size, default 500). The backlog is written first
  * by a write-only instance of each mode (WAL_DRAIN_MODES=wal for one); the clock runs from the relaying instance's start until
  * the table has no pending row, or the slot is confirmed past the last commit. WAL_DRAIN_CLIENT=librdkafka
- * relays through `ConfluentKafkaTransport` instead of Nest's `ClientKafka`.
+ * relays through `ConfluentKafkaTransport` instead of Nest's `ClientKafka`; WAL_DRAIN_EVENTS (default 20,000)
+ * and WAL_DRAIN_AGGREGATES (default 1,000) size the backlog.
  *
  *   npx tsc -p test/bench/tsconfig.json && node .bench/build/test/bench/wal-drain.js
  */
 const EVENTS = Number(process.env.WAL_DRAIN_EVENTS ?? 20_000);
 const PER_TRANSACTION = 100;
 const BATCH = Number(process.env.WAL_DRAIN_BATCH ?? 500);
+// Distinct aggregates the events cycle through (P1's backlog has a quarter of its event count).
+const AGGREGATES = Number(process.env.WAL_DRAIN_AGGREGATES ?? 1000);
 // The relaying app's Kafka client: kafkajs through Nest's `ClientKafka` (default) or librdkafka.
 const CLIENT = process.env.WAL_DRAIN_CLIENT === 'librdkafka' ? 'librdkafka' : 'kafkajs';
 
@@ -41,7 +44,7 @@ async function main(): Promise<void> {
         kafkaClient: CLIENT,
         write: async (publisher, dataSource) => {
           for (let done = 0; done < EVENTS; done += PER_TRANSACTION) {
-            const events = Array.from({ length: PER_TRANSACTION }, (_, i) => ({ type: 'bench.noted', aggregateType: 'bench', aggregateId: `a${(done + i) % 1000}`, payload }));
+            const events = Array.from({ length: PER_TRANSACTION }, (_, i) => ({ type: 'bench.noted', aggregateType: 'bench', aggregateId: `a${(done + i) % AGGREGATES}`, payload }));
             await dataSource.transaction((manager) => publisher.add(manager, events));
           }
         },
@@ -66,7 +69,7 @@ async function rawKafka(brokers: string[], topic: string, payload: object): Prom
   // The very records the library's Kafka transport sends (envelope and headers), built before the clock starts.
   const records = Array.from({ length: EVENTS }, (_, n) => {
     const outgoing = toOutgoingMessage({
-      id: randomUUID(), type: 'bench.noted', version: 1, aggregateType: 'bench', aggregateId: `a${n % 1000}`, transport: 'default', destination: topic,
+      id: randomUUID(), type: 'bench.noted', version: 1, aggregateType: 'bench', aggregateId: `a${n % AGGREGATES}`, transport: 'default', destination: topic,
       occurredAt: new Date().toISOString(), headers: {}, payloadJson: JSON.stringify(payload), position: String(n), attempt: 1,
     });
     return { key: outgoing.key, value: JSON.stringify(outgoing.envelope), headers: outgoing.headers };
