@@ -1,8 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { Client } from 'pg';
 import { OutboxTenants, OutboxTenantsModule, type TenantDatabase } from '@nest-outbox/outbox/tenants';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
@@ -13,6 +12,7 @@ import { PrivatePostgres } from '../support/private-postgres';
 import { requireService } from '../support/services';
 import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
+import { commitTenantEvents } from './tenant-events';
 
 const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
 
@@ -44,21 +44,7 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
   let app: INestApplication;
   let outboxes: OutboxTenants;
 
-  /** Commits one event in the tenant's database, then wakes its relay. */
-  async function commitEvent(tenant: string, count = 1): Promise<string[]> {
-    const client = new Client({ connectionString: urls[tenant] });
-    await client.connect();
-    try {
-      await client.query('BEGIN');
-      const ids = Array.from({ length: count }, () => `${tenant}-${randomUUID()}`);
-      await outboxes.add(tenant, client, ids.map((id) => ({ type: 'tenants.note-written', aggregateType: 'note', aggregateId: id, payload: { tenant, id } })));
-      await client.query('COMMIT');
-      void outboxes.wake(tenant);
-      return ids;
-    } finally {
-      await client.end();
-    }
-  }
+  const commitEvent = (tenant: string, count = 1) => commitTenantEvents(outboxes, tenant, urls[tenant], count);
 
   const arrived = (id: string) => reader.forKey(id).length > 0;
   const openConnections = async (database: string) =>

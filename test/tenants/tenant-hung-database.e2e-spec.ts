@@ -1,8 +1,7 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { Client } from 'pg';
 import { OutboxTenants, OutboxTenantsModule } from '@nest-outbox/outbox/tenants';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
@@ -11,6 +10,7 @@ import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
 import { StallingProxy } from '../support/stalling-proxy';
 import { waitFor } from '../support/wait-for';
+import { commitTenantEvents } from './tenant-events';
 
 const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
 const QUERY_TIMEOUT_MS = 500;
@@ -45,20 +45,7 @@ describe('tenant databases: one that stops answering holds back no other tenant'
   }
 
   /** Commits one event in the tenant's database, straight to it (not through the proxy), then wakes its relay. */
-  async function commitEvent(tenant: 'a' | 'b'): Promise<string> {
-    const client = new Client({ connectionString: urls[tenant] });
-    await client.connect();
-    try {
-      await client.query('BEGIN');
-      const id = `${tenant}-${randomUUID()}`;
-      await outboxes.add(tenant, client, { type: 'tenants.note-written', aggregateType: 'note', aggregateId: id, payload: { tenant, id } });
-      await client.query('COMMIT');
-      void outboxes.wake(tenant);
-      return id;
-    } finally {
-      await client.end();
-    }
-  }
+  const commitEvent = async (tenant: 'a' | 'b') => (await commitTenantEvents(outboxes, tenant, urls[tenant]))[0];
 
   const arrived = (id: string) => reader.forKey(id).length > 0;
 
