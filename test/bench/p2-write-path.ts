@@ -175,33 +175,32 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     ],
     summary: [
       { bench: 'P2', figure: 'median save latency, with / without outbox', value: `${fmt(a.p50, 2)} / ${fmt(b.p50, 2)} ms = ${fmtRatio(latencyRatio)}`, aim: '≤ 1.25×', met: latencyRatio <= 1.25 },
+      // The aims are issue 28's: ≤ 1.25× for the table mode, ≤ 1.1× for the WAL mode, both figures.
       {
         bench: 'P2',
         figure: `throughput, ${WRITERS} writers, without / with outbox`,
         value: `${fmt(throughputWithout)} / ${fmt(throughputWith)} saves/s = ${fmtRatio(throughputRatio)}`,
-        aim: '≤ 1.3×',
-        met: throughputRatio <= 1.3,
+        aim: '≤ 1.25×',
+        met: throughputRatio <= 1.25,
       },
       {
         bench: 'P2',
         figure: 'WAL mode: median save latency, with / without outbox',
         value: `${fmt(w.p50, 2)} / ${fmt(b.p50, 2)} ms = ${fmtRatio(w.p50 / b.p50)}`,
-        aim: '≤ 1.25×',
-        met: w.p50 / b.p50 <= 1.25,
+        aim: '≤ 1.1×',
+        met: w.p50 / b.p50 <= 1.1,
       },
       {
         bench: 'P2',
         figure: `WAL mode: median save latency, ${WRITERS} writers, with / without outbox`,
         value: `${fmt(concurrentP50(wal), 2)} / ${fmt(concurrentP50(plain), 2)} ms = ${fmtRatio(walConcurrentRatio)}`,
-        aim: '≤ 1.25×',
-        met: walConcurrentRatio <= 1.25,
       },
       {
         bench: 'P2',
         figure: `WAL mode: throughput, ${WRITERS} writers, without / with outbox`,
         value: `${fmt(throughputWithout)} / ${fmt(throughputWal)} saves/s = ${fmtRatio(walThroughputCost)}`,
-        aim: '≤ 1.25×',
-        met: walThroughputCost <= 1.25,
+        aim: '≤ 1.1×',
+        met: walThroughputCost <= 1.1,
       },
       {
         bench: 'P2',
