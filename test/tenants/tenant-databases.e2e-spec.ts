@@ -112,11 +112,16 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
       await waitFor('tenant d\'s database to refuse', () => outboxes.stats('d', { fresh: true }).then(() => false, () => true), 30_000);
       const [a] = await commitEvent('a');
       await waitFor('tenant a\'s event while d is down', () => arrived(a), 30_000);
+      // status() names why d's relay gets nowhere, while a stays plainly open.
+      await waitFor('tenant d\'s relay failure in status()', () => outboxes.status().some((tenant) => tenant.id === 'd' && tenant.error !== undefined), 30_000);
+      expect(outboxes.status().find((tenant) => tenant.id === 'd')).toEqual({ id: 'd', state: 'open', error: expect.any(String), failingSince: expect.any(Date) });
+      expect(outboxes.status().find((tenant) => tenant.id === 'a')).toEqual({ id: 'a', state: 'open' });
     } finally {
       await own.begin();
     }
     const [after] = await waitFor('tenant d taking writes again', () => commitEvent('d').catch(() => false), 30_000);
     await waitFor('tenant d\'s event after its restart', () => arrived(after), 30_000);
+    await waitFor('tenant d\'s relay failure cleared from status()', () => outboxes.status().some((tenant) => tenant.id === 'd' && tenant.error === undefined), 30_000);
   });
 
   it('gives a tenant added at run time its relay without a restart, and takes rounds in turn with a tenant that has a backlog', async () => {

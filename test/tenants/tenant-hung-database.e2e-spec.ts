@@ -99,6 +99,11 @@ describe('tenant databases: one that stops answering holds back no other tenant'
     await waitFor('tenant b\'s event while tenant a hangs', () => arrived(ofB), 10_000);
     expect(arrived(stalledOfA)).toBe(false);
     expect(errors.find((message) => message.includes('Tenant "a"'))).toContain(`a statement on its database exceeded queryTimeoutMs (${QUERY_TIMEOUT_MS} ms)`);
+    // An operator sees the same in status(): a's relay failing since its claim timed out; b plainly open.
+    expect(outboxes.status()).toEqual([
+      { id: 'a', state: 'open', error: expect.stringContaining(`exceeded queryTimeoutMs (${QUERY_TIMEOUT_MS} ms)`), failingSince: expect.any(Date) },
+      { id: 'b', state: 'open' },
+    ]);
 
     proxy.resume();
     await waitFor('tenant a\'s event committed while it hung', () => arrived(stalledOfA), 15_000);

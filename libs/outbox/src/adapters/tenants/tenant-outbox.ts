@@ -20,6 +20,7 @@ import { createSqlOutboxStatsSource, createSqlOutboxStore } from '../../sql/outb
 import { SqlOutboxWriter } from '../../sql/sql-outbox.writer';
 import type { TenantDatabase } from './tenant-database';
 import { tenantStatementTimedOut } from './tenants.messages';
+import { TenantRelayFailureTracker, type TenantRelayFailure } from './tenant-relay-failure';
 
 /** What every tenant's outbox shares: the settings, the transports, the turns and the rows' factory. */
 export interface TenantOutboxShared {
@@ -47,6 +48,7 @@ export class TenantOutbox {
   private readonly relay: OutboxRelay;
   private readonly stats: OutboxStatsReader;
   private readonly activity = new RelayActivityTracker();
+  private readonly failures = new TenantRelayFailureTracker();
   private readonly delayed = new DelayedWakeUps(() => void this.relay.trigger());
   private readonly pollTimer: NodeJS.Timeout;
 
@@ -67,7 +69,7 @@ export class TenantOutbox {
       leaseMs: settings.leaseMs,
       publishTimeoutMs: settings.publishTimeoutMs,
       logger: shared.logger,
-      observer: combineObservers([this.activity, shared.observer]),
+      observer: combineObservers([this.activity, this.failures, shared.observer]),
       retryIf: settings.retryIf,
       turns: shared.turns,
     });
@@ -99,6 +101,11 @@ export class TenantOutbox {
   /** Publishes what is claimable now, in its turns. */
   wake(): Promise<void> {
     return this.relay.trigger();
+  }
+
+  /** Why the relay's rounds fail, while they do (see `TenantRelayFailureTracker`). */
+  relayFailure(): TenantRelayFailure | undefined {
+    return this.failures.current();
   }
 
   snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {

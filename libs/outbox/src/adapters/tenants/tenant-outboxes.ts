@@ -20,7 +20,14 @@ export interface TenantStatus {
   id: string;
   /** `open`: its relay runs; `failing`: it could not be opened (see `error`), tried again at each refresh. */
   state: 'open' | 'failing';
+  /**
+   * `failing`: why the tenant could not be opened. `open`: present while its relay's rounds fail — the
+   * latest failed claim or settle (a refused connection, a statement past `queryTimeoutMs`) — and
+   * gone once a round reaches the database both ways.
+   */
   error?: string;
+  /** `open` with an `error`: the first failure since the relay last completed a round. */
+  failingSince?: Date;
 }
 
 interface Entry {
@@ -65,7 +72,11 @@ export class TenantOutboxes {
   }
 
   status(): TenantStatus[] {
-    return [...this.entries.values()].map(({ tenant, outbox, error }) => (outbox ? { id: tenant.id, state: 'open' } : { id: tenant.id, state: 'failing', error }));
+    return [...this.entries.values()].map(({ tenant, outbox, error }): TenantStatus => {
+      if (!outbox) return { id: tenant.id, state: 'failing', error };
+      const failure = outbox.relayFailure();
+      return failure ? { id: tenant.id, state: 'open', error: failure.error, failingSince: failure.since } : { id: tenant.id, state: 'open' };
+    });
   }
 
   /** Stops refreshing, every relay, and closes every pool. */
