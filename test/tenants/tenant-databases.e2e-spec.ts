@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { OutboxTenants, OutboxTenantsModule, type TenantDatabase } from '@nest-outbox/outbox/tenants';
+import { OutboxTenants, OutboxTenantsHealthIndicator, OutboxTenantsModule, type TenantDatabase } from '@nest-outbox/outbox/tenants';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { postgresAdmin, postgresRows } from '../support/databases';
@@ -43,6 +43,7 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
   let reader: KafkaTopicReader;
   let app: INestApplication;
   let outboxes: OutboxTenants;
+  let health: OutboxTenantsHealthIndicator;
 
   const commitEvent = (tenant: string, count = 1) => commitTenantEvents(outboxes, tenant, urls[tenant], count);
 
@@ -79,6 +80,7 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     outboxes = app.get(OutboxTenants);
+    health = app.get(OutboxTenantsHealthIndicator);
   }, 120_000);
 
   afterAll(async () => {
@@ -93,8 +95,14 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
       { id: 'a', state: 'open' },
       { id: 'b', state: 'open' },
       { id: 'd', state: 'open' },
-      { id: 'ghost', state: 'failing', error: expect.stringContaining('ECONNREFUSED') },
+      { id: 'ghost', state: 'failing', error: expect.stringContaining('ECONNREFUSED'), failingSince: expect.any(Date) },
     ]);
+    // The health check (@nestjs/terminus) lists the ghost; it is down once that lasts past maxFailingMs.
+    const ghost = { id: 'ghost', state: 'failing', error: expect.stringContaining('ECONNREFUSED'), failingForSeconds: expect.any(Number) };
+    expect(await health.isHealthy('tenants')).toEqual({ tenants: { status: 'up', open: 3, failing: [ghost] } });
+    expect(await health.isHealthy('tenants', { maxFailingMs: 0 })).toEqual({
+      tenants: { status: 'down', reason: expect.stringMatching(/^tenant "ghost" could not be opened for [\d.]+ s \(over maxFailingMs, 0 s\): .*ECONNREFUSED/), open: 3, failing: [ghost] },
+    });
     const [a] = await commitEvent('a');
     const [b] = await commitEvent('b');
     await waitFor('the events of a and b on the topic', () => arrived(a) && arrived(b), 30_000);
@@ -116,6 +124,7 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
       await waitFor('tenant d\'s relay failure in status()', () => outboxes.status().some((tenant) => tenant.id === 'd' && tenant.error !== undefined), 30_000);
       expect(outboxes.status().find((tenant) => tenant.id === 'd')).toEqual({ id: 'd', state: 'open', error: expect.any(String), failingSince: expect.any(Date) });
       expect(outboxes.status().find((tenant) => tenant.id === 'a')).toEqual({ id: 'a', state: 'open' });
+      expect((await health.isHealthy('tenants', { maxFailingMs: 0 })).tenants.reason).toMatch(/tenant "d" has had its relay failing for [\d.]+ s/);
     } finally {
       await own.begin();
     }

@@ -26,7 +26,7 @@ export interface TenantStatus {
    * gone once a round reaches the database both ways.
    */
   error?: string;
-  /** `open` with an `error`: the first failure since the relay last completed a round. */
+  /** With an `error`: since when — the first failed opening, or the relay's first failure since it last completed a round. */
   failingSince?: Date;
 }
 
@@ -34,6 +34,7 @@ interface Entry {
   tenant: TenantDatabase;
   outbox?: TenantOutbox;
   error?: string;
+  failingSince?: Date;
 }
 
 /**
@@ -72,8 +73,8 @@ export class TenantOutboxes {
   }
 
   status(): TenantStatus[] {
-    return [...this.entries.values()].map(({ tenant, outbox, error }): TenantStatus => {
-      if (!outbox) return { id: tenant.id, state: 'failing', error };
+    return [...this.entries.values()].map(({ tenant, outbox, error, failingSince }): TenantStatus => {
+      if (!outbox) return { id: tenant.id, state: 'failing', error, failingSince };
       const failure = outbox.relayFailure();
       return failure ? { id: tenant.id, state: 'open', error: failure.error, failingSince: failure.since } : { id: tenant.id, state: 'open' };
     });
@@ -111,9 +112,11 @@ export class TenantOutboxes {
       if (this.stopped || this.entries.get(tenant.id) !== entry) return void (await outbox.close(this.config.closeTimeoutMs));
       entry.outbox = outbox;
       entry.error = undefined;
+      entry.failingSince = undefined;
       this.config.shared.logger.log(`Outbox of tenant "${tenant.id}" open: relaying "${this.config.shared.table.tableName}".`);
     } catch (error) {
       entry.error = errorText(error);
+      entry.failingSince ??= new Date();
       this.config.shared.logger.warn(tenantOpenFailed(tenant.id, entry.error));
     }
   }

@@ -3,6 +3,7 @@ import { defaultRelayId } from '../outbox-relay.host';
 import { resolveTenantsOptions } from './outbox-tenants.checks';
 import { OUTBOX_TENANTS_OPTIONS, type OutboxTenantsModuleOptions } from './outbox-tenants.options';
 import { OutboxTenants } from './outbox-tenants';
+import { OutboxTenantsHealthIndicator } from './outbox-tenants.health-indicator';
 
 /**
  * Outboxes for a set of tenant databases that changes while the app runs:
@@ -16,8 +17,8 @@ export class OutboxTenantsModule {
     return {
       module: OutboxTenantsModule,
       global: options.isGlobal ?? true,
-      providers: [{ provide: OUTBOX_TENANTS_OPTIONS, useValue: options }, OutboxTenants],
-      exports: [OutboxTenants],
+      providers: [{ provide: OUTBOX_TENANTS_OPTIONS, useValue: options }, OutboxTenants, OutboxTenantsHealthIndicator],
+      exports: [OutboxTenants, OutboxTenantsHealthIndicator],
     };
   }
 }
