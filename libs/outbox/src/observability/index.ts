@@ -22,6 +22,7 @@ export {
 export { OutboxHealthIndicator } from '../nest/observe/outbox.health-indicator';
 export { OutboxInboxPoisonHealthIndicator } from '../nest/observe/outbox-inbox-poison.health-indicator';
 export { OutboxWalHealthIndicator } from '../nest/observe/outbox-wal.health-indicator';
+export { OutboxTenantsHealthIndicator } from '../nest/tenants/outbox-tenants.health-indicator';
 export type { WalSlotLag } from '../wal/wal-slot.setup';
 
 // Metrics (prom-client)
