@@ -18,8 +18,11 @@ export interface TenantOutboxesConfig {
 /** A tenant as `status()` reports it. */
 export interface TenantStatus {
   id: string;
-  /** `open`: its relay runs; `failing`: it could not be opened (see `error`), tried again at each refresh. */
-  state: 'open' | 'failing';
+  /**
+   * `open`: its relay runs; `opening`: its first opening is under way (at most `connectTimeoutMs` and a
+   * statement); `failing`: it could not be opened (see `error`), tried again at each refresh.
+   */
+  state: 'open' | 'opening' | 'failing';
   /**
    * `failing`: why the tenant could not be opened. `open`: present while its relay's rounds fail — the
    * latest failed claim or settle (a refused connection, a statement past `queryTimeoutMs`) — and
@@ -74,7 +77,7 @@ export class TenantOutboxes {
 
   status(): TenantStatus[] {
     return [...this.entries.values()].map(({ tenant, outbox, error, failingSince }): TenantStatus => {
-      if (!outbox) return { id: tenant.id, state: 'failing', error, failingSince };
+      if (!outbox) return error === undefined ? { id: tenant.id, state: 'opening' } : { id: tenant.id, state: 'failing', error, failingSince };
       const failure = outbox.relayFailure();
       return failure ? { id: tenant.id, state: 'open', error: failure.error, failingSince: failure.since } : { id: tenant.id, state: 'open' };
     });

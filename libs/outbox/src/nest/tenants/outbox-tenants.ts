@@ -103,5 +103,5 @@ export class OutboxTenants implements OnModuleInit, OnApplicationBootstrap, Befo
 
 function describe(status: TenantStatus[]): string {
   const failing = status.filter((tenant) => tenant.state === 'failing');
-  return `${status.length - failing.length} open${failing.length > 0 ? `, ${failing.length} failing (${failing.map((tenant) => tenant.id).join(', ')})` : ''}`;
+  return `${status.filter((tenant) => tenant.state === 'open').length} open${failing.length > 0 ? `, ${failing.length} failing (${failing.map((tenant) => tenant.id).join(', ')})` : ''}`;
 }

@@ -1,7 +1,7 @@
 /** A tenant as `OutboxTenants.status()` reports it (the fields judged here). */
 export interface JudgedTenant {
   id: string;
-  state: 'open' | 'failing';
+  state: 'open' | 'opening' | 'failing';
   error?: string;
   failingSince?: Date;
 }
@@ -13,7 +13,7 @@ export interface TenantsHealthVerdict {
   details: {
     open: number;
     /** Every tenant with a failure now, however recent: the one that could not be opened, or whose relay's rounds fail. */
-    failing: Array<{ id: string; state: 'open' | 'failing'; error: string; failingForSeconds: number }>;
+    failing: Array<{ id: string; state: JudgedTenant['state']; error: string; failingForSeconds: number }>;
   };
 }
 
