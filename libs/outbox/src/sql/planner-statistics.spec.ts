@@ -2,19 +2,28 @@ import type { SqlStatement } from '../core/sql-connection.port';
 import { OutboxTable } from './dialects/outbox-table';
 import { PlannerStatistics } from './planner-statistics';
 
-/** A runner that answers the staleness query with `state` and records every statement. */
-function runnerAnswering(state: { stale: boolean; mayAnalyze: boolean }) {
+/**
+ * A runner that answers the staleness query with `state` and records every statement; statements
+ * wait for `release()`, and ANALYZE (when `holdAnalyze`) for `finishAnalyze()` as well.
+ */
+function runnerAnswering(state: { stale: boolean; mayAnalyze: boolean; partitioned?: boolean }, { holdAnalyze = false } = {}) {
   const statements: string[] = [];
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
+  let finishAnalyze!: () => void;
+  const analyzing = holdAnalyze ? new Promise<void>((resolve) => (finishAnalyze = resolve)) : Promise.resolve();
   return {
     statements,
     release,
+    finishAnalyze: () => finishAnalyze(),
     runner: {
       rows: async (statement: SqlStatement) => {
         statements.push(statement.sql.trim().split(/\s+/)[0]);
         await held;
-        return statement.sql.startsWith('ANALYZE') ? [] : [state];
+        if (!statement.sql.startsWith('ANALYZE')) return [{ partitioned: false, ...state }];
+        await analyzing;
+        statements.push('ANALYZE done');
+        return [];
       },
     },
   };
@@ -36,7 +45,58 @@ describe('PlannerStatistics', () => {
     release();
     await settle();
     await settle();
+    expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done']);
+  });
+
+  it('before the first claim, waits for the ANALYZE of a plain table whose statistics are missing or stale, once for every claim', async () => {
+    const { runner, statements, release, finishAnalyze } = runnerAnswering({ stale: true, mayAnalyze: true }, { holdAnalyze: true });
+    release();
+    const statistics = new PlannerStatistics(runner, table);
+    let ready = false;
+    const first = statistics.beforeClaim().then(() => (ready = true));
+    const second = statistics.beforeClaim();
+    await settle();
     expect(statements).toEqual(['SELECT', 'ANALYZE']);
+    expect(ready).toBe(false);
+    finishAnalyze();
+    await Promise.all([first, second]);
+    await statistics.beforeClaim();
+    expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done']);
+  });
+
+  it('before the first claim, starts the ANALYZE of a partitioned table (it reads every partition) without waiting for it', async () => {
+    const { runner, statements, release, finishAnalyze } = runnerAnswering({ stale: true, mayAnalyze: true, partitioned: true }, { holdAnalyze: true });
+    release();
+    await new PlannerStatistics(runner, table).beforeClaim();
+    expect(statements).toEqual(['SELECT', 'ANALYZE']);
+    finishAnalyze();
+  });
+
+  it('lets the first claim go, saying why, when the statistics cannot be looked at', async () => {
+    const said: string[] = [];
+    const failing = { rows: async () => Promise.reject(new Error('connection refused')) };
+    await expect(new PlannerStatistics(failing, table, (message) => said.push(message)).beforeClaim()).resolves.toBeUndefined();
+    expect(said).toEqual([expect.stringMatching(/could not refresh its planner statistics \(connection refused\); autovacuum still does/)]);
+  });
+
+  it('looks at once after a slow claim, and after slow claims on fresh statistics no more than every 5 s', async () => {
+    const { runner, statements, release } = runnerAnswering({ stale: false, mayAnalyze: true });
+    release();
+    let now = 0;
+    const statistics = new PlannerStatistics(runner, table, undefined, () => now);
+    statistics.noteClaim(49);
+    expect(statements).toEqual([]);
+    statistics.noteClaim(300);
+    await settle();
+    expect(statements).toEqual(['SELECT']);
+    now = 4_999;
+    statistics.noteClaim(300);
+    await settle();
+    expect(statements).toEqual(['SELECT']);
+    now = 5_000;
+    statistics.noteClaim(300);
+    await settle();
+    expect(statements).toEqual(['SELECT', 'SELECT']);
   });
 
   it('leaves fresh statistics alone', async () => {

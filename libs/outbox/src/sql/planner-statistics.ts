@@ -6,67 +6,126 @@ import type { OutboxTable } from './dialects/outbox-table';
 const CHECK_EVERY_ROWS = 1_000;
 
 /**
+ * A claim slower than this makes the relay look at the statistics at once: a claim of 100 rows
+ * takes a few milliseconds on a good plan, and one planned on missing or stale statistics walks the
+ * whole backlog (20,000 pending: 130 ms; P9 in BENCHMARKS.md).
+ */
+const SLOW_CLAIM_MS = 50;
+
+/** Slow claims on fresh statistics (a busy database) look again at most this often. */
+const SLOW_CLAIM_LOOK_EVERY_MS = 5_000;
+
+/**
  * PostgreSQL: keeps the outbox table's planner statistics current while a backlog drains.
  *
- * Why: the claim looks up the first unpublished row of each key in position order. With statistics
- * taken while a burst was still pending, the planner believes nearly every row is unpublished and
- * walks the primary key from the start, filtering on key and status, instead of the
- * unpublished-aggregate index — so on a few busy keys each claim walks past every row published
- * since (10 keys, 20,000 rows: claims from 29 ms to 115 ms; 1 key: the same). Autovacuum refreshes
- * the statistics only after 10 % of the table changed and its next round (a minute by default),
- * after the burst. The relay sees the change as it makes it: every CHECK_EVERY_ROWS settled rows it
- * reads the table's count of changes since the last ANALYZE, and runs ANALYZE when they pass a
- * tenth of its rows (or the table never had statistics). ANALYZE reads a sample (30,000 rows at the
- * default statistics target), takes no lock that writers or relays wait for, and replaces the plans
- * PostgreSQL cached for the prepared claim.
+ * Why: the claim walks the pending rows in position order and stops after a batch, and looks up the
+ * first unpublished row of each key. Planned on statistics that do not know the backlog — a table
+ * never analyzed, or analyzed while it was empty or small — PostgreSQL expects few pending rows and
+ * reads them all, checks each one's key, and sorts them, on every claim (20,000 pending: 130 ms a
+ * claim against 5 ms); with statistics taken while a burst was still pending it walks the primary
+ * key past every row published since. Autovacuum refreshes the statistics only after 10 % of the
+ * table changed and its next round (a minute by default), after the burst. So the relay looks at
+ * them itself: before its first claim (and waits for the ANALYZE this takes, so that a relay
+ * started on a backlog never claims on a plan that reads it all), after any claim slower than
+ * SLOW_CLAIM_MS (a burst arriving while it runs), and every CHECK_EVERY_ROWS settled rows. A look
+ * reads the table's count of changes since the last ANALYZE and its size, and runs ANALYZE when the
+ * changes pass a fifth of its rows or the size grew by a fifth since (or the table never had
+ * statistics). ANALYZE reads a sample (30,000 rows at the default statistics target), takes no lock
+ * that writers or relays wait for, and replaces the plans PostgreSQL cached for the prepared claim.
+ * A partitioned table is analyzed beside the first claim rather than before it: ANALYZE then reads
+ * every partition.
  *
- * Only the table's owner (or a superuser) may ANALYZE it; for any other role this is off, said once.
+ * Only the table's owner (or a superuser) may ANALYZE it; for any other role this is off, said
+ * once.
  */
 export class PlannerStatistics {
   private settledSinceCheck = 0;
   private checking = false;
   private off = false;
+  private firstLook?: Promise<void>;
+  private lastSlowLookAt = -Infinity;
 
   constructor(
     private readonly runner: SqlRunner,
     private readonly table: OutboxTable,
     private readonly log: (message: string) => void = () => undefined,
+    private readonly now: () => number = () => performance.now(),
   ) {}
+
+  /** Resolves once the statistics were looked at before the first claim (refreshed if missing or stale); never rejects. */
+  beforeClaim(): Promise<void> {
+    this.firstLook ??= this.refreshIfStale({ waitForAnalyze: (state) => !state.partitioned }).then(
+      () => undefined,
+      (error: unknown) => this.couldNotRefresh(error),
+    );
+    return this.firstLook;
+  }
+
+  /** A claim that took `ms`: a slow one looks at the statistics in the background. */
+  noteClaim(ms: number): void {
+    if (this.off || ms < SLOW_CLAIM_MS || this.now() - this.lastSlowLookAt < SLOW_CLAIM_LOOK_EVERY_MS) return;
+    if (this.look()) this.lastSlowLookAt = this.now();
+  }
 
   /** Counts settled rows; every CHECK_EVERY_ROWS, looks at the statistics in the background. */
   noteSettled(rows: number): void {
     if (this.off) return;
     this.settledSinceCheck += rows;
-    if (this.settledSinceCheck < CHECK_EVERY_ROWS || this.checking) return;
-    this.settledSinceCheck = 0;
-    this.checking = true;
-    void this.refreshIfStale()
-      .catch((error: unknown) => this.log(`Outbox table "${this.table}": could not refresh its planner statistics (${errorText(error)}); autovacuum still does.`))
-      .finally(() => (this.checking = false));
+    if (this.settledSinceCheck >= CHECK_EVERY_ROWS) this.look();
   }
 
-  /** Runs ANALYZE when the statistics are missing or older than a tenth of the table's changes; resolves whether it did. */
-  async refreshIfStale(): Promise<boolean> {
-    const [state] = await this.runner.rows(staleness(this.table));
+  /**
+   * Runs ANALYZE when the statistics are missing, or older than a fifth of the table's changes or growth;
+   * resolves whether it did. `waitForAnalyze` false: resolves once the ANALYZE started (it runs on).
+   */
+  async refreshIfStale({ waitForAnalyze = () => true }: { waitForAnalyze?: (state: TableState) => boolean } = {}): Promise<boolean> {
+    const [state] = (await this.runner.rows(staleness(this.table))) as unknown as TableState[];
     if (!state) return false;
     if (!state.mayAnalyze) {
       this.off = true;
       this.log(
         `Outbox table "${this.table}" is not owned by this role, so the relay cannot refresh its planner statistics after a burst; ` +
-          'autovacuum does, a minute or more later. Claims on a few busy keys may slow down until then.',
+          'autovacuum does, a minute or more later. Claims on a backlog may take far longer until then.',
       );
       return false;
     }
     if (!state.stale) return false;
-    await this.runner.rows({ sql: `ANALYZE ${this.table.quoted('postgres')}`, params: [] });
+    const analyzed = this.runner.rows({ sql: `ANALYZE ${this.table.quoted('postgres')}`, params: [] });
+    if (waitForAnalyze(state)) await analyzed;
+    else void analyzed.catch((error: unknown) => this.couldNotRefresh(error));
     return true;
   }
+
+  /** One look at a time, in the background; false when one is already under way. */
+  private look(): boolean {
+    if (this.checking) return false;
+    this.settledSinceCheck = 0;
+    this.checking = true;
+    void this.refreshIfStale()
+      .catch((error: unknown) => this.couldNotRefresh(error))
+      .finally(() => (this.checking = false));
+    return true;
+  }
+
+  private couldNotRefresh(error: unknown): void {
+    this.log(`Outbox table "${this.table}": could not refresh its planner statistics (${errorText(error)}); autovacuum still does.`);
+  }
+}
+
+interface TableState {
+  stale: boolean;
+  mayAnalyze: boolean;
+  partitioned: boolean;
 }
 
 function staleness(table: OutboxTable): SqlStatement {
   return {
-    sql: `SELECT (c.reltuples < 0 OR coalesce(s.n_mod_since_analyze, 0) > 1000 + 0.2 * c.reltuples) AS "stale",
-             (pg_has_role(c.relowner, 'USAGE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS "mayAnalyze"
+    // The count of changed rows reaches pg_stat_user_tables up to ten seconds late (each backend
+    // reports when idle, at most once a second); the table's size on disk is current at once.
+    sql: `SELECT (c.reltuples < 0 OR coalesce(s.n_mod_since_analyze, 0) > 1000 + 0.2 * c.reltuples
+               OR pg_relation_size(c.oid) > (1.2 * c.relpages + 64) * current_setting('block_size')::bigint) AS "stale",
+             (pg_has_role(c.relowner, 'USAGE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS "mayAnalyze",
+             c.relkind = 'p' AS "partitioned"
           FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
           WHERE c.oid = $1::regclass`,
     params: [table.quoted('postgres')],

@@ -10,12 +10,15 @@ export class SqlOutboxStore implements OutboxStore {
   constructor(
     private readonly dialect: OutboxSqlDialect,
     private readonly runner: SqlRunner,
-    /** PostgreSQL: told how many rows each settle changed, to refresh stale statistics after a burst. */
+    /** PostgreSQL: asked before the first claim, and told how long claims take and how many rows settles changed, to refresh stale statistics (a burst). */
     private readonly statistics?: PlannerStatistics,
   ) {}
 
   async claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
+    await this.statistics?.beforeClaim();
+    const started = performance.now();
     const records = (await this.runner.rows(this.dialect.claim(owner, token, limit, leaseMs))) as unknown as OutboxRowRecord[];
+    this.statistics?.noteClaim(performance.now() - started);
     // RETURNING gives no order guarantee; relays and tests reason in position order.
     return records.map(toClaimedMessage).sort((a, b) => comparePositions(a.position, b.position));
   }
