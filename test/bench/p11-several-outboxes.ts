@@ -109,8 +109,9 @@ async function drain(admin: Client, services: BenchContext['services'], names: s
     await waitUntil(`${names.length} outbox table(s) drained`, async () => {
       await Promise.all(probes.map(async (probe, i) => {
         if (!Number.isNaN(perDatabase[i])) return;
-        const pending = Number((await probe.query(`SELECT count(*) AS n FROM outbox_messages WHERE status = 'pending'`)).rows[0].n);
-        if (pending === 0) perDatabase[i] = (performance.now() - started) / 1000;
+        // Not a count: that reads every pending row, every 20 ms, on the server the relays are timed on.
+        const drained = (await probe.query(`SELECT NOT EXISTS (SELECT 1 FROM outbox_messages WHERE status = 'pending') AS drained`)).rows[0].drained === true;
+        if (drained) perDatabase[i] = (performance.now() - started) / 1000;
       }));
       return perDatabase.every((seconds) => !Number.isNaN(seconds));
     }, 600_000, 20);

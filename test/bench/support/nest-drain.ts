@@ -110,8 +110,10 @@ async function rowCount(admin: Client, schema: string): Promise<number> {
   return Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.outbox_messages`)).rows[0].n);
 }
 
+// Asked every 10 ms while the relay drains: a count of the pending rows read the whole backlog
+// each time, 5–14 ms of PostgreSQL's CPU per look, which the drain (bound by PostgreSQL) paid for.
 async function tableDrained(admin: Client, schema: string): Promise<boolean> {
-  return Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.outbox_messages WHERE status = 'pending'`)).rows[0].n) === 0;
+  return (await admin.query(`SELECT NOT EXISTS (SELECT 1 FROM ${schema}.outbox_messages WHERE status = 'pending') AS drained`)).rows[0].drained === true;
 }
 
 async function slotConfirmed(admin: Client, slotName: string, end: string): Promise<boolean> {
