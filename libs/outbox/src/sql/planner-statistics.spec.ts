@@ -45,7 +45,7 @@ describe('PlannerStatistics', () => {
     release();
     await settle();
     await settle();
-    expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done']);
+    expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done', 'SELECT']);
   });
 
   it('before the first claim, waits for the ANALYZE of a plain table whose statistics are missing or stale, once for every claim', async () => {
@@ -61,7 +61,7 @@ describe('PlannerStatistics', () => {
     finishAnalyze();
     await Promise.all([first, second]);
     await statistics.beforeClaim();
-    expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done']);
+    expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done', 'SELECT']);
   });
 
   it('before the first claim, starts the ANALYZE of a partitioned table (it reads every partition) without waiting for it', async () => {
@@ -97,6 +97,24 @@ describe('PlannerStatistics', () => {
     statistics.noteClaim(300);
     await settle();
     expect(statements).toEqual(['SELECT', 'SELECT']);
+  });
+
+  it('analyzes the columns the claim plans on, and counts changes from where the count stood after its own ANALYZE', async () => {
+    const ran: SqlStatement[] = [];
+    let changed = 5_000;
+    const runner = {
+      rows: async (statement: SqlStatement) => {
+        ran.push(statement);
+        return statement.sql.startsWith('ANALYZE') ? ((changed = 1_200), []) : [{ stale: true, mayAnalyze: true, partitioned: false, changed: String(changed) }];
+      },
+    };
+    const statistics = new PlannerStatistics(runner, table);
+    await statistics.refreshIfStale();
+    await statistics.refreshIfStale();
+    expect(ran.map((statement) => statement.sql.trim().split(/\s+/)[0])).toEqual(['SELECT', 'ANALYZE', 'SELECT', 'SELECT', 'ANALYZE', 'SELECT']);
+    expect(ran[1].sql).toBe('ANALYZE "app"."outbox_messages" (position, status, aggregate_type, aggregate_id, transport, destination, next_attempt_at, lease_expires_at, published_at, dead_at)');
+    // The look after the first ANALYZE counts from the 1,200 changes the count kept.
+    expect(ran.map((statement) => statement.params[1])).toEqual([0, undefined, 0, 1_200, undefined, 0]);
   });
 
   it('leaves fresh statistics alone', async () => {

@@ -29,7 +29,7 @@ const SLOW_CLAIM_LOOK_EVERY_MS = 5_000;
  * started on a backlog never claims on a plan that reads it all), after any claim slower than
  * SLOW_CLAIM_MS (a burst arriving while it runs), and every CHECK_EVERY_ROWS settled rows. A look
  * reads the table's count of changes since the last ANALYZE and its size, and runs ANALYZE when the
- * changes pass a fifth of its rows or the size grew by a fifth since (or the table never had
+ * changes pass a fifth of its rows or its size doubled since (or the table never had
  * statistics). ANALYZE reads a sample (30,000 rows at the default statistics target), takes no lock
  * that writers or relays wait for, and replaces the plans PostgreSQL cached for the prepared claim.
  * A partitioned table is analyzed beside the first claim rather than before it: ANALYZE then reads
@@ -44,6 +44,8 @@ export class PlannerStatistics {
   private off = false;
   private firstLook?: Promise<void>;
   private lastSlowLookAt = -Infinity;
+  /** The table's count of changed rows right after this relay's last ANALYZE. */
+  private changedAfterAnalyze = 0;
 
   constructor(
     private readonly runner: SqlRunner,
@@ -75,11 +77,11 @@ export class PlannerStatistics {
   }
 
   /**
-   * Runs ANALYZE when the statistics are missing, or older than a fifth of the table's changes or growth;
+   * Runs ANALYZE when the statistics are missing, or older than a fifth of the table's changes or a doubling of its size;
    * resolves whether it did. `waitForAnalyze` false: resolves once the ANALYZE started (it runs on).
    */
   async refreshIfStale({ waitForAnalyze = () => true }: { waitForAnalyze?: (state: TableState) => boolean } = {}): Promise<boolean> {
-    const [state] = (await this.runner.rows(staleness(this.table))) as unknown as TableState[];
+    const [state] = (await this.runner.rows(staleness(this.table, this.changedAfterAnalyze))) as unknown as TableState[];
     if (!state) return false;
     if (!state.mayAnalyze) {
       this.off = true;
@@ -90,10 +92,18 @@ export class PlannerStatistics {
       return false;
     }
     if (!state.stale) return false;
-    const analyzed = this.runner.rows({ sql: `ANALYZE ${this.table.quoted('postgres')}`, params: [] });
+    const analyzed = this.analyze();
     if (waitForAnalyze(state)) await analyzed;
     else void analyzed.catch((error: unknown) => this.couldNotRefresh(error));
     return true;
+  }
+
+  private async analyze(): Promise<void> {
+    await this.runner.rows({ sql: `ANALYZE ${this.table.quoted('postgres')} (${PLANNED_COLUMNS.join(', ')})`, params: [] });
+    // Some PostgreSQL versions keep the count of changed rows after an ANALYZE of some columns:
+    // count from where it stands now.
+    const [after] = (await this.runner.rows(staleness(this.table, 0))) as unknown as TableState[];
+    this.changedAfterAnalyze = Number(after?.changed ?? 0);
   }
 
   /** One look at a time, in the background; false when one is already under way. */
@@ -116,18 +126,27 @@ interface TableState {
   stale: boolean;
   mayAnalyze: boolean;
   partitioned: boolean;
+  changed: string | number;
 }
 
-function staleness(table: OutboxTable): SqlStatement {
+/**
+ * The columns the relay's statements filter, join and order on. ANALYZE of these alone skips the
+ * payloads and headers a whole-table one reads: on a table of 40,000 rows being drained, 108–147 ms
+ * against 151–187 ms, several times per drain.
+ */
+const PLANNED_COLUMNS = ['position', 'status', 'aggregate_type', 'aggregate_id', 'transport', 'destination', 'next_attempt_at', 'lease_expires_at', 'published_at', 'dead_at'];
+
+function staleness(table: OutboxTable, changedAfterAnalyze: number): SqlStatement {
   return {
     // The count of changed rows reaches pg_stat_user_tables up to ten seconds late (each backend
     // reports when idle, at most once a second); the table's size on disk is current at once.
-    sql: `SELECT (c.reltuples < 0 OR coalesce(s.n_mod_since_analyze, 0) > 1000 + 0.2 * c.reltuples
-               OR pg_relation_size(c.oid) > (1.2 * c.relpages + 64) * current_setting('block_size')::bigint) AS "stale",
+    sql: `SELECT (c.reltuples < 0 OR s.changed - (CASE WHEN s.changed >= $2 THEN $2 ELSE 0 END) > 1000 + 0.2 * c.reltuples
+               OR pg_relation_size(c.oid) > (2 * c.relpages + 64) * current_setting('block_size')::bigint) AS "stale",
              (pg_has_role(c.relowner, 'USAGE') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)) AS "mayAnalyze",
-             c.relkind = 'p' AS "partitioned"
-          FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+             c.relkind = 'p' AS "partitioned", s.changed AS "changed"
+          FROM pg_class c
+          CROSS JOIN LATERAL (SELECT coalesce((SELECT n_mod_since_analyze FROM pg_stat_user_tables WHERE relid = c.oid), 0) AS changed) s
           WHERE c.oid = $1::regclass`,
-    params: [table.quoted('postgres')],
+    params: [table.quoted('postgres'), changedAfterAnalyze],
   };
 }
