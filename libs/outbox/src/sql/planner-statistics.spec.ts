@@ -64,6 +64,30 @@ describe('PlannerStatistics', () => {
     expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done', 'SELECT']);
   });
 
+  it('lets the first claim go after 2 s when its ANALYZE waits (behind a VACUUM of the table), the ANALYZE going on beside it', async () => {
+    jest.useFakeTimers();
+    try {
+      const { runner, statements, release, finishAnalyze } = runnerAnswering({ stale: true, mayAnalyze: true }, { holdAnalyze: true });
+      release();
+      const statistics = new PlannerStatistics(runner, table);
+      let ready = false;
+      const first = statistics.beforeClaim().then(() => (ready = true));
+      await jest.advanceTimersByTimeAsync(1_999);
+      expect(ready).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      await first;
+      expect(statements).toEqual(['SELECT', 'ANALYZE']);
+      // A look while the first one runs would be a second ANALYZE queued behind the same lock.
+      statistics.noteSettled(1_000);
+      expect(statements).toEqual(['SELECT', 'ANALYZE']);
+      finishAnalyze();
+      await jest.advanceTimersByTimeAsync(0);
+      expect(statements).toEqual(['SELECT', 'ANALYZE', 'ANALYZE done', 'SELECT']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('before the first claim, starts the ANALYZE of a partitioned table (it reads every partition) without waiting for it', async () => {
     const { runner, statements, release, finishAnalyze } = runnerAnswering({ stale: true, mayAnalyze: true, partitioned: true }, { holdAnalyze: true });
     release();

@@ -12,6 +12,12 @@ const CHECK_EVERY_ROWS = 1_000;
  */
 const SLOW_CLAIM_MS = 50;
 
+/**
+ * The first claim waits at most this long for its look: ANALYZE waits behind anything else that
+ * holds the table's SHARE UPDATE EXCLUSIVE lock (a VACUUM, CREATE INDEX CONCURRENTLY) for as long.
+ */
+const FIRST_LOOK_WAIT_MS = 2_000;
+
 /** Slow claims on fresh statistics (a busy database) look again at most this often. */
 const SLOW_CLAIM_LOOK_EVERY_MS = 5_000;
 
@@ -25,15 +31,15 @@ const SLOW_CLAIM_LOOK_EVERY_MS = 5_000;
  * claim against 5 ms); with statistics taken while a burst was still pending it walks the primary
  * key past every row published since. Autovacuum refreshes the statistics only after 10 % of the
  * table changed and its next round (a minute by default), after the burst. So the relay looks at
- * them itself: before its first claim (and waits for the ANALYZE this takes, so that a relay
- * started on a backlog never claims on a plan that reads it all), after any claim slower than
- * SLOW_CLAIM_MS (a burst arriving while it runs), and every CHECK_EVERY_ROWS settled rows. A look
- * reads the table's count of changes since the last ANALYZE and its size, and runs ANALYZE when the
- * changes pass a fifth of its rows or its size doubled since (or the table never had
- * statistics). ANALYZE reads a sample (30,000 rows at the default statistics target), takes no lock
- * that writers or relays wait for, and replaces the plans PostgreSQL cached for the prepared claim.
- * A partitioned table is analyzed beside the first claim rather than before it: ANALYZE then reads
- * every partition.
+ * them itself: before its first claim (and waits for the ANALYZE this takes, up to
+ * FIRST_LOOK_WAIT_MS, so that a relay started on a backlog does not claim on a plan that reads it
+ * all), after any claim slower than SLOW_CLAIM_MS (a burst arriving while it runs), and every
+ * CHECK_EVERY_ROWS settled rows. A look reads the table's count of changes since the last ANALYZE
+ * and its size, and runs ANALYZE when the changes pass a fifth of its rows or its size doubled
+ * since (or the table never had statistics). ANALYZE reads a sample (30,000 rows at the default
+ * statistics target), takes no lock that writers or relays wait for, and replaces the plans
+ * PostgreSQL cached for the prepared claim. A partitioned table is analyzed beside the first claim
+ * rather than before it: ANALYZE then reads every partition.
  *
  * Only the table's owner (or a superuser) may ANALYZE it; for any other role this is off, said
  * once.
@@ -54,12 +60,12 @@ export class PlannerStatistics {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Resolves once the statistics were looked at before the first claim (refreshed if missing or stale); never rejects. */
+  /**
+   * Resolves once the statistics were looked at before the first claim (refreshed if missing or
+   * stale), or after FIRST_LOOK_WAIT_MS with the look going on beside the claims; never rejects.
+   */
   beforeClaim(): Promise<void> {
-    this.firstLook ??= this.refreshIfStale({ waitForAnalyze: (state) => !state.partitioned }).then(
-      () => undefined,
-      (error: unknown) => this.couldNotRefresh(error),
-    );
+    this.firstLook ??= this.firstLookWithin(FIRST_LOOK_WAIT_MS);
     return this.firstLook;
   }
 
@@ -104,6 +110,22 @@ export class PlannerStatistics {
     // count from where it stands now.
     const [after] = (await this.runner.rows(staleness(this.table, 0))) as unknown as TableState[];
     this.changedAfterAnalyze = Number(after?.changed ?? 0);
+  }
+
+  private firstLookWithin(ms: number): Promise<void> {
+    this.checking = true;
+    const look = this.refreshIfStale({ waitForAnalyze: (state) => !state.partitioned })
+      .then(
+        () => undefined,
+        (error: unknown) => this.couldNotRefresh(error),
+      )
+      .finally(() => (this.checking = false));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref?.();
+    });
+    return Promise.race([look, waited]).finally(() => clearTimeout(timer));
   }
 
   /** One look at a time, in the background; false when one is already under way. */
