@@ -27,7 +27,7 @@ CREATE TABLE "outbox_messages" (
   published_at timestamptz,
   dead_at timestamptz,
   CONSTRAINT "outbox_messages_id_key" UNIQUE (id),
-  CONSTRAINT "outbox_messages_status_check" CHECK (status IN ('pending', 'published', 'dead', 'discarded')));
+  CONSTRAINT "outbox_messages_status_check" CHECK (status IN ('pending', 'published', 'dead', 'discarded'))) WITH (fillfactor = 50);
 
 CREATE INDEX "outbox_messages_pending_idx" ON "outbox_messages" (position) WHERE status = 'pending';
 

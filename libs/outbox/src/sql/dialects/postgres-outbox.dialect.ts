@@ -8,6 +8,7 @@ import { createPausedTable, dropPausedTable, notPaused } from './paused-destinat
 import type { OutboxTable, OutboxTableLocation } from './outbox-table';
 import { resolvePartitioning, type ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
 import { partitionedTableDdl } from '../partitions/partitioned-table.sql';
+import { OUTBOX_STORAGE } from './postgres-storage';
 
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 /** The PostgreSQL types of INSERT_COLUMNS, as the table has them (the delay of `next_attempt_at` is a number of milliseconds). */
@@ -159,7 +160,7 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         position bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 ${COLUMNS},
         CONSTRAINT ${part('id_key')} UNIQUE (id),
-        CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded')))`,
+        CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded'))) WITH (${OUTBOX_STORAGE})`,
         ];
     return [
       // The schema is made if missing, never dropped: it may hold other tables.

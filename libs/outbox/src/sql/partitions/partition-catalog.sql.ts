@@ -1,5 +1,6 @@
 import type { SqlStatement } from '../../core/sql-connection.port';
 import type { OutboxTable } from '../dialects/outbox-table';
+import { OUTBOX_STORAGE } from '../dialects/postgres-storage';
 
 /** The statements of partition maintenance; the names in them are validated identifiers. */
 export class PartitionCatalogSql {
@@ -28,7 +29,7 @@ export class PartitionCatalogSql {
   }
 
   create(partition: OutboxTable, from: Date, to: Date): string {
-    return `CREATE TABLE IF NOT EXISTS ${partition.quoted()} PARTITION OF ${this.table.quoted()} FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}')`;
+    return `CREATE TABLE IF NOT EXISTS ${partition.quoted()} PARTITION OF ${this.table.quoted()} FOR VALUES FROM ('${from.toISOString()}') TO ('${to.toISOString()}') WITH (${OUTBOX_STORAGE})`;
   }
 
   /**

@@ -2,6 +2,7 @@ import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { PARTITION_SUFFIX_LENGTH, type PartitionInterval, type ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
 import { partitionNameTooLong } from '../../core/partitioning/partitioning.messages';
 import type { OutboxTable } from '../dialects/outbox-table';
+import { OUTBOX_STORAGE } from '../dialects/postgres-storage';
 
 /** The `to_char` pattern of a partition's name suffix: the same as `partitionsFrom` makes in TypeScript. */
 const NAME_STAMP: Record<PartitionInterval, string> = { day: 'YYYYMMDD', hour: 'YYYYMMDDHH24' };
@@ -28,6 +29,7 @@ export function partitionedTableDdl(table: OutboxTable, columns: string, partiti
   const t = table.quoted();
   const part = (suffix: string) => table.quotedPart(suffix);
   const { interval, ahead } = partitioning;
+  // The storage parameters go on each partition: a partitioned table holds no pages of its own.
   const schemaPrefix = table.schema === undefined ? '' : `"${table.schema}".`;
   return [
     `CREATE TABLE ${t} (
@@ -38,7 +40,7 @@ ${columns},
         CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded')))
       PARTITION BY RANGE (created_at)`,
     // An insert never fails for want of a partition: rows no partition covers land here.
-    `CREATE TABLE ${defaultPartition(table).quoted()} PARTITION OF ${t} DEFAULT`,
+    `CREATE TABLE ${defaultPartition(table).quoted()} PARTITION OF ${t} DEFAULT WITH (${OUTBOX_STORAGE})`,
     // The current partition and `ahead` more, in UTC; cleanup runs make the later ones.
     `DO $$
       DECLARE
@@ -47,7 +49,7 @@ ${columns},
       BEGIN
         FOR i IN 0..${ahead} LOOP
           slot := start + i * interval '1 ${interval}';
-          EXECUTE format('CREATE TABLE IF NOT EXISTS ${schemaPrefix.replace(/%/g, '%%')}%I PARTITION OF ${t} FOR VALUES FROM (%L) TO (%L)',
+          EXECUTE format('CREATE TABLE IF NOT EXISTS ${schemaPrefix.replace(/%/g, '%%')}%I PARTITION OF ${t} FOR VALUES FROM (%L) TO (%L) WITH (${OUTBOX_STORAGE})',
             '${table.name}_p' || to_char(slot AT TIME ZONE 'UTC', '${NAME_STAMP[interval]}'), slot, slot + interval '1 ${interval}');
         END LOOP;
       END $$`,
