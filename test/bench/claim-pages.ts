@@ -13,6 +13,9 @@ import { fmt, median } from './support/stats';
  * drains them with the relay's own statements in a claim → settle loop on one connection, the
  * variants alternating. No broker and no relay process: the figures are the statements' cost.
  *
+ * Then the price: the heap per published row kept, in a steady state of writes, drains, the
+ * cleanup's deletes past a retention window and VACUUM (as autovacuum would run it).
+ *
  *   npx tsc -p test/bench/tsconfig.json && node .bench/build/test/bench/claim-pages.js
  *   (CLAIM_PAGES_ROWS, default 40000; CLAIM_PAGES_ROUNDS, default 3; CLAIM_PAGES_BATCH, default 100)
  */
@@ -31,30 +34,42 @@ interface Drain {
   indexMb: number;
 }
 
-async function drain(client: Client, schema: string, fillfactor: number, round: number): Promise<Drain> {
-  const table = `outbox_ff${fillfactor}_${round}`;
+/** The library's table, its fillfactor set as given. */
+async function newTable(client: Client, schema: string, table: string, fillfactor: number, more = '') {
   const dialect = new PostgresOutboxDialect({ tableName: table, schema });
   for (const sql of dialect.createTable()) await client.query(sql);
   const quoted = `"${schema}"."${table}"`;
-  await client.query(`ALTER TABLE ${quoted} SET (fillfactor = ${fillfactor})`);
-  await seedOutboxTable(client, schema, table, 'claim-pages', BACKLOG);
+  await client.query(`ALTER TABLE ${quoted} SET (fillfactor = ${fillfactor}${more})`);
+  return { dialect, quoted };
+}
+
+/** Claims and settles until nothing is left; the claims' and settles' durations. */
+async function drainAll(client: Client, dialect: PostgresOutboxDialect, name: string) {
   const claims: number[] = [];
   const settles: number[] = [];
   let drained = 0;
-  const started = performance.now();
   for (;;) {
     const token = randomUUID();
     const claim = dialect.claim('claim-pages', token, BATCH, 30_000);
     const claimStarted = performance.now();
-    const { rows } = await client.query({ name: `claim_${table}`, text: claim.sql, values: claim.params });
+    const { rows } = await client.query({ name: `claim_${name}`, text: claim.sql, values: claim.params });
     claims.push(performance.now() - claimStarted);
     if (rows.length === 0) break;
     const settle = dialect.markPublished(token, rows.map((row: { position: string }) => String(row.position)));
     const settleStarted = performance.now();
-    await client.query({ name: `settle_${table}`, text: settle.sql, values: settle.params });
+    await client.query({ name: `settle_${name}`, text: settle.sql, values: settle.params });
     settles.push(performance.now() - settleStarted);
     drained += rows.length;
   }
+  return { claims, settles, drained };
+}
+
+async function drain(client: Client, schema: string, fillfactor: number, round: number): Promise<Drain> {
+  const table = `outbox_ff${fillfactor}_${round}`;
+  const { dialect, quoted } = await newTable(client, schema, table, fillfactor);
+  await seedOutboxTable(client, schema, table, 'claim-pages', BACKLOG);
+  const started = performance.now();
+  const { claims, settles, drained } = await drainAll(client, dialect, table);
   const seconds = (performance.now() - started) / 1000;
   if (drained !== ROWS) throw new Error(`drained ${drained} of ${ROWS} rows of ${table}`);
   // Every update of the drain, and those PostgreSQL made HOT: this session's counts, flushed to the
@@ -73,6 +88,39 @@ async function drain(client: Client, schema: string, fillfactor: number, round: 
   };
 }
 
+const KEPT = 40_000;
+const WRITTEN_PER_CYCLE = 2_000;
+const CYCLES = 40;
+
+/**
+ * Writes, drains, deletes published rows past the newest KEPT (the cleanup's retention) and runs
+ * VACUUM ANALYZE every fifth cycle, autovacuum off so that it runs at the same points for both: the heap's
+ * bytes per row kept at the end, after a last VACUUM.
+ */
+async function steadyState(client: Client, schema: string, fillfactor: number): Promise<{ bytesPerRow: number; rowsPerSecond: number }> {
+  const table = `outbox_steady_ff${fillfactor}`;
+  const { dialect, quoted } = await newTable(client, schema, table, fillfactor, ', autovacuum_enabled = off');
+  let written = 0;
+  let drainSeconds = 0;
+  for (let cycle = 1; cycle <= CYCLES; cycle++) {
+    await client.query(
+      `INSERT INTO ${quoted} (id, event_type, event_version, aggregate_type, aggregate_id, transport, destination, occurred_at, headers, payload)
+       SELECT gen_random_uuid(), 'bench.parcel-registered', 1, 'parcel', 'p-' || (g % 500), 'default', 'claim-pages', now(), '{}', repeat('x', 400)
+       FROM generate_series(1, ${WRITTEN_PER_CYCLE}) AS g ORDER BY g`,
+    );
+    written += WRITTEN_PER_CYCLE;
+    const started = performance.now();
+    await drainAll(client, dialect, table);
+    drainSeconds += (performance.now() - started) / 1000;
+    await client.query(`DELETE FROM ${quoted} WHERE position <= (SELECT max(position) FROM ${quoted}) - ${KEPT}`);
+    if (cycle % 5 === 0) await client.query(`VACUUM ANALYZE ${quoted}`);
+  }
+  await client.query(`VACUUM ${quoted}`);
+  const [{ heap, kept }] = (await client.query(`SELECT pg_table_size($1::regclass) AS heap, (SELECT count(*) FROM ${quoted}) AS kept`, [quoted])).rows;
+  await client.query(`DROP TABLE ${quoted}`);
+  return { bytesPerRow: Number(heap) / Number(kept), rowsPerSecond: written / drainSeconds };
+}
+
 async function main(): Promise<void> {
   const { postgresUrl } = benchServices();
   const schema = `claim_pages_${suffix()}`;
@@ -80,11 +128,13 @@ async function main(): Promise<void> {
   await client.connect();
   await client.query(`CREATE SCHEMA ${schema}`);
   const results = new Map<number, Drain[]>(FILLFACTORS.map((fillfactor) => [fillfactor, []]));
+  const steady = new Map<number, { bytesPerRow: number; rowsPerSecond: number }>();
   const loadBefore = loadavg()[0];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const fillfactor of FILLFACTORS) results.get(fillfactor)!.push(await drain(client, schema, fillfactor, round));
     }
+    for (const fillfactor of FILLFACTORS) steady.set(fillfactor, await steadyState(client, schema, fillfactor));
   } finally {
     await client.query(`DROP SCHEMA ${schema} CASCADE`);
     await client.end();
@@ -100,6 +150,14 @@ async function main(): Promise<void> {
         `${fmt(of(fillfactor, (d) => d.claimMs), 2)} | ${fmt(of(fillfactor, (d) => d.settleMs), 2)} | ${fmt(100 * of(fillfactor, (d) => d.hotShare), 0)} % | ` +
         `${fmt(of(fillfactor, (d) => d.heapMb), 1)} | ${fmt(of(fillfactor, (d) => d.indexMb), 1)} |`,
     );
+  }
+  console.log(`\nSteady state: ${CYCLES} cycles of ${WRITTEN_PER_CYCLE} rows written (~400-byte payloads, 500 aggregates), drained, published rows past the newest ${KEPT} deleted, VACUUM ANALYZE every 5 cycles.`);
+  console.log('| fillfactor | rows/s drained | × 100 | heap bytes per row kept | × 100 |');
+  console.log('|---|---|---|---|---|');
+  const base = steady.get(100)!;
+  for (const fillfactor of FILLFACTORS) {
+    const { rowsPerSecond, bytesPerRow } = steady.get(fillfactor)!;
+    console.log(`| ${fillfactor} | ${fmt(rowsPerSecond, 0)} | ${fmt(rowsPerSecond / base.rowsPerSecond, 2)} | ${fmt(bytesPerRow, 0)} | ${fmt(bytesPerRow / base.bytesPerRow, 2)} |`);
   }
 }
 
