@@ -6,7 +6,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createOrderServiceApp, serveOrderService } from '../apps/order-service/src/bootstrap';
 import { loadOrderServiceConfig } from '../apps/order-service/src/config/order-service.config';
-import { freePort } from './support/free-port';
+import { freePort, freeRestartablePort } from './support/free-port';
 import { waitFor } from './support/wait-for';
 
 /**
@@ -29,7 +29,7 @@ describe('order-service restarted on its embedded default (SQLite + TCP)', () =>
   });
 
   it('publishes the rows pending across a restart on their first attempt, none refused', async () => {
-    const env = { DATABASE_URL: `sqlite:${join(dir, 'orders.sqlite')}`, TCP_PORT: String(await freePort()), ORDERS_TOPIC: 'orders', OUTBOX_POLL_INTERVAL_MS: '200' };
+    const env = { DATABASE_URL: `sqlite:${join(dir, 'orders.sqlite')}`, TCP_PORT: String(await freeRestartablePort()), ORDERS_TOPIC: 'orders', OUTBOX_POLL_INTERVAL_MS: '200' };
     const start = async (extra: Record<string, string>) => {
       const config = loadOrderServiceConfig({ ...env, PORT: String(await freePort()), ...extra });
       const started = await createOrderServiceApp(config, false);

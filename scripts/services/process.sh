@@ -64,10 +64,22 @@ port_owner() {
   ss -Hltnp "sport = :$1" 2>/dev/null | sed -n 's/.*users:(\(.*\))/\1/p' | head -n1
 }
 
+# The port is the local end of an open connection: an outgoing connection given it as its ephemeral
+# port. A server cannot listen on it until that connection closes.
+port_held_by_connection() {
+  ss -Htn state established "sport = :$1" 2>/dev/null | grep -q .
+}
+
+# The OS's range of ephemeral ports ("32768 60999" on Linux by default).
+ephemeral_range() { tr -s '\t ' ' ' </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null; }
+
 ensure_port_free() {
   local port="$1" svc="$2"
   if port_busy "$port"; then
     die "$svc: port $port is already in use by $(port_owner "$port") - stop it or set the port override (see scripts/README.md)"
+  fi
+  if port_held_by_connection "$port"; then
+    die "$svc: port $port is the local end of an open connection (an outgoing connection's ephemeral port; this machine hands out $(ephemeral_range)) - set the port override to one outside that range (see scripts/README.md)"
   fi
 }
 

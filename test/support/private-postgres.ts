@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, chmodSync, cho
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './free-port';
+import { freeRestartablePort } from './free-port';
 
 const run = promisify(execFile);
 
@@ -40,7 +40,7 @@ export class PrivatePostgres {
     const { uid, gid } = await postgresUser();
     chownSync(dir, uid, gid);
     chownSync(join(dir, 'sock'), uid, gid);
-    const server = new PrivatePostgres(dir, await freePort(), bin);
+    const server = new PrivatePostgres(dir, await freeRestartablePort(), bin);
     await server.asPostgres('initdb', ['-D', server.dataDir, '--no-sync', '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8']);
     await server.begin();
     return server;

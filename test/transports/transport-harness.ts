@@ -17,7 +17,7 @@ import { PARCEL_ENTITIES } from '../support/parcel.fixtures';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 import { isCustomProducer, type ReceivedMetadata, type TransportRun, type TransportSpec } from './transport-spec';
-import { freePort } from '../support/free-port';
+import { freeRestartablePort } from '../support/free-port';
 
 export interface LogEntry {
   level: 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
@@ -150,7 +150,8 @@ export async function newRun(spec: TransportSpec, deliveries: Deliveries, logger
   // Read once: while a broker is stopped, scripts/services.sh lists it no more.
   const urls = new Map(spec.services.map((service) => [service, requireService(service)]));
   const suffix = randomBytes(5).toString('hex');
-  const port = await freePort();
+  // The TCP transport's outage stops and restarts the consumer on this port.
+  const port = await freeRestartablePort();
   let consumer: INestMicroservice | undefined;
   const run: TransportRun = {
     suffix,
