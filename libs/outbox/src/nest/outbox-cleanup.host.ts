@@ -12,6 +12,7 @@ import { settleWithin } from '../core/deadline';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
+import { whileServerRestarts } from '../sql/server-restart';
 
 /** Deletes settled rows on a schedule, on instances that relay. */
 @Injectable()
@@ -33,7 +34,8 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
     if (!this.settings.relay) return;
     const { cleanup, partitioning } = this.settings;
     const partitions = partitioning && createSqlOutboxPartitionStore(this.connection, this.extras, partitioning);
-    if (partitions) await this.checkPartitioned(partitions);
+    const restarts = { logger: this.logger };
+    if (partitions) await whileServerRestarts('reading the partitioned table', () => this.checkPartitioned(partitions), restarts);
     this.cleaner = new OutboxCleaner(
       createSqlOutboxMaintenanceStore(this.connection, this.extras, partitioning),
       {
@@ -47,7 +49,8 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
       partitions,
     );
     // Partitions ahead at once: the first run would come only after intervalMs.
-    if (partitions) await this.cleaner.maintainPartitions(partitions, cleanup.publishedRetentionMs);
+    const cleaner = this.cleaner;
+    if (partitions) await whileServerRestarts('making the partitions ahead', () => cleaner.maintainPartitions(partitions, cleanup.publishedRetentionMs), restarts);
     this.timer = setInterval(() => void this.cleaner?.run(), cleanup.intervalMs);
   }
 

@@ -26,6 +26,7 @@ import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
 import { refuseStrandedWalEvents } from '../wal/wal-mode-switch.check';
+import { DatabaseUnreachableError, whileServerRestarts } from '../sql/server-restart';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
 
@@ -76,7 +77,9 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       preparedStatements: this.settings.preparedStatements,
       log: (message) => this.logger.log(message),
     });
-    await store.probe().catch((error: unknown) => {
+    const restarts = { logger: this.logger };
+    await whileServerRestarts('reading the outbox table', () => store.probe(), restarts).catch((error: unknown) => {
+      if (error instanceof DatabaseUnreachableError) throw error;
       throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));
     });
     checkTransportOptions(this.options);
@@ -92,7 +95,9 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.checkListenerPool();
     gate.check();
     if (this.connection.dialect === 'postgres' && this.delivery.mode === 'table') {
-      const leftBehind = await refuseStrandedWalEvents(async (sql, params) => (await this.connection.run({ sql, params: params ?? [] })).records, this.delivery.formerSlot);
+      const formerSlot = this.delivery.formerSlot;
+      const query = async (sql: string, params?: unknown[]) => (await this.connection.run({ sql, params: params ?? [] })).records;
+      const leftBehind = await whileServerRestarts('looking for a WAL slot left behind', () => refuseStrandedWalEvents(query, formerSlot), restarts);
       if (leftBehind) this.logger.warn(leftBehind);
     }
     this.transports = transports;

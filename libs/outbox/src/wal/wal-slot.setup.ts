@@ -2,6 +2,7 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import type { StreamLag } from '../core/stream/delivery-stream.port';
 import { checkWalNames } from '../core/stream/wal-options';
 import { walLevelNotLogical, walNoFreeSlot, walPositionTableRefused, walPublicationTableRefused, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
+import { isServerRestarting } from '../sql/server-restart';
 
 /** Runs one statement and returns its rows: the app's data source, a `pg` client, or the CLI's connection. */
 export type WalQuery = (sql: string, params?: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -68,6 +69,7 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
       const positions = options.positions;
       for (const ddl of positions.create) {
         await locked(ddl).catch((error: unknown) => {
+          if (isServerRestarting(error)) throw error;
           throw new OutboxConfigurationError(walPositionTableRefused(ddl, error instanceof Error ? error.message : String(error)));
         });
       }
@@ -83,6 +85,7 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
   await query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
     // Another instance starting at the same moment created it: the same slot, fine.
     if (/already exists/.test(String(error))) return;
+    if (isServerRestarting(error)) throw error;
     throw new OutboxConfigurationError(walNoFreeSlot(names.slotName, error instanceof Error ? error.message : String(error)));
   });
 }

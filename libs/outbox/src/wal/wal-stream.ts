@@ -22,6 +22,7 @@ import { registerWalSlotMetrics } from './wal-slot.metrics';
 import { DEFAULT_OUTBOX_NAME } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
 import { WalStreamLock } from './wal-stream.lock';
+import { whileServerRestarts } from '../sql/server-restart';
 
 // How long the stream waits before trying again after its connection (or its lock's) failed: the
 // server restarting, or unreachable. A standby does not poll: it waits for the stream lock.
@@ -89,12 +90,15 @@ export class WalStream implements DeliveryStream {
     const { slot, settings, table, connection, metrics } = this.config;
     loadPgLogicalReplication();
     const outbox = OutboxTable.on('postgres', table);
-    await prepareWalSlot(this.query, slot, {
-      streams: settings.relay,
-      tables: [outbox.quoted(), outbox.paused.quoted()],
-      positions: { create: WalPositionTable.createStatements(table), forget: WalPositionTable.forgetStatement(table) },
-      serialized: (work) => this.serialized(work),
-    });
+    const setUp = () =>
+      prepareWalSlot(this.query, slot, {
+        streams: settings.relay,
+        tables: [outbox.quoted(), outbox.paused.quoted()],
+        positions: { create: WalPositionTable.createStatements(table), forget: WalPositionTable.forgetStatement(table) },
+        serialized: (work) => this.serialized(work),
+      });
+    // Every step checks before it creates, so a set-up cut by a restart is simply run again.
+    await whileServerRestarts('setting up the WAL slot', setUp, { logger: this.config.logger });
     if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, () => this.lag());
     if (!settings.relay) return;
     this.transports = this.config.transports();

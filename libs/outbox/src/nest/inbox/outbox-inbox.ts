@@ -25,6 +25,7 @@ import { PoisonReplays } from './poison-replays';
 import type { ReceivedKafkaMessage } from '../../core/cloudevents/received-cloud-event';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from '../shutdown/shutdown-stage';
 import { ShutdownSteps } from '../shutdown/shutdown-steps';
+import { DatabaseUnreachableError, whileServerRestarts } from '../../sql/server-restart';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
@@ -78,12 +79,18 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.store.probe().catch((error: unknown) => {
+    const restarts = { logger: this.logger };
+    await whileServerRestarts('reading the inbox table', () => this.store.probe(), restarts).catch((error: unknown) => {
+      if (error instanceof DatabaseUnreachableError) throw error;
       throw new OutboxConfigurationError(inboxTableMissing(this.extras.tableName, errorText(error)));
     });
-    await this.poisonStore?.probe().catch((error: unknown) => {
-      throw new OutboxConfigurationError(poisonTableMissing(this.extras.poisonTableName, errorText(error)));
-    });
+    const poisonStore = this.poisonStore;
+    if (poisonStore) {
+      await whileServerRestarts('reading the poison table', () => poisonStore.probe(), restarts).catch((error: unknown) => {
+        if (error instanceof DatabaseUnreachableError) throw error;
+        throw new OutboxConfigurationError(poisonTableMissing(this.extras.poisonTableName, errorText(error)));
+      });
+    }
     if (this.settings.pruneIntervalMs > 0) {
       this.every(this.settings.pruneIntervalMs, () => this.pruneNow(), 'Inbox pruning failed');
     }
