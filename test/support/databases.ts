@@ -31,7 +31,23 @@ export async function privatePostgresSchema(prefix: string): Promise<{ url: stri
   const url = requireService('postgres');
   const schema = `${prefix}_${randomBytes(5).toString('hex')}`;
   await postgresAdmin(url, `CREATE SCHEMA ${schema}`);
-  return { url, schema, drop: async () => void (await postgresAdmin(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`)) };
+  return { url, schema, drop: () => dropSchema(url, schema) };
+}
+
+/**
+ * DROP SCHEMA … CASCADE, again if PostgreSQL chose it as a deadlock's victim: a Nest microservice's
+ * handler still in flight when its app closed (Nest does not wait for them) may write to a table of
+ * the schema while the drop locks them one by one (seen once: the demo's TCP consumer, order_timeline).
+ */
+async function dropSchema(url: string, schema: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await postgresAdmin(url, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+    }
+  }
 }
 
 /** A fresh MariaDB database; `url` points at it. */
