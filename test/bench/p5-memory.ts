@@ -20,7 +20,18 @@ interface Variant {
   label: string;
   extraIndex: boolean;
   capMs: number;
+  /** Node flags of the relay process. */
+  execArgv?: string[];
 }
+
+/**
+ * Node 22 and later let V8 size the young generation from the heap limit, past Node 20's 16 MB
+ * semi-spaces: the relay's V8 heap (heapTotal) was 180–210 MB on Node 24 against 80–130 MB on
+ * Node 20 in the same drain, and its RSS ~100 MB higher. The same drain with the semi-spaces capped
+ * at Node 20's size shows how much of the RSS that is.
+ */
+const SEMI_SPACE_CAP = '--max-semi-space-size=16';
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 interface Outcome {
   variant: Variant;
@@ -51,6 +62,7 @@ export async function p5Memory(context: BenchContext): Promise<Section> {
   const variants: Variant[] = [
     { key: 'shipped', label: 'as shipped (defaults)', extraIndex: false, capMs: mismatch ? 120_000 : 480_000 },
     ...(mismatch ? [{ key: 'idx', label: 'defaults + the claim-matching index (P1 reference)', extraIndex: true, capMs: 480_000 }] : []),
+    ...(NODE_MAJOR >= 22 ? [{ key: 'semi16', label: `defaults, node ${SEMI_SPACE_CAP}`, extraIndex: false, capMs: 480_000, execArgv: [SEMI_SPACE_CAP] }] : []),
   ];
   const outcomes: Outcome[] = [];
   for (const variant of variants) outcomes.push(await drain(context, backlog, variant));
@@ -67,9 +79,11 @@ export async function p5Memory(context: BenchContext): Promise<Section> {
     title: `P5 — peak RSS of one relay process draining ${fmt(backlog.count, 0)} rows`,
     body: [
       ...table(
-        ['run', 'progress', 'rows published', 'seconds', 'RSS MB', 'heap used MB'],
+        ['run', 'progress', 'rows published', 'seconds', 'RSS MB', 'heap used MB', 'V8 heap MB', 'external MB'],
         outcomes.flatMap((o) => o.rows.map((row) => [o.variant.key, ...row])),
       ),
+      '',
+      `V8 heap: what V8 has committed for every space (\`heapTotal\`, the young generation's semi-spaces among them); external: memory outside that heap V8 is told of (Buffers). The RSS beyond both is native: code, the allocator's arenas, thread stacks. Node ${process.versions.node}.`,
       '',
       ...outcomes.map(
         (o) =>
@@ -94,7 +108,7 @@ async function drain(context: BenchContext, backlog: Backlog, variant: Variant):
   const { schema, drop } = await privateSchema(services.postgresUrl, `bench_p5_${variant.key}`);
   const topic = `bench-p5-${variant.key}-${suffix()}`;
   const outboxTable = 'outbox_messages';
-  const samples: Array<{ at: number; rss: number; heapUsed: number; published: number }> = [];
+  const samples: Array<{ at: number; rss: number; heapUsed: number; heapTotal: number; external: number; published: number }> = [];
   let plan: string[] = [];
   let worker: Worker | undefined;
   try {
@@ -116,12 +130,13 @@ async function drain(context: BenchContext, backlog: Backlog, variant: Variant):
       topic,
       owner: `p5-${variant.key}-${suffix(2)}`,
       sampleMs: SAMPLE_MS,
-    });
+    }, variant.execArgv);
     const ready = await worker.next('ready', 60_000);
     const started = performance.now();
     worker.listeners.push((message) => {
       if (message.type === 'sample') {
-        samples.push({ at: (performance.now() - started) / 1000, rss: Number(message.rss), heapUsed: Number(message.heapUsed), published: Number(message.published) });
+        const { rss, heapUsed, heapTotal, external, published } = message;
+        samples.push({ at: (performance.now() - started) / 1000, rss: Number(rss), heapUsed: Number(heapUsed), heapTotal: Number(heapTotal), external: Number(external), published: Number(published) });
         if (samples.length % 30 === 0) context.log(`P5 ${variant.key}: ${fmt(Number(message.published), 0)} published, RSS ${fmt(mb(Number(message.rss)))} MB`);
       }
     });
@@ -137,12 +152,12 @@ async function drain(context: BenchContext, backlog: Backlog, variant: Variant):
     const at = (share: number) => samples.find((sample) => sample.published >= share * published) ?? samples.at(-1);
     const third = (index: number) => samples.filter((sample) => Math.min(2, Math.floor((sample.at / (samples.at(-1)?.at || 1)) * 3)) === index).map((sample) => sample.rss);
     const rows: string[][] = [
-      ['ready (connected, before "go")', '0', '0', fmt(mb(Number(ready.rss))), ''],
+      ['ready (connected, before "go")', '0', '0', fmt(mb(Number(ready.rss))), '', '', ''],
       ...[0.1, 0.25, 0.5, 0.75, 1]
         .map((share) => ({ share, sample: at(share) }))
         .filter(({ sample }) => sample)
-        .map(({ share, sample }) => [`${Math.round(share * 100)} % of its rows`, fmt(sample!.published, 0), fmt(sample!.at), fmt(mb(sample!.rss)), fmt(mb(sample!.heapUsed))]),
-      ['peak (VmHWM)', '', '', fmt(mb(Number(done.peakRss))), fmt(mb(Math.max(...samples.map((s) => s.heapUsed))))],
+        .map(({ share, sample }) => [`${Math.round(share * 100)} % of its rows`, fmt(sample!.published, 0), fmt(sample!.at), fmt(mb(sample!.rss)), fmt(mb(sample!.heapUsed)), fmt(mb(sample!.heapTotal)), fmt(mb(sample!.external))]),
+      ['peak (VmHWM)', '', '', fmt(mb(Number(done.peakRss))), ...(['heapUsed', 'heapTotal', 'external'] as const).map((key) => fmt(mb(Math.max(...samples.map((s) => s[key])))))],
     ];
     context.log(`P5 ${variant.key}: ${fmt(published, 0)} rows in ${fmt(Number(done.seconds))} s, peak RSS ${fmt(mb(Number(done.peakRss)))} MB`);
     return {

@@ -117,7 +117,12 @@ async function drainMode(): Promise<void> {
   let published = 0;
   let batches = 0;
   const sampler = config.sampleMs
-    ? setInterval(() => send({ type: 'sample', rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, published }), config.sampleMs)
+    ? setInterval(() => {
+        // Beside RSS, what V8 holds (heapTotal: every space, the young generation's too) and what
+        // lives outside its heap (external: Buffers and other native allocations it is told of).
+        const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+        send({ type: 'sample', rss, heapUsed, heapTotal, external, published });
+      }, config.sampleMs)
     : undefined;
   const started = performance.now();
   const pending = `SELECT EXISTS (SELECT 1 FROM "${config.table ?? 'outbox_messages'}" WHERE status = 'pending') AS pending`;
