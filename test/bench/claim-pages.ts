@@ -14,7 +14,10 @@ import { fmt, median } from './support/stats';
  * variants alternating. No broker and no relay process: the figures are the statements' cost.
  *
  * Then the price: the heap per published row kept, in a steady state of writes, drains, the
- * cleanup's deletes past a retention window and VACUUM (as autovacuum would run it).
+ * cleanup's deletes past a retention window and VACUUM (as autovacuum would run it); and the drain
+ * of new rows written after a VACUUM of a history of published rows larger than the server's cache
+ * (CLAIM_PAGES_HISTORY rows, default 1,000,000): on half-empty pages they land a few per old page
+ * rather than together at the table's end.
  *
  *   npx tsc -p test/bench/tsconfig.json && node .bench/build/test/bench/claim-pages.js
  *   (CLAIM_PAGES_ROWS, default 40000; CLAIM_PAGES_ROUNDS, default 3; CLAIM_PAGES_BATCH, default 100)
@@ -121,6 +124,35 @@ async function steadyState(client: Client, schema: string, fillfactor: number): 
   return { bytesPerRow: Number(heap) / Number(kept), rowsPerSecond: written / drainSeconds };
 }
 
+const HISTORY = Number(process.env.CLAIM_PAGES_HISTORY ?? 1_000_000);
+const NEW_ROWS = 50_000;
+
+/**
+ * Published rows kept (written, drained by the relay's statements; payloads of 50–350 bytes, as
+ * events vary), VACUUM, then NEW_ROWS new ones of the same sizes drained: where they landed and how
+ * fast they went.
+ */
+async function afterHistory(client: Client, schema: string, fillfactor: number): Promise<{ rowsPerSecond: number; pages: number }> {
+  const table = `outbox_history_ff${fillfactor}`;
+  const { dialect, quoted } = await newTable(client, schema, table, fillfactor);
+  const columns = 'id, event_type, event_version, aggregate_type, aggregate_id, transport, destination, occurred_at, headers, payload';
+  const write = (count: number) =>
+    client.query(
+      `INSERT INTO ${quoted} (${columns}) SELECT gen_random_uuid(), 'bench.order-placed', 1, 'order', 'order-' || (n % 1000), 'default', 'claim-pages', now(), '{}', json_build_object('note', repeat('x', 50 + ((n::bigint * 7919) % 300)::int)) FROM generate_series(1, ${count}) AS n`,
+    );
+  // The history as the relay leaves it: written, then leased and settled batch by batch.
+  await write(HISTORY);
+  await drainAll(client, dialect, table);
+  await client.query(`VACUUM ANALYZE ${quoted}`);
+  await write(NEW_ROWS);
+  const [{ pages }] = (await client.query(`SELECT count(DISTINCT (ctid::text::point)[0])::int AS pages FROM ${quoted} WHERE status = 'pending'`)).rows;
+  const started = performance.now();
+  const { drained } = await drainAll(client, dialect, table);
+  const seconds = (performance.now() - started) / 1000;
+  await client.query(`DROP TABLE ${quoted}`);
+  return { rowsPerSecond: drained / seconds, pages: Number(pages) };
+}
+
 async function main(): Promise<void> {
   const { postgresUrl } = benchServices();
   const schema = `claim_pages_${suffix()}`;
@@ -129,12 +161,14 @@ async function main(): Promise<void> {
   await client.query(`CREATE SCHEMA ${schema}`);
   const results = new Map<number, Drain[]>(FILLFACTORS.map((fillfactor) => [fillfactor, []]));
   const steady = new Map<number, { bytesPerRow: number; rowsPerSecond: number }>();
+  const history = new Map<number, { rowsPerSecond: number; pages: number }>();
   const loadBefore = loadavg()[0];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const fillfactor of FILLFACTORS) results.get(fillfactor)!.push(await drain(client, schema, fillfactor, round));
     }
     for (const fillfactor of FILLFACTORS) steady.set(fillfactor, await steadyState(client, schema, fillfactor));
+    for (const fillfactor of FILLFACTORS) history.set(fillfactor, await afterHistory(client, schema, fillfactor));
   } finally {
     await client.query(`DROP SCHEMA ${schema} CASCADE`);
     await client.end();
@@ -158,6 +192,13 @@ async function main(): Promise<void> {
   for (const fillfactor of FILLFACTORS) {
     const { rowsPerSecond, bytesPerRow } = steady.get(fillfactor)!;
     console.log(`| ${fillfactor} | ${fmt(rowsPerSecond, 0)} | ${fmt(rowsPerSecond / base.rowsPerSecond, 2)} | ${fmt(bytesPerRow, 0)} | ${fmt(bytesPerRow / base.bytesPerRow, 2)} |`);
+  }
+  console.log(`\nAfter a history: ${fmt(HISTORY, 0)} published rows kept, VACUUM, then ${fmt(NEW_ROWS, 0)} new rows drained.`);
+  console.log('| fillfactor | pages the new rows landed on | rows/s drained | × 100 |');
+  console.log('|---|---|---|---|');
+  for (const fillfactor of FILLFACTORS) {
+    const { rowsPerSecond, pages } = history.get(fillfactor)!;
+    console.log(`| ${fillfactor} | ${fmt(pages, 0)} | ${fmt(rowsPerSecond, 0)} | ${fmt(rowsPerSecond / history.get(100)!.rowsPerSecond, 2)} |`);
   }
 }
 
