@@ -1,3 +1,6 @@
+import { OutboxTable } from '../libs/outbox/src/sql/dialects/outbox-table';
+import { PlannerStatistics } from '../libs/outbox/src/sql/planner-statistics';
+import { PooledSqlRunner } from '../libs/outbox/src/typeorm/sql-runners';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';
 import { RecordingTransport } from './support/recording.transport';
 import { waitFor } from './support/wait-for';
@@ -56,5 +59,32 @@ describe('planner statistics of the outbox table (PostgreSQL)', () => {
       return now.rows > 0 ? now : undefined;
     });
     expect(analyzed.rows).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it('analyzes, after a slow claim, a table whose statistics count no pending rows while a burst far smaller than a fifth of it is pending', async () => {
+    const add = (count: number) =>
+      harness.add(Array.from({ length: count }, (_, n) => ({ type: 'order.noted', aggregateType: 'order', aggregateId: `O-${n % 50}`, payload: { n }, topic: 'orders' })));
+    // A kept history of published rows, analyzed while nothing was pending (a quiet time) …
+    await add(10_000);
+    await harness.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = now()`);
+    await harness.dataSource.query('ANALYZE outbox_messages');
+    const pendingCounted = async () => {
+      const [row] = await harness.dataSource.query(
+        `SELECT coalesce((SELECT m.freq FROM pg_stats st CROSS JOIN LATERAL unnest(st.most_common_vals::text::text[], st.most_common_freqs) AS m(value, freq)
+           WHERE st.tablename = 'outbox_messages' AND st.schemaname = current_schema() AND st.attname = 'status' AND m.value = 'pending'), 0) * c.reltuples AS pending
+         FROM pg_class c WHERE c.oid = 'outbox_messages'::regclass`,
+      );
+      return Number(row.pending);
+    };
+    expect(await pendingCounted()).toBe(0);
+    // … then a burst of 2,000: fewer changes than 1,000 + a fifth of the table's rows.
+    await add(2_000);
+    const statistics = new PlannerStatistics(new PooledSqlRunner(harness.dataSource), OutboxTable.on('postgres', 'outbox_messages'));
+    expect(await statistics.refreshIfStale()).toBe(false);
+
+    expect(await statistics.refreshIfStale({ afterSlowClaim: true })).toBe(true);
+    expect(await pendingCounted()).toBeGreaterThan(1_000);
+    // Statistics that know the backlog are left alone after the next slow claim.
+    expect(await statistics.refreshIfStale({ afterSlowClaim: true })).toBe(false);
   });
 });

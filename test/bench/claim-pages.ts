@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { Client } from 'pg';
-import { PostgresOutboxDialect } from '../../libs/outbox/src/sql/dialects/postgres-outbox.dialect';
+import { Client, Pool } from 'pg';
+import { createSqlOutboxStore, PgPoolConnection, PostgresOutboxDialect } from './support/outbox';
 import { benchServices, suffix } from './support/env';
 import { seedOutboxTable, type Backlog } from './support/seed';
 import { fmt, median } from './support/stats';
@@ -20,13 +20,15 @@ import { fmt, median } from './support/stats';
  * rather than together at the table's end.
  *
  *   npx tsc -p test/bench/tsconfig.json && node .bench/build/test/bench/claim-pages.js
- *   (CLAIM_PAGES_ROWS, default 40000; CLAIM_PAGES_ROUNDS, default 3; CLAIM_PAGES_BATCH, default 100)
+ *   (CLAIM_PAGES_ROWS, default 40000; CLAIM_PAGES_ROUNDS, default 3; CLAIM_PAGES_BATCH, default 100;
+ *   CLAIM_PAGES_PARTS, default "1,2,3": which parts to run)
  */
 const ROWS = Number(process.env.CLAIM_PAGES_ROWS ?? 40_000);
 const ROUNDS = Number(process.env.CLAIM_PAGES_ROUNDS ?? 3);
 const BATCH = Number(process.env.CLAIM_PAGES_BATCH ?? 100);
 const BACKLOG: Backlog = { count: ROWS, eventsPerAggregate: 4 };
 const FILLFACTORS = [100, 50] as const;
+const PARTS = new Set((process.env.CLAIM_PAGES_PARTS ?? '1,2,3').split(',').map(Number));
 
 interface Drain {
   rowsPerSecond: number;
@@ -128,27 +130,39 @@ const HISTORY = Number(process.env.CLAIM_PAGES_HISTORY ?? 1_000_000);
 const NEW_ROWS = 50_000;
 
 /**
- * Published rows kept (written, drained by the relay's statements; payloads of 50–350 bytes, as
- * events vary), VACUUM, then NEW_ROWS new ones of the same sizes drained: where they landed and how
- * fast they went.
+ * Published rows kept (written, drained; payloads of 50–350 bytes, as events vary), VACUUM ANALYZE
+ * (statistics that count no pending row: a quiet time), then NEW_ROWS new ones of the same sizes
+ * drained: where they landed and how fast they went. Both drains go through the relay's store, which
+ * keeps the table's planner statistics as a relay does.
  */
-async function afterHistory(client: Client, schema: string, fillfactor: number): Promise<{ rowsPerSecond: number; pages: number }> {
+async function afterHistory(client: Client, pool: Pool, schema: string, fillfactor: number): Promise<{ rowsPerSecond: number; pages: number }> {
   const table = `outbox_history_ff${fillfactor}`;
-  const { dialect, quoted } = await newTable(client, schema, table, fillfactor);
+  const { quoted } = await newTable(client, schema, table, fillfactor);
   const columns = 'id, event_type, event_version, aggregate_type, aggregate_id, transport, destination, occurred_at, headers, payload';
   const write = (count: number) =>
     client.query(
       `INSERT INTO ${quoted} (${columns}) SELECT gen_random_uuid(), 'bench.order-placed', 1, 'order', 'order-' || (n % 1000), 'default', 'claim-pages', now(), '{}', json_build_object('note', repeat('x', 50 + ((n::bigint * 7919) % 300)::int)) FROM generate_series(1, ${count}) AS n`,
     );
-  // The history as the relay leaves it: written, then leased and settled batch by batch.
+  const drainThroughStore = async () => {
+    const store = createSqlOutboxStore(new PgPoolConnection(pool as never), { tableName: table, schema });
+    let drained = 0;
+    for (;;) {
+      const token = randomUUID();
+      const rows = await store.claim({ owner: 'claim-pages', token, limit: BATCH, leaseMs: 30_000 });
+      if (rows.length === 0) return drained;
+      await store.markPublished(token, rows.map((row) => row.position));
+      drained += rows.length;
+    }
+  };
   await write(HISTORY);
-  await drainAll(client, dialect, table);
+  await drainThroughStore();
   await client.query(`VACUUM ANALYZE ${quoted}`);
   await write(NEW_ROWS);
   const [{ pages }] = (await client.query(`SELECT count(DISTINCT (ctid::text::point)[0])::int AS pages FROM ${quoted} WHERE status = 'pending'`)).rows;
   const started = performance.now();
-  const { drained } = await drainAll(client, dialect, table);
+  const drained = await drainThroughStore();
   const seconds = (performance.now() - started) / 1000;
+  if (drained !== NEW_ROWS) throw new Error(`drained ${drained} of ${NEW_ROWS} new rows of ${table}`);
   await client.query(`DROP TABLE ${quoted}`);
   return { rowsPerSecond: drained / seconds, pages: Number(pages) };
 }
@@ -158,23 +172,32 @@ async function main(): Promise<void> {
   const schema = `claim_pages_${suffix()}`;
   const client = new Client({ connectionString: postgresUrl });
   await client.connect();
+  const pool = new Pool({ connectionString: postgresUrl, max: 2 });
   await client.query(`CREATE SCHEMA ${schema}`);
   const results = new Map<number, Drain[]>(FILLFACTORS.map((fillfactor) => [fillfactor, []]));
   const steady = new Map<number, { bytesPerRow: number; rowsPerSecond: number }>();
   const history = new Map<number, { rowsPerSecond: number; pages: number }>();
   const loadBefore = loadavg()[0];
   try {
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (let round = 1; round <= ROUNDS && PARTS.has(1); round++) {
       for (const fillfactor of FILLFACTORS) results.get(fillfactor)!.push(await drain(client, schema, fillfactor, round));
     }
-    for (const fillfactor of FILLFACTORS) steady.set(fillfactor, await steadyState(client, schema, fillfactor));
-    for (const fillfactor of FILLFACTORS) history.set(fillfactor, await afterHistory(client, schema, fillfactor));
+    for (const fillfactor of FILLFACTORS) if (PARTS.has(2)) steady.set(fillfactor, await steadyState(client, schema, fillfactor));
+    for (const fillfactor of FILLFACTORS) if (PARTS.has(3)) history.set(fillfactor, await afterHistory(client, pool, schema, fillfactor));
   } finally {
     await client.query(`DROP SCHEMA ${schema} CASCADE`);
     await client.end();
+    await pool.end();
   }
+  console.log(`${cpus().length} × ${cpus()[0]?.model}, load ${fmt(loadBefore, 2)} → ${fmt(loadavg()[0], 2)}, Node ${process.versions.node}`);
+  if (PARTS.has(1)) printDrains(results);
+  if (PARTS.has(2)) printSteadyState(steady);
+  if (PARTS.has(3)) printAfterHistory(history);
+}
+
+function printDrains(results: Map<number, Drain[]>): void {
   const of = (fillfactor: number, pick: (drain: Drain) => number) => median(results.get(fillfactor)!.map(pick));
-  console.log(`${ROWS} rows (P1's backlog, 4 events per aggregate), claims of ${BATCH}, ${ROUNDS} rounds alternating; ${cpus().length} × ${cpus()[0]?.model}, load ${fmt(loadBefore, 2)} → ${fmt(loadavg()[0], 2)}, Node ${process.versions.node}`);
+  console.log(`\n${ROWS} rows (P1's backlog, 4 events per aggregate), claims of ${BATCH}, ${ROUNDS} rounds alternating.`);
   console.log('| fillfactor | rows/s (median) | × 100 | claim (median ms) | settle (median ms) | updates HOT | heap after (MB) | indexes after (MB) |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const fillfactor of FILLFACTORS) {
@@ -185,6 +208,9 @@ async function main(): Promise<void> {
         `${fmt(of(fillfactor, (d) => d.heapMb), 1)} | ${fmt(of(fillfactor, (d) => d.indexMb), 1)} |`,
     );
   }
+}
+
+function printSteadyState(steady: Map<number, { bytesPerRow: number; rowsPerSecond: number }>): void {
   console.log(`\nSteady state: ${CYCLES} cycles of ${WRITTEN_PER_CYCLE} rows written (~400-byte payloads, 500 aggregates), drained, published rows past the newest ${KEPT} deleted, VACUUM ANALYZE every 5 cycles.`);
   console.log('| fillfactor | rows/s drained | × 100 | heap bytes per row kept | × 100 |');
   console.log('|---|---|---|---|---|');
@@ -193,7 +219,10 @@ async function main(): Promise<void> {
     const { rowsPerSecond, bytesPerRow } = steady.get(fillfactor)!;
     console.log(`| ${fillfactor} | ${fmt(rowsPerSecond, 0)} | ${fmt(rowsPerSecond / base.rowsPerSecond, 2)} | ${fmt(bytesPerRow, 0)} | ${fmt(bytesPerRow / base.bytesPerRow, 2)} |`);
   }
-  console.log(`\nAfter a history: ${fmt(HISTORY, 0)} published rows kept, VACUUM, then ${fmt(NEW_ROWS, 0)} new rows drained.`);
+}
+
+function printAfterHistory(history: Map<number, { rowsPerSecond: number; pages: number }>): void {
+  console.log(`\nAfter a history: ${fmt(HISTORY, 0)} published rows kept, VACUUM ANALYZE, then ${fmt(NEW_ROWS, 0)} new rows drained by the relay's store.`);
   console.log('| fillfactor | pages the new rows landed on | rows/s drained | × 100 |');
   console.log('|---|---|---|---|');
   for (const fillfactor of FILLFACTORS) {

@@ -123,6 +123,19 @@ describe('PlannerStatistics', () => {
     expect(statements).toEqual(['SELECT', 'SELECT']);
   });
 
+  it('asks whether the statistics know the backlog after a slow claim only, not on its looks every 1,000 settled rows', async () => {
+    const asked: unknown[] = [];
+    const statistics = new PlannerStatistics(
+      { rows: async (statement: SqlStatement) => (asked.push(statement.params[2]), [{ stale: false, mayAnalyze: true, partitioned: false, changed: '0' }]) },
+      table,
+    );
+    statistics.noteSettled(1_000);
+    await settle();
+    statistics.noteClaim(300);
+    await settle();
+    expect(asked).toEqual([false, true]);
+  });
+
   it('analyzes the columns the claim plans on, and counts changes from where the count stood after its own ANALYZE', async () => {
     const ran: SqlStatement[] = [];
     let changed = 5_000;
