@@ -14,8 +14,8 @@ const SLOW_CLAIM_MS = 50;
 
 /**
  * After a slow claim, pending rows counted up to this many (a walk of the pending index that stops
- * there, a few milliseconds): as many or more where the statistics count a tenth of that is a
- * backlog they do not know.
+ * there, a few milliseconds): as many or more where the statistics count fewer than a tenth of that
+ * is a backlog they do not know.
  */
 const PENDING_SAMPLE = 1_000;
 
@@ -44,8 +44,8 @@ const SLOW_CLAIM_LOOK_EVERY_MS = 5_000;
  * CHECK_EVERY_ROWS settled rows. A look reads the table's count of changes since the last ANALYZE
  * and its size, and runs ANALYZE when the changes pass a fifth of its rows or its size doubled
  * since (or the table never had statistics). After a slow claim it also runs ANALYZE when the
- * statistics do not know the backlog: PENDING_SAMPLE rows or more pending where they count a tenth
- * as many. A burst into a table that keeps a long history of published rows changes far less than
+ * statistics do not know the backlog: PENDING_SAMPLE rows or more pending where they count fewer
+ * than a tenth as many. A burst into a table that keeps a long history of published rows changes far less than
  * a fifth of it: 50,000 new rows after 1,000,000 relayed, analyzed when none was pending, were
  * claimed at 300 ms a batch. ANALYZE reads a sample (30,000 rows at the default
  * statistics target), takes no lock that writers or relays wait for, and replaces the plans
