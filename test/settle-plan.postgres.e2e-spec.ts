@@ -80,7 +80,6 @@ describe('the settle of a batch after statistics of an all-published table (Post
     const readPastTwiceTheBatch: Record<string, number> = {};
     for (const [name, statement] of Object.entries(statements)) {
       const plan = await explain(statement);
-      if (process.env.DEBUG_PLAN) console.log(name, JSON.stringify(plan, null, 1));
       changed[name] = plan['Actual Rows'];
       const read = outboxRowsRead(plan);
       if (read > 2 * BATCH) readPastTwiceTheBatch[name] = read;
