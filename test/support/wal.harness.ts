@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CreateOutboxTable, OutboxModule, OutboxPublisher, type OutboxModuleOptions } from '@nest-outbox/outbox';
 import { dropWalSlot } from '../../libs/outbox/src/wal/wal-slot.setup';
+import { STREAM_OWNER } from '../../libs/outbox/src/sql/dialects/stream-owned-rows.sql';
 import { PARCEL_ENTITIES } from './parcel.fixtures';
 import { postgresAdmin } from './databases';
 import { requireService } from './services';
@@ -68,7 +69,7 @@ export async function walSandbox(prefix: string, url = requireService('postgres'
             logging: false,
           }),
           ...(connection.imports ?? []),
-          OutboxModule.forRoot({ delivery: 'wal', wal: { slotName: sandbox.slotName }, pollIntervalMs: 60_000, ...options }),
+          OutboxModule.forRoot({ delivery: 'wal', pollIntervalMs: 60_000, ...options, wal: { slotName: sandbox.slotName, ...options.wal } }),
         ],
         providers: connection.providers ?? [],
       }).compile();
@@ -123,7 +124,18 @@ export function noteParcel(app: WalApp, aggregateId: string, label: string): Pro
   return app.dataSource.transaction((manager) => app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' }));
 }
 
-/** A parcel's rows in the outbox table, in order: id, label and status. */
-export function parcelRows(app: WalApp, aggregateId: string): Promise<Array<{ id: string; label: string; status: string }>> {
-  return app.dataSource.query(`SELECT id::text AS id, payload::jsonb->>'label' AS label, status FROM outbox_messages WHERE aggregate_id = $1 ORDER BY position`, [aggregateId]);
+/**
+ * A parcel's rows in the outbox table, in order: id, label and status; `streamOwned`: rows the stream
+ * publishes itself (`wal.write: 'row'`), not (yet) the table relay's.
+ */
+export function parcelRows(app: WalApp, aggregateId: string): Promise<Array<{ id: string; label: string; status: string; streamOwned: boolean }>> {
+  return app.dataSource.query(
+    `SELECT id::text AS id, payload::jsonb->>'label' AS label, status, lease_owner IS NOT DISTINCT FROM $2 AS "streamOwned" FROM outbox_messages WHERE aggregate_id = $1 ORDER BY position`,
+    [aggregateId, STREAM_OWNER],
+  );
+}
+
+/** A parcel's rows the table relay owns (every row in the table mode; those the stream moved or never owned in the WAL mode). */
+export async function tableRelayRows(app: WalApp, aggregateId: string): Promise<Array<{ id: string; label: string; status: string }>> {
+  return (await parcelRows(app, aggregateId)).filter((row) => !row.streamOwned);
 }

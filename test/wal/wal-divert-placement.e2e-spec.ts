@@ -3,7 +3,7 @@ import type { OutboxTransport } from '@nest-outbox/outbox';
 import { HeldAggregates } from '../../libs/outbox/src/core/stream/held-aggregates';
 import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { waitFor } from '../support/wait-for';
-import { noteParcel, parcelRows, walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
+import { noteParcel, tableRelayRows, walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
 
 /**
  * Holds `b0` and `c0` each until its gate opens (the stream stalls there), refuses `s1` until
@@ -55,14 +55,14 @@ function labelOf(message: OutgoingMessage): string {
 // move. The stream tells such rows from rows placed by their inserting commit (a delayed message
 // written after a streamed one, see wal-later-row) by the overflow's commit also updating rows: if
 // that commit were insert-only, s2 below would be placed after it, stream directly and overtake s1.
-describe('WAL delivery mode: the stream\'s own overflow holds the messages committed before the move', () => {
+describe.each([['row'], ['message']] as const)("WAL delivery mode (write '%s'): the stream's own overflow holds the messages committed before the move", (write) => {
   let sandbox: WalSandbox;
   let app: WalApp;
   const transport = new StallThenRefuse();
 
   beforeAll(async () => {
     sandbox = await walSandbox('wal_divert');
-    app = await sandbox.start({ transport, batchSize: 1, pollIntervalMs: 100, backoff: { initialMs: 100, maxMs: 200 } });
+    app = await sandbox.start({ transport, batchSize: 1, pollIntervalMs: 100, backoff: { initialMs: 100, maxMs: 200 }, wal: { write } });
   });
   afterAll(() => sandbox?.drop());
 
@@ -77,10 +77,11 @@ describe('WAL delivery mode: the stream\'s own overflow holds the messages commi
       await noteParcel(app, 'a', 's2');
       transport.gates.b0.open();
 
-      const inTable = async () => (await parcelRows(app, 'a')).map((row) => row.label);
+      // In the table relay's hands: a row the stream moved (write 'row': let go of; 'message': inserted).
+      const inTable = async () => (await tableRelayRows(app, 'a')).map((row) => row.label);
       await waitFor('s1 moved to the table', async () => (await inTable()).includes('s1'));
       // s2 is checked only after the stream decoded the move (the table is read again then, placing rows).
-      const [{ xid }] = await app.dataSource.query(`SELECT xmin::text AS xid FROM outbox_messages WHERE aggregate_id = 'a'`);
+      const [{ xid }] = await app.dataSource.query(`SELECT xmin::text AS xid FROM outbox_messages WHERE aggregate_id = 'a' AND payload::jsonb->>'label' = 's1'`);
       await waitFor('c0 to reach the transport, which holds it', () => transport.gates.c0.reached);
       await waitFor("the stream to decode the move's commit", () => decoded.mock.calls.some(([commit]) => commit?.xid === Number(xid)));
       transport.gates.c0.open();

@@ -6,8 +6,9 @@ import { walSandbox, type WalSandbox } from '../support/wal.harness';
 const note = (aggregateId: string, label: string) => ({ type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' });
 
 /**
- * Switching an app from the WAL mode back to the table mode loses nothing: a table-mode relay
- * never reads the slot, so it refuses to start while the slot holds events no relay published.
+ * Switching an app from the WAL mode back to the table mode loses nothing. With write 'message' a
+ * table-mode relay never reads the slot, so it refuses to start while the slot holds events no
+ * relay published; with write 'row' it takes over the rows the stream had not published.
  */
 describe('WAL delivery mode: switching back to the table mode', () => {
   let sandbox: WalSandbox;
@@ -17,9 +18,23 @@ describe('WAL delivery mode: switching back to the table mode', () => {
   });
   afterAll(() => sandbox?.drop());
 
-  it('refuses a table-mode relay while the slot holds unpublished events, and starts once a WAL relay drained them', async () => {
+  it("write 'row': a table-mode relay publishes, in order, the rows a write-only WAL instance wrote", async () => {
+    const writer = await sandbox.start({ relay: false, wal: { write: 'row' } });
+    for (const label of ['a', 'b', 'c']) await writer.dataSource.transaction((manager) => writer.publisher.add(manager, note('switch-rows', label)));
+    const lines: string[] = [];
+    const logger = { log: (message: unknown) => void lines.push(String(message)), error: () => undefined, warn: () => undefined };
+    const relayed = new RecordingOutboxTransport();
+    const tableRelay = await sandbox.start({ delivery: 'table', transport: relayed, pollIntervalMs: 100 }, { logger });
+    await waitFor('the three rows published by the table relay', () => relayed.published.filter((m) => m.key === 'switch-rows').length === 3);
+    expect(relayed.published.filter((m) => m.key === 'switch-rows').map((m) => (m.envelope.payload as { label: string }).label)).toEqual(['a', 'b', 'c']);
+    expect(lines).toContain('3 row(s) the WAL stream had not published yet go to this relay (table mode).');
+    await tableRelay.close();
+    await writer.close();
+  });
+
+  it("write 'message': refuses a table-mode relay while the slot holds unpublished events, and starts once a WAL relay drained them", async () => {
     // A write-only WAL instance creates the slot and writes three events nobody streams yet.
-    const writer = await sandbox.start({ relay: false });
+    const writer = await sandbox.start({ relay: false, wal: { write: 'message' } });
     for (const label of ['a', 'b', 'c']) await writer.dataSource.transaction((manager) => writer.publisher.add(manager, note('switch-1', label)));
 
     const refusal = await sandbox.start({ delivery: 'table', transport: new RecordingOutboxTransport() }).then(
@@ -31,7 +46,7 @@ describe('WAL delivery mode: switching back to the table mode', () => {
     expect((refusal as Error).message).toContain("delivery: 'wal'");
 
     const streamed = new RecordingOutboxTransport();
-    const walRelay = await sandbox.start({ transport: streamed });
+    const walRelay = await sandbox.start({ transport: streamed, wal: { write: 'message' } });
     await waitFor('the three events streamed', () => streamed.published.filter((m) => m.key === 'switch-1').length === 3);
     await walRelay.close();
     // The stream confirms what the broker acknowledged; the slot is free once its reader is gone.

@@ -28,8 +28,8 @@ describe('nest-outbox wal: the slot is dropped only by an explicit command', () 
     await app.close();
     await waitFor('the slot released', async () => (await cli('wal', 'status', sandbox.slotName)).out.includes('not streamed now, 0 outbox event(s)'));
 
-    // Events written while no instance streams wait in the slot: dropping it would lose them.
-    const writer = await sandbox.start({ relay: false });
+    // Messages written while no instance streams wait in the slot only (write 'message'): dropping it would lose them.
+    const writer = await sandbox.start({ relay: false, wal: { write: 'message' } });
     const note = (aggregateId: string) => ({ type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: {}, topic: 'parcels' });
     await writer.dataSource.transaction((manager) => writer.publisher.add(manager, [note('a'), note('b')]));
     await writer.dataSource.transaction((manager) => writer.publisher.add(manager, note('c')));
@@ -42,7 +42,7 @@ describe('nest-outbox wal: the slot is dropped only by an explicit command', () 
     expect(await slotExists()).toBe(true);
     expect(await cli('wal', 'drop-slot', sandbox.slotName, '--force')).toMatchObject({ code: 0, out: `Dropped slot "${sandbox.slotName}" and publication "${sandbox.slotName}".` });
     expect(await slotExists()).toBe(false);
-    expect(await cli('wal', 'status', sandbox.slotName)).toMatchObject({ code: 1, out: `No slot "${sandbox.slotName}".` });
+    expect(await cli('wal', 'status', sandbox.slotName)).toMatchObject({ code: 1, out: `No slot "${sandbox.slotName}" in this database.` });
   });
 
   it('refuses a slot name PostgreSQL would not take before connecting', async () => {

@@ -87,6 +87,7 @@ describe('docs/options.md', () => {
       'cleanup.intervalMs': settings.cleanup.intervalMs,
       'cleanup.batchSize': settings.cleanup.batchSize,
       delivery: settings.delivery,
+      'wal.write': WAL_DEFAULTS.write,
       'wal.attemptsBeforeTable': WAL_DEFAULTS.attemptsBeforeTable,
       'wal.maxRetainedBytes': WAL_DEFAULTS.maxRetainedBytes,
       'stats.refreshIntervalMs': observability.stats.refreshIntervalMs,

@@ -30,6 +30,10 @@ export async function printStatus(
     failures.push(`lag ${seconds(stats.oldestPendingAgeMs)} is over --max-lag ${seconds(thresholds.maxLagMs)}`);
   }
   if (thresholds.maxDead !== undefined && stats.dead > thresholds.maxDead) failures.push(`${stats.dead} dead message(s), over --max-dead ${thresholds.maxDead}`);
+  for (const slot of wal) {
+    const problem = slotProblem(slot);
+    if (problem) failures.push(`WAL slot "${slot.slotName}" ${problem}`);
+  }
   if (json) {
     const { relay: _relay, ...rest } = stats;
     io.out(JSON.stringify({ ...rest, ...(poison && { poison }), ...(wal.length > 0 && { wal }), ok: failures.length === 0, failures }, null, 2));
@@ -40,7 +44,7 @@ export async function printStatus(
       io.out(`  ${d.transport}/${d.destination}: pending ${d.pending}, dead ${d.dead}, published (last hour) ${d.publishedLastHour}, lag ${seconds(d.oldestPendingAgeMs)}`);
     }
     for (const p of stats.paused) io.out(`PAUSED ${p.destination} since ${p.pausedAt}${p.reason ? `: ${p.reason}` : ''}`);
-    for (const slot of wal) {
+    for (const slot of wal.filter((slot) => !slotProblem(slot))) {
       const lag = slot.lagSeconds === null ? '' : `, confirmation lag ${slot.lagSeconds.toFixed(1)} s`;
       io.out(`WAL slot "${slot.slotName}": ${slot.active ? 'streamed by an instance' : 'NOT streamed now'}, ${slot.retainedBytes} bytes of WAL retained${lag} (published counts above include what it streamed)`);
     }
@@ -51,16 +55,31 @@ export async function printStatus(
   return failures.length === 0 ? 0 : 1;
 }
 
+type WalSlotReading = WalSlotLag & { slotName: string; missing?: boolean };
+
+/** What is wrong with a slot this database streamed, said after its name; undefined when nothing is. */
+function slotProblem(slot: WalSlotReading): string | undefined {
+  if (slot.missing) return 'does not exist in this database, though its stream saved a position here: an instance that relays makes it anew (see docs/wal-mode.md, "What survives what")';
+  if (slot.foreignDatabase !== undefined) return `belongs to the database "${slot.foreignDatabase}", not this one: give this outbox its own wal.slotName`;
+  if (slot.invalidated) return 'was invalidated by the server (past max_slot_wal_keep_size): an instance that relays makes it anew';
+  return undefined;
+}
+
 /**
  * PostgreSQL: the WAL mode's slots of this table: those whose stream saved a position beside it
- * (`<table>_wal_positions`), else the default name (`outbox_<schema>_<table>`) if that slot exists.
+ * (`<table>_wal_positions`), missing or not, else the default name (`outbox_<schema>_<table>`) if
+ * this database has that slot. Slots are the server's: one of another database is not this table's.
  */
-async function readWalSlots(connection: SqlConnection, table: OutboxTable): Promise<Array<WalSlotLag & { slotName: string }>> {
+async function readWalSlots(connection: SqlConnection, table: OutboxTable): Promise<WalSlotReading[]> {
   if (connection.dialect !== 'postgres') return [];
   const query = async (sql: string, params?: unknown[]) => (await connection.run({ sql, params: params ?? [] })).records;
   const [positions] = await query(`SELECT to_regclass($1) IS NOT NULL AS "present"`, [table.walPositions.quoted()]);
   const saved = positions?.present === true ? (await query(`SELECT slot_name AS "slotName" FROM ${table.walPositions.quoted()} ORDER BY 1`)).map((row) => String(row.slotName)) : [];
-  const names = saved.length > 0 ? saved : [walNames({ tableName: table.name, schema: table.schema }).slotName];
-  const slots = await Promise.all(names.map(async (slotName) => ({ slotName, state: await walSlotState(query, slotName) })));
-  return slots.flatMap(({ slotName, state }) => (state ? [{ slotName, ...state }] : []));
+  if (saved.length === 0) {
+    const slotName = walNames({ tableName: table.name, schema: table.schema }).slotName;
+    const state = await walSlotState(query, slotName);
+    return state && state.foreignDatabase === undefined ? [{ slotName, ...state }] : [];
+  }
+  const slots = await Promise.all(saved.map(async (slotName) => ({ slotName, state: await walSlotState(query, slotName) })));
+  return slots.map(({ slotName, state }) => (state ? { slotName, ...state } : { slotName, missing: true, retainedBytes: 0, lagSeconds: null, active: false }));
 }

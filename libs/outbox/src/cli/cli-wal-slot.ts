@@ -3,7 +3,7 @@ import { validateDelivery, walNames } from '../core/stream/wal-options';
 import { dropWalSlot, walSlotBacklog, walSlotState, type WalQuery } from '../wal/wal-slot.setup';
 import { walMessagePrefix } from '../core/stream/wal-record';
 import { CliError } from './cli.error';
-import { missingUrl, needsArgument, walNeedsPostgresUrl, walSlotHoldsEvents } from './cli.messages';
+import { missingUrl, needsArgument, walNeedsPostgresUrl, walSlotHoldsEvents, walSlotOfAnotherDatabase } from './cli.messages';
 import { connect } from './cli-connection';
 import type { CliIo } from './cli-io';
 
@@ -29,7 +29,15 @@ export async function runWalCommand(
     if (sub === 'status') {
       const state = await walSlotState(query, names.slotName);
       if (!state) {
-        io.out(`No slot "${names.slotName}".`);
+        io.out(`No slot "${names.slotName}" in this database.`);
+        return 1;
+      }
+      if (state.foreignDatabase !== undefined) {
+        io.out(`Slot "${names.slotName}" belongs to the database "${state.foreignDatabase}", not this one: it decodes none of this database's events.`);
+        return 1;
+      }
+      if (state.invalidated) {
+        io.out(`Slot "${names.slotName}" was invalidated by the server (past max_slot_wal_keep_size): it streams nothing; an instance that relays makes it anew.`);
         return 1;
       }
       // Peeking is refused while an instance streams the slot; it publishes what the slot holds anyway.
@@ -38,7 +46,8 @@ export async function runWalCommand(
       return 0;
     }
     const state = await walSlotState(query, names.slotName);
-    if (state && !state.active && !force) {
+    if (state?.foreignDatabase !== undefined) throw new CliError(walSlotOfAnotherDatabase(names.slotName, state.foreignDatabase));
+    if (state && !state.active && !state.invalidated && !force) {
       const events = await walSlotBacklog(query, names, walMessagePrefix(names.slotName));
       if (events > 0) throw new CliError(walSlotHoldsEvents(names.slotName, events));
     }

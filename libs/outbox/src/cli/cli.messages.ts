@@ -109,6 +109,9 @@ export const walSlotHoldsEvents = (slot: string, events: number) =>
   `The slot "${slot}" still holds ${events} outbox event(s) no relay has published: dropping it loses them. ` +
   `Start an instance in the WAL mode until "wal status" shows none, or pass --force to drop them anyway.`;
 
+export const walSlotOfAnotherDatabase = (slot: string, database: string) =>
+  `Slot "${slot}" belongs to the database "${database}", not this one: connect to that database to drop it.`;
+
 export const badPartitionBy = (value: string) => `--partition-by must be day or hour; got ${JSON.stringify(value)}.`;
 
 export const partitionByNeedsPostgres = (dialect: string) =>

@@ -29,7 +29,7 @@ export const OUTBOX_OPTION_KEYS = {
   metrics: ['registry', 'prefix', 'latencyBuckets'],
   tracing: ['tracerName'],
   envelope: ['format', 'source', 'destinations'],
-  wal: ['slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
+  wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Fails on the first key that is not an option, suggesting the closest known one. */

@@ -128,12 +128,12 @@ export interface OutboxSettings {
   retryIf?: (error: unknown) => boolean;
   /**
    * How events reach the broker. `'table'`: rows of the outbox table, claimed and published by the
-   * relay. `'wal'` (PostgreSQL with `wal_level = logical` only): the saving transaction writes a
-   * logical decoding message and the relay streams them from a replication slot, in commit order
-   * (see the README's "WAL delivery mode"). Default `'table'`.
+   * relay. `'wal'` (PostgreSQL with `wal_level = logical` only): the relay streams what the saving
+   * transaction wrote (a row, or a logical decoding message: `wal.write`) from a replication slot, in
+   * commit order (see docs/wal-mode.md). Default `'table'`.
    */
   delivery?: OutboxDelivery;
-  /** Slot and publication of the WAL delivery mode. Default: named after the table. */
+  /** What the WAL delivery mode writes (`write`), its slot and publication (named after the table by default), its limits. */
   wal?: WalDeliveryOptions;
   /**
    * How published messages look on the wire, module-wide (`format`) and per destination

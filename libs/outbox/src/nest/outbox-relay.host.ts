@@ -25,7 +25,7 @@ import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
-import { refuseStrandedWalEvents } from '../wal/wal-mode-switch.check';
+import { refuseStrandedWalEvents, releaseStreamOwnedRows } from '../wal/wal-mode-switch.check';
 import { DatabaseUnreachableError, whileServerRestarts } from '../sql/server-restart';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
@@ -99,6 +99,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       const query = async (sql: string, params?: unknown[]) => (await this.connection.run({ sql, params: params ?? [] })).records;
       const leftBehind = await whileServerRestarts('looking for a WAL slot left behind', () => refuseStrandedWalEvents(query, formerSlot), restarts);
       if (leftBehind) this.logger.warn(leftBehind);
+      const released = await whileServerRestarts('taking over the rows of the WAL mode', () => releaseStreamOwnedRows(query, this.extras), restarts);
+      if (released > 0) this.logger.log(`${released} row(s) the WAL stream had not published yet go to this relay (table mode).`);
     }
     this.transports = transports;
     this.store = store;

@@ -49,6 +49,7 @@ export const outboxStreamProvider: Provider = {
     return new WalStream({
       slot: plan.slot,
       prefix: plan.prefix,
+      write: plan.write,
       settings,
       table: extras,
       connection,

@@ -25,7 +25,7 @@ export const outboxWriterProvider: Provider = {
   useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, delivery: DeliveryPlan, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
     new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
-      walPrefix: delivery.mode === 'wal' ? delivery.prefix : undefined,
+      wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write } : undefined,
       onDelayed: (delayMs) => relayHost.wakeIn(delayMs),
     }),
 };

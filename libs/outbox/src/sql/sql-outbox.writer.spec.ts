@@ -4,6 +4,7 @@ import type { OutboxMessageInput } from '../core/outbox-message-input';
 import { splitPlaceholders, toQuestionMarks } from './positional-params';
 import { lockBucket } from './dialects/aggregate-lock-buckets.sql';
 import { SqlOutboxWriter } from './sql-outbox.writer';
+import { STREAM_OWNER } from './dialects/stream-owned-rows.sql';
 import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
 
 /** Records the statements instead of running them: the SQL itself is proven against real databases in test/data-layers. */
@@ -60,14 +61,26 @@ describe('SqlOutboxWriter', () => {
     expect(sent).toEqual([1]);
   });
 
-  it('in the WAL mode, emits one logical message per write and inserts only the delayed messages, with their locks', async () => {
+  it("in the WAL mode with write 'message', emits one logical message per write and inserts only the delayed messages, with their locks", async () => {
     const tx = recordingTransaction('postgres');
-    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { walPrefix: 'outbox_slot' });
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { wal: { prefix: 'outbox_slot', write: 'message' } });
     await wal.add(tx, [message('a'), message('b', { delayMs: 60_000 }), message('c')]);
     expect(tx.statements).toHaveLength(2);
     expect(tx.statements[0].sql).toMatch(/^WITH .*pg_advisory_xact_lock.*INSERT INTO "outbox_messages"/s);
     expect(tx.statements[1].sql).toBe('SELECT pg_logical_emit_message(true, $1, $2)');
     expect(tx.statements[1].params[0]).toBe('outbox_slot');
+  });
+
+  it("in the WAL mode with write 'row', inserts rows leased to the stream, locked and without a notification, and the delayed ones as table rows", async () => {
+    const tx = recordingTransaction('postgres');
+    const options = { notifyChannel: 'outbox_wake', wal: { prefix: 'outbox_slot', write: 'row' as const } };
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', options);
+    await wal.add(tx, [message('a'), message('b', { delayMs: 60_000 }), message('c')]);
+    expect(tx.statements).toHaveLength(2);
+    expect(tx.statements[0].sql).not.toContain(STREAM_OWNER);
+    expect(tx.statements[1].sql).toMatch(/^WITH .*pg_advisory_xact_lock.*INSERT INTO "outbox_messages" \(.*lease_owner, lease_expires_at\)/s);
+    expect(tx.statements[1].sql).toContain(`'${STREAM_OWNER}', 'infinity'`);
+    expect(tx.statements[1].sql).not.toContain('pg_notify');
   });
 
   it('tells about each delay once its rows were inserted, not when the messages were built', async () => {
@@ -80,7 +93,7 @@ describe('SqlOutboxWriter', () => {
 
   it('writes rows on SQLite and MariaDB in the WAL mode: the stream is PostgreSQL’s', async () => {
     const tx = recordingTransaction('sqlite');
-    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { walPrefix: 'outbox_slot' });
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { wal: { prefix: 'outbox_slot', write: 'row' } });
     await wal.add(tx, message('a'));
     expect(tx.statements.map((statement) => statement.sql)).toEqual([expect.stringMatching(/^INSERT INTO "outbox_messages"/)]);
   });

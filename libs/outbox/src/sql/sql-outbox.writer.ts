@@ -12,6 +12,7 @@ import { aggregateKey } from './aggregate-key';
 import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
 import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
+import type { WalWrite } from '../core/stream/wal-options';
 
 // Keeps each INSERT well below the bind-parameter limits of every supported database.
 const ROWS_PER_INSERT = 500;
@@ -20,11 +21,12 @@ export interface SqlOutboxWriterOptions {
   /** PostgreSQL channel notified by the writing transaction at commit, or undefined for none. */
   notifyChannel?: string;
   /**
-   * The WAL delivery mode's message prefix: on PostgreSQL, the messages of one write go to the WAL
-   * as one logical decoding message (delayed ones excepted), decoded at commit in commit order.
-   * Default: undefined, the table mode (every message a row).
+   * The WAL delivery mode, on PostgreSQL (delayed messages are rows the table relay owns in either
+   * write): `write: 'row'` makes the others rows the stream owns, which it decodes from their inserts;
+   * `'message'` puts them in the WAL as one logical decoding message under `prefix`. Either is decoded
+   * at commit, in commit order. Default: undefined, the table mode (every message a row).
    */
-  walPrefix?: string;
+  wal?: { prefix: string; write: WalWrite };
   /**
    * Told about each delayed row once its INSERT has run (so that the relay can wake when it comes
    * due): the row's due time counts from the database's clock at the insert, which a message built
@@ -75,16 +77,20 @@ export class SqlOutboxWriter {
   }
 
   private async deliver(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
-    const prefix = transaction.dialect === 'postgres' ? this.options.walPrefix : undefined;
-    if (prefix === undefined) return this.insert(transaction, dialect, messages, keys);
-    // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
+    const wal = transaction.dialect === 'postgres' ? this.options.wal : undefined;
+    if (wal === undefined) return this.insert(transaction, dialect, messages, keys);
     const delayed = messages.filter((message) => message.delayMs !== undefined);
     const streamed = messages.filter((message) => message.delayMs === undefined);
     if (delayed.length > 0) await this.insert(transaction, dialect, delayed, keys);
-    if (streamed.length > 0) await transaction.execute(WAL_EMIT_STATEMENT, [prefix, encodeWalRecord(streamed)]);
+    if (streamed.length === 0) return;
+    // Rows keep the aggregates' locks: should a new slot hand them to the table relay, it publishes
+    // them in position order, which the locks make commit order.
+    if (wal.write === 'row') return this.insert(transaction, dialect, streamed, keys, true);
+    // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
+    await transaction.execute(WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
   }
 
-  private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
+  private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[], streamOwned = false): Promise<void> {
     // PostgreSQL: the first INSERT takes the aggregates' advisory locks; MariaDB: row locks on the
     // lock table's buckets. Both transaction-scoped, so that writes of one aggregate through any data
     // layer wait for each other and positions follow commit order. SQLite has one writer at a time and needs none.
@@ -94,9 +100,10 @@ export class SqlOutboxWriter {
     for (let start = 0; start < messages.length; start += ROWS_PER_INSERT) {
       // One notification per transaction wakes the relays as well as one per insert, and each costs the insert a CTE;
       // a layer that cannot tell sends it with every insert, which PostgreSQL folds into one at commit.
-      const notify = notifications?.needed() ?? true;
+      // The stream reads its own rows from the WAL: no relay needs waking for them.
+      const notify = !streamOwned && (notifications?.needed() ?? true);
       const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
-      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys });
+      const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys, streamOwned });
       await transaction.execute(sql, params);
       if (notify) notifications?.sent();
     }

@@ -4,13 +4,14 @@ import { walUndecodableMessage } from '../core/stream/stream.messages';
 import { decodeWalRecord } from '../core/stream/wal-record';
 import type { WalNames } from './wal-slot.setup';
 import { loadPgLogicalReplication, type ReplicationConnectionConfig } from './pg-logical-replication.loader';
+import { isStreamOwned, streamMessageOfRow, type DecodedOutboxRow } from './stream-owned-row.decoder';
 
 // How long no data may be handled after a keepalive before its position counts as caught up.
 const CAUGHT_UP_QUIET_MS = 200;
 
 export interface PgoutputReaderConfig extends WalNames {
   connection: ReplicationConnectionConfig;
-  /** Only logical messages with this prefix are the outbox's. */
+  /** Only logical messages with this prefix are the outbox's (`wal.write: 'message'`); rows the stream owns are its too. */
   prefix: string;
   /**
    * The paused-destinations table's name (`<table>_paused`): the publication carries its inserts
@@ -134,7 +135,10 @@ export class PgoutputReader {
       if (message.tag === 'begin') (this.current = []), (this.wroteTable = false), (this.updatedRows = false), (this.paused = []), (this.xid = message.xid);
       // A pause: the publication's other table.
       else if ((message.tag === 'insert' || message.tag === 'update') && message.relation?.name === this.config.pausedTable) this.paused.push(String(message.new?.destination));
-      // Otherwise the outbox table (inserts and updates): a row that may hold an aggregate.
+      // A row the stream owns (wal.write 'row'): a message to publish, which holds nothing.
+      else if (message.tag === 'insert' && isStreamOwned(message.new)) this.current.push(streamMessageOfRow(message.new, this.current.length));
+      // Otherwise the outbox table (inserts and updates): a row that may hold an aggregate. A row the
+      // stream let go (an update of a stream-owned row) holds its aggregate from then on, as any.
       else if ((message.tag === 'insert' || message.tag === 'update') && message.new?.status !== 'published') {
         this.wroteTable = true;
         if (message.tag === 'update') this.updatedRows = true;
@@ -177,6 +181,6 @@ type PgoutputMessage =
   | { tag: 'begin'; xid: number }
   | { tag: 'message'; transactional: boolean; prefix: string; content: Uint8Array }
   | { tag: 'commit'; commitEndLsn: string | null }
-  | { tag: 'insert' | 'update'; relation?: { name: string }; new?: { status?: unknown; destination?: unknown } | null }
+  | { tag: 'insert' | 'update'; relation?: { name: string }; new?: (DecodedOutboxRow & { status?: unknown; destination?: unknown }) | null }
   // relation, type, …
   | { tag: 'other' };

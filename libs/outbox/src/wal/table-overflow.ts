@@ -6,17 +6,20 @@ import { aggregateKey } from '../sql/aggregate-key';
 import type { SqlConnection } from '../core/sql-connection.port';
 import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import { tableDialectFor } from '../sql/outbox-sql.factory';
+import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
 
 /**
- * The WAL mode's overflow: messages the stream cannot publish become rows of the outbox table, due
+ * The WAL mode's overflow: messages the stream cannot publish become rows of the table relay, due
  * after the backoff and charged with the attempts the stream made, so that the table relay retries
- * them in order and, past `maxAttempts`, makes them dead, as any row. Rows already in the table
- * (the same commit replayed after a crash) are not written twice.
+ * them in order and, past `maxAttempts`, makes them dead, as any row. A row the stream owns
+ * (`wal.write: 'row'`) is let go in place; a WAL message is inserted, unless a replay of the same
+ * commit after a crash inserted it already.
  */
 export class TableOverflow implements StreamOverflow {
   private readonly table: OutboxTable;
   private readonly backlogSql: string;
   private readonly heldSql: string;
+  private readonly streamRows: StreamOwnedRows;
 
   constructor(
     private readonly connection: SqlConnection,
@@ -24,22 +27,25 @@ export class TableOverflow implements StreamOverflow {
     private readonly options: { notifyChannel?: string; deadLetterPolicy: 'hold' | 'skip' },
   ) {
     this.table = OutboxTable.on('postgres', location);
+    this.streamRows = new StreamOwnedRows(this.table);
     // A dead row holds its aggregate's later rows under 'hold', so it holds the stream's too.
     const holding = options.deadLetterPolicy === 'hold' ? `('pending', 'dead')` : `('pending')`;
     const t = this.table.quoted();
+    // The stream's own rows (wal.write 'row') are what it publishes, in commit order: they hold nothing.
+    const notStreamOwned = StreamOwnedRows.notStreamOwned();
     // Per held aggregate: the earliest commit position of its rows' inserting transactions, when
     // the stream decoded them all as insert-only commits ($1 xids, $2 positions); NULL otherwise.
     const placed = (where: string, limit: string) => `SELECT aggregate_type AS "aggregateType", aggregate_id AS "aggregateId",
         CASE WHEN bool_and(k.lsn IS NOT NULL) THEN min(k.lsn)::text END AS "heldFrom"
       FROM ${t} LEFT JOIN unnest($1::bigint[], $2::numeric[]) AS k(xid, lsn) ON k.xid = ${t}.xmin::text::bigint
-      WHERE status IN ${holding}${where} GROUP BY aggregate_type, aggregate_id${limit}`;
+      WHERE status IN ${holding} AND ${notStreamOwned}${where} GROUP BY aggregate_type, aggregate_id${limit}`;
     // One row: whether the statement's snapshot sees the decoded commits ($3), the held aggregates
     // (as JSON text), and for the backlog whether any aggregate is held; all in that one snapshot.
     const answer = (rows: string, extra: string) => `SELECT ${visibleInSnapshot('$3')} AS visible,
       (SELECT coalesce(json_agg(h), '[]')::text FROM (${rows}) AS h) AS held${extra}`;
     this.backlogSql = answer(
       placed(` AND (aggregate_type, aggregate_id) IN (SELECT t, i FROM unnest($4::text[], $5::text[]) AS a(t, i))`, ''),
-      `, EXISTS (SELECT 1 FROM ${t} WHERE status IN ${holding}) AS "any"`,
+      `, EXISTS (SELECT 1 FROM ${t} WHERE status IN ${holding} AND ${notStreamOwned}) AS "any"`,
     );
     // Over the partial index of unpublished rows by aggregate: as many rows as held aggregates.
     this.heldSql = answer(placed('', ' LIMIT $4'), '');
@@ -66,6 +72,17 @@ export class TableOverflow implements StreamOverflow {
   }
 
   async divert(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
+    const owned = messages.filter(({ message }) => message.row !== undefined);
+    // A row the stream owns is let go where it stands, with its position (none if it was published and deleted before a replay).
+    if (owned.length > 0) {
+      const rows = owned.map(({ message, attempts, error }) => ({ position: message.row!, attempts, error: clipErrorText(error) }));
+      await this.connection.run(this.streamRows.release(rows, retryInMs));
+    }
+    if (owned.length < messages.length) await this.insertRows(messages.filter(({ message }) => message.row === undefined), retryInMs);
+  }
+
+  /** WAL messages (`wal.write: 'message'`) become rows, unless a replay of the same commit wrote them already. */
+  private async insertRows(messages: ReadonlyArray<{ message: StreamMessage; attempts: number; error: string }>, retryInMs: number): Promise<void> {
     const t = this.table.quoted();
     const dialect = tableDialectFor('postgres', this.table, { notifyChannel: this.options.notifyChannel });
     await this.connection.transaction(async (run) => {

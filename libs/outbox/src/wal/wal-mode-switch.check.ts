@@ -2,6 +2,8 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import { walEventsStrandedInSlot, walSlotLeftBehind, walSlotUncheckable } from '../core/stream/stream.messages';
 import { walMessagePrefix } from '../core/stream/wal-record';
 import { walSlotBacklog, type WalNames, type WalQuery } from './wal-slot.setup';
+import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
+import type { OutboxTableLocation } from '../sql/dialects/outbox-table';
 
 /**
  * A relay in the table mode never reads the WAL mode's slot: events a WAL-mode instance wrote and
@@ -24,4 +26,14 @@ export async function refuseStrandedWalEvents(query: WalQuery, names: WalNames):
   }
   if (events > 0) throw new OutboxConfigurationError(walEventsStrandedInSlot(names.slotName, events));
   return walSlotLeftBehind(names.slotName, Math.max(0, Number(slot.retained ?? 0)));
+}
+
+/**
+ * A table-mode start after the WAL mode with `wal.write: 'row'`: the rows the stream owned and had
+ * not published yet go to this relay (no stream reads them any more). Returns how many.
+ */
+export async function releaseStreamOwnedRows(query: WalQuery, table: OutboxTableLocation): Promise<number> {
+  const { sql, params } = new StreamOwnedRows(table).releaseAll();
+  const [row] = await query(sql, params);
+  return Number(row?.released ?? 0);
 }

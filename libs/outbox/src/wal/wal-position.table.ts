@@ -15,6 +15,7 @@ export class WalPositionTable implements StreamPositionStore {
   private readonly saveSql: string;
   private readonly countSql: string;
   private readonly pruneSql: string;
+  private readonly readSql: string;
   private prunedAt = 0;
 
   constructor(
@@ -24,6 +25,7 @@ export class WalPositionTable implements StreamPositionStore {
   ) {
     const outbox = OutboxTable.on('postgres', location);
     this.table = outbox.walPositions.quoted();
+    this.readSql = WalPositionTable.readStatement(location);
     this.countSql = StreamedCounts.addStatement(outbox);
     this.pruneSql = StreamedCounts.pruneStatement(outbox);
     // synchronous_commit on for this one statement's transaction: the point of the row is to
@@ -42,13 +44,18 @@ export class WalPositionTable implements StreamPositionStore {
     ];
   }
 
+  /** Reads a slot's saved position as text (`lsn`), $1 the slot: read before the slot is made anew. */
+  static readStatement(location: string | OutboxTableLocation): string {
+    return `SELECT confirmed_lsn::text AS lsn FROM ${OutboxTable.on('postgres', location).walPositions.quoted()} WHERE slot_name = $1`;
+  }
+
   /** Forgets a slot's position: run before that slot is created. */
   static forgetStatement(location: string | OutboxTableLocation): string {
     return `DELETE FROM ${OutboxTable.on('postgres', location).walPositions.quoted()} WHERE slot_name = $1`;
   }
 
   async read(): Promise<bigint | undefined> {
-    const { records } = await this.connection.run({ sql: `SELECT confirmed_lsn::text AS lsn FROM ${this.table} WHERE slot_name = $1`, params: [this.slotName] });
+    const { records } = await this.connection.run({ sql: this.readSql, params: [this.slotName] });
     const lsn = records[0]?.lsn;
     return typeof lsn === 'string' ? parseLsn(lsn) : undefined;
   }

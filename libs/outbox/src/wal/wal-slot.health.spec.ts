@@ -21,4 +21,16 @@ describe('judgeWalSlot', () => {
     expect(judgeWalSlot('s', undefined, limits).reasons).toEqual([expect.stringContaining('does not exist')]);
     expect(judgeWalSlot('s', { retainedBytes: 5_000, lagSeconds: 9, active: true }, { maxRetainedBytes: null, maxLagMs: null }).healthy).toBe(true);
   });
+
+  it('names a slot of another database, an invalidated slot, and a slot made anew over events that may be lost', () => {
+    expect(judgeWalSlot('s', { retainedBytes: 0, lagSeconds: null, active: false, foreignDatabase: 'billing' }, limits).reasons).toEqual([
+      expect.stringContaining('belongs to the database "billing"'),
+    ]);
+    expect(judgeWalSlot('s', { retainedBytes: 9_000, lagSeconds: null, active: false, invalidated: true }, limits).reasons).toEqual([expect.stringContaining('was invalidated by the server')]);
+    const incident = { reason: 'missing' as const, formerPosition: '0/16B3748', startsAt: '0/2000060', keptRows: 0, at: new Date(0) };
+    const lost = judgeWalSlot('s', { retainedBytes: 10, lagSeconds: 0, active: true }, limits, { ...incident, eventsMayBeLost: true });
+    expect(lost.healthy).toBe(false);
+    expect(lost.reasons).toEqual([expect.stringContaining('between 0/16B3748 and 0/2000060 may be lost')]);
+    expect(judgeWalSlot('s', { retainedBytes: 10, lagSeconds: 0, active: true }, limits, { ...incident, eventsMayBeLost: false }).healthy).toBe(true);
+  });
 });

@@ -1,3 +1,4 @@
+import type { StreamIncident } from '../core/stream/delivery-stream.port';
 import type { WalSlotLag } from './wal-slot.setup';
 
 export interface WalHealthThresholds {
@@ -13,11 +14,25 @@ export interface WalHealthVerdict {
   details: { slot: string; retainedBytes: number | null; lagSeconds: number | null; streamed: boolean };
 }
 
-/** Judges a slot's lag against the thresholds; plain code so that every rule is unit-tested. */
-export function judgeWalSlot(slot: string, lag: WalSlotLag | undefined, thresholds: WalHealthThresholds): WalHealthVerdict {
+/**
+ * Judges a slot's lag against the thresholds, and the slot itself: missing, another database's,
+ * invalidated, or made anew over a former one whose events may be lost (`incident`, `wal.write:
+ * 'message'`: down until the instance restarts). Plain code so that every rule is unit-tested.
+ */
+export function judgeWalSlot(slot: string, lag: WalSlotLag | undefined, thresholds: WalHealthThresholds, incident?: StreamIncident): WalHealthVerdict {
   const reasons: string[] = [];
-  if (!lag) {
-    reasons.push(`the replication slot "${slot}" does not exist: events written now reach no stream; start an instance that relays, which creates it`);
+  if (incident?.eventsMayBeLost) {
+    reasons.push(
+      `the replication slot "${slot}" was ${incident.reason === 'invalidated' ? 'invalidated' : 'gone'} and made anew at ${incident.at.toISOString()}: ` +
+        `events committed between ${incident.formerPosition ?? 'the last saved position'} and ${incident.startsAt} may be lost (wal.write 'message')`,
+    );
+  }
+  if (lag?.foreignDatabase !== undefined) {
+    reasons.push(`the replication slot "${slot}" belongs to the database "${lag.foreignDatabase}", not this one: give this outbox its own wal.slotName`);
+  } else if (lag?.invalidated) {
+    reasons.push(`the replication slot "${slot}" was invalidated by the server (past max_slot_wal_keep_size): the relaying instance makes it anew`);
+  } else if (!lag) {
+    reasons.push(`the replication slot "${slot}" does not exist in this database: an instance that relays makes it (at start, or when its stream finds it gone)`);
   } else {
     if (!lag.active) reasons.push(`no instance streams the replication slot "${slot}": events wait in the WAL (${lag.retainedBytes} bytes retained)`);
     if (thresholds.maxRetainedBytes !== null && lag.retainedBytes > thresholds.maxRetainedBytes) {

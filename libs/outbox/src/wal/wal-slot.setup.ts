@@ -1,7 +1,18 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import type { StreamLag } from '../core/stream/delivery-stream.port';
 import { checkWalNames } from '../core/stream/wal-options';
-import { walLevelNotLogical, walNoFreeSlot, walPositionTableRefused, walPublicationTableRefused, walRoleLacksReplication, walSlotPluginMismatch } from '../core/stream/stream.messages';
+import {
+  walLevelNotLogical,
+  walNoFreeSlot,
+  walPositionTableRefused,
+  walPublicationTableRefused,
+  walRoleLacksReplication,
+  walSlotInvalidatedWriteOnly,
+  walSlotOfAnotherDatabase,
+  walSlotPluginMismatch,
+} from '../core/stream/stream.messages';
+import { parseLsn } from '../core/stream/stream-message';
+import type { WalWrite } from '../core/stream/wal-options';
 import { isServerRestarting } from '../sql/server-restart';
 
 /** Runs one statement and returns its rows: the app's data source, a `pg` client, or the CLI's connection. */
@@ -16,16 +27,39 @@ export interface WalNames {
 export interface WalSlotSetup {
   /** false: a write-only instance (`relay: false`), which needs the slot to exist and nothing else. */
   streams: boolean;
+  /**
+   * What the writers write (`wal.write`). `'row'`: a write-only instance needs no slot (the rows wait
+   * in the table for whoever relays), and a slot made anew lets go of the rows it never decoded
+   * (`releaseRows`). Default `'message'`: a write needs the slot, which holds the only copy.
+   */
+  write?: WalWrite;
   /** The outbox table and its paused-destinations table (`"schema"."name"`, quoted), put in the publication. */
   tables?: string[];
-  /** The stream's saved positions and counts (WalPositionTable): the tables' DDL, and the statement that forgets a slot's position ($1). */
-  positions?: { create: string[]; forget: string };
+  /**
+   * The stream's saved positions and counts (WalPositionTable): the tables' DDL, the statement that
+   * reads a slot's saved position ($1, as text) and the one that forgets it ($1).
+   */
+  positions?: { create: string[]; read?: string; forget: string };
+  /** `wal.write: 'row'`: hands every stream-owned row to the table relay; returns `released` (StreamOwnedRows.releaseAll). */
+  releaseRows?: { sql: string; params: unknown[] };
   /**
    * Runs the set-up's catalog changes in one transaction that holds a lock every instance takes
    * (see `walSetupLock`), so that instances starting together do not race to create the same
    * publication or table. Without it the statements run one by one.
    */
   serialized?: <T>(work: (query: WalQuery) => Promise<T>) => Promise<T>;
+}
+
+/** A slot this set-up made: the first of its name, or one made anew for a slot that was lost. */
+export interface WalSlotMade {
+  /** `first`: no position was saved for the slot; `missing`: one was, and the slot was gone; `invalidated`: the server had invalidated it (`wal_status` lost), and it was dropped. */
+  reason: 'first' | 'missing' | 'invalidated';
+  /** The position the stream had saved for the former slot (what it had published up to). */
+  formerPosition?: bigint;
+  /** Where the new slot starts: nothing committed before it is decoded. */
+  startsAt: bigint;
+  /** Stream-owned rows handed to the table relay (`wal.write: 'row'`). */
+  releasedRows: number;
 }
 
 /**
@@ -37,23 +71,27 @@ export const walSetupLock = `SELECT pg_advisory_xact_lock(hashtext('nest-outbox'
 /**
  * Checks that the server and role allow streaming, and creates the publication, the position table
  * and the slot the first time; an existing slot is kept as it is, with the position it was
- * confirmed to. Nothing here ever drops a slot: that is `dropWalSlot`, called explicitly.
+ * confirmed to. A slot is the server's, not the database's: one of this name made by another
+ * database is refused, never read. The one slot this ever drops is one the server invalidated (it
+ * can stream nothing any more): it is made anew, as a missing one is. Returns the slot it made.
  *
  * `streams: false` (a write-only instance, `relay: false`) needs no REPLICATION when the slot
- * exists already; without one it must create it, because WAL written before a slot exists is
- * never decoded: writing first would lose those events.
+ * exists already; with `write: 'message'` and no slot it must create it, because WAL written before
+ * a slot exists is never decoded: writing first would lose those events.
  */
-export async function prepareWalSlot(query: WalQuery, names: WalNames, options: WalSlotSetup = { streams: true }): Promise<void> {
+export async function prepareWalSlot(query: WalQuery, names: WalNames, options: WalSlotSetup = { streams: true }): Promise<WalSlotMade | undefined> {
   checkWalNames(names);
   const [level] = await query(`SELECT current_setting('wal_level') AS level`);
   if (level.level !== 'logical') throw new OutboxConfigurationError(walLevelNotLogical(String(level.level)));
-  const [slot] = await query(`SELECT plugin FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName]);
-  if (slot && slot.plugin !== 'pgoutput') throw new OutboxConfigurationError(walSlotPluginMismatch(names.slotName, String(slot.plugin)));
-  if (slot && !options.streams) return;
+  const slot = await findSlot(query, names.slotName);
+  if (slot && !options.streams && (options.write === 'row' || slot.walStatus !== 'lost')) return undefined;
+  if (slot?.walStatus === 'lost' && !options.streams) throw new OutboxConfigurationError(walSlotInvalidatedWriteOnly(names.slotName));
+  // Rows wait in the table for whoever relays: a writer alone needs no slot.
+  if (!slot && !options.streams && options.write === 'row') return undefined;
   const [role] = await query(`SELECT current_user AS name, rolreplication OR rolsuper AS allowed FROM pg_roles WHERE rolname = current_user`);
   if (role?.allowed !== true) throw new OutboxConfigurationError(walRoleLacksReplication(String(role?.name), !options.streams));
   const serialized = options.serialized ?? ((work) => work(query));
-  const createSlot = await serialized(async (locked) => {
+  const making = await serialized(async (locked) => {
     // The names passed checkWalNames (lowercase letters, digits, _), so quoting them is enough.
     const publications = await locked(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName]);
     if (publications.length === 0) {
@@ -74,20 +112,48 @@ export async function prepareWalSlot(query: WalQuery, names: WalNames, options: 
         });
       }
     }
-    if ((await locked(`SELECT 1 FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName])).length > 0) return false;
+    // Asked again under the lock: another instance may have made (or remade) it meanwhile.
+    const current = await findSlot(locked, names.slotName);
+    if (current && current.walStatus !== 'lost') return undefined;
+    // An invalidated slot can stream nothing again: dropped here, made anew below.
+    if (current) await locked(`SELECT pg_drop_replication_slot($1)`, [names.slotName]);
+    const saved = options.positions?.read ? (await locked(options.positions.read, [names.slotName]))[0]?.lsn : undefined;
     // A new slot starts where the server is now: a position saved for an earlier slot of this name
     // (dropped, or on the server this database was restored from) must not make it skip anything.
     if (options.positions) await locked(options.positions.forget, [names.slotName]);
-    return true;
+    const formerPosition = typeof saved === 'string' ? parseLsn(saved) : undefined;
+    return { reason: current ? 'invalidated' : formerPosition === undefined ? 'first' : 'missing', formerPosition } as const;
   });
-  if (!createSlot) return;
+  if (!making) return undefined;
   // Outside the set-up's transaction: a transaction that wrote cannot create a logical slot.
-  await query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
+  const made = await query(`SELECT lsn::text AS lsn FROM pg_create_logical_replication_slot($1, 'pgoutput')`, [names.slotName]).catch((error: unknown) => {
     // Another instance starting at the same moment created it: the same slot, fine.
-    if (/already exists/.test(String(error))) return;
+    if (/already exists/.test(String(error))) return undefined;
     if (isServerRestarting(error)) throw error;
     throw new OutboxConfigurationError(walNoFreeSlot(names.slotName, error instanceof Error ? error.message : String(error)));
   });
+  if (!made) return undefined;
+  // Made, so decoding starts now: every row committed before it goes to the table relay. A row
+  // committed meanwhile is both let go and decoded; the stream then finds its aggregate held by the
+  // table and leaves it to the table relay too (StreamRelay, HeldAggregates).
+  const released = options.releaseRows ? Number((await query(options.releaseRows.sql, options.releaseRows.params))[0]?.released ?? 0) : 0;
+  return { ...making, startsAt: parseLsn(String(made[0]?.lsn)), releasedRows: released };
+}
+
+interface FoundSlot {
+  walStatus: string | null;
+}
+
+/** This database's slot of that name; one of another database is refused by name. */
+async function findSlot(query: WalQuery, slotName: string): Promise<FoundSlot | undefined> {
+  const [slot] = await query(
+    `SELECT plugin, database, current_database() AS here, wal_status AS "walStatus" FROM pg_replication_slots WHERE slot_name = $1`,
+    [slotName],
+  );
+  if (!slot) return undefined;
+  if (slot.database !== slot.here) throw new OutboxConfigurationError(walSlotOfAnotherDatabase(slotName, String(slot.database ?? 'none: a physical slot'), String(slot.here)));
+  if (slot.plugin !== 'pgoutput') throw new OutboxConfigurationError(walSlotPluginMismatch(slotName, String(slot.plugin)));
+  return { walStatus: slot.walStatus === null || slot.walStatus === undefined ? null : String(slot.walStatus) };
 }
 
 /**
@@ -139,7 +205,7 @@ export async function walSlotBacklog(query: WalQuery, names: WalNames, prefix: s
 /** Drops the slot (and its WAL) and the publication. Refused by PostgreSQL while an instance streams it. */
 export async function dropWalSlot(query: WalQuery, names: WalNames): Promise<{ slot: boolean; publication: boolean }> {
   checkWalNames(names);
-  const slot = (await query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, [names.slotName])).length > 0;
+  const slot = (await query(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()`, [names.slotName])).length > 0;
   const publication = (await query(`SELECT 1 FROM pg_publication WHERE pubname = $1`, [names.publicationName])).length > 0;
   if (publication) await query(`DROP PUBLICATION IF EXISTS "${names.publicationName}"`);
   return { slot, publication };
@@ -148,15 +214,22 @@ export async function dropWalSlot(query: WalQuery, names: WalNames): Promise<{ s
 /** How far a slot is behind: what the server keeps for it, and how long its reader takes to confirm. */
 export type WalSlotLag = StreamLag;
 
-/** The slot's lag, or `undefined` when there is no such slot. */
+/**
+ * This database's slot's lag, or `undefined` when this database has no such slot (a slot of that
+ * name in another database is not this outbox's: `foreignDatabase` names it). `invalidated`: the
+ * server invalidated it (`wal_status` lost), so it streams nothing any more.
+ */
 export async function walSlotState(query: WalQuery, slotName: string): Promise<WalSlotLag | undefined> {
   const [row] = await query(
-    `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::float8 AS retained, s.active,
-            EXTRACT(epoch FROM r.flush_lag)::float8 AS lag
+    `SELECT s.database = current_database() AS here, s.database, pg_wal_lsn_diff(pg_current_wal_lsn(), s.confirmed_flush_lsn)::float8 AS retained, s.active,
+            EXTRACT(epoch FROM r.flush_lag)::float8 AS lag, s.wal_status AS "walStatus"
        FROM pg_replication_slots s LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid
       WHERE s.slot_name = $1`,
     [slotName],
   );
   if (!row) return undefined;
-  return { retainedBytes: Math.max(0, Number(row.retained ?? 0)), lagSeconds: row.lag === null || row.lag === undefined ? null : Number(row.lag), active: row.active === true };
+  if (row.here !== true) return { retainedBytes: 0, lagSeconds: null, active: false, foreignDatabase: String(row.database ?? 'none: a physical slot') };
+  const lag: WalSlotLag = { retainedBytes: Math.max(0, Number(row.retained ?? 0)), lagSeconds: row.lag === null || row.lag === undefined ? null : Number(row.lag), active: row.active === true };
+  if (row.walStatus === 'lost') lag.invalidated = true;
+  return lag;
 }

@@ -6,10 +6,14 @@ import type { RelayObserver } from '../core/observe/relay-observer';
 import { loadOptional } from '../core/optional-peer';
 import { RetryPolicy } from '../core/retry-policy';
 import type { SqlConnection } from '../core/sql-connection.port';
-import type { DeliveryStream, StopSteps } from '../core/stream/delivery-stream.port';
+import type { DeliveryStream, StopSteps, StreamIncident } from '../core/stream/delivery-stream.port';
+import { formatLsn } from '../core/stream/stream-message';
+import type { WalWrite } from '../core/stream/wal-options';
+import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
+import { StreamRowSettlement } from './stream-row.settlement';
 import { RememberedPosition } from '../core/stream/remembered-position';
 import { StreamRelay } from '../core/stream/stream-relay';
-import { walTableUnreachable } from '../core/stream/stream.messages';
+import { walSlotMadeAnew, walTableUnreachable } from '../core/stream/stream.messages';
 import { WAL_DEFAULTS } from '../core/stream/wal-options';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel } from '../sql/postgres-notification.listener';
@@ -17,7 +21,7 @@ import { loadPgLogicalReplication } from './pg-logical-replication.loader';
 import { PgoutputReader } from './pgoutput.reader';
 import { replicationConnection } from './replication-connection';
 import { TableOverflow } from './table-overflow';
-import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag } from './wal-slot.setup';
+import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag, type WalSlotMade } from './wal-slot.setup';
 import { registerWalSlotMetrics } from './wal-slot.metrics';
 import { DEFAULT_OUTBOX_NAME } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
@@ -33,6 +37,8 @@ const SLOT_RETRY_MS = 20;
 const SLOT_RELEASE_MS = 5_000;
 // Batches decoded ahead of the one in flight.
 const BATCHES_AHEAD = 4;
+// How PostgreSQL refuses a slot that is gone or can stream nothing again (PostgreSQL 15's texts).
+const SLOT_GONE = /replication slot "[^"]*" does not exist|can no longer get changes from replication slot|has been invalidated/i;
 
 export interface WalStreamConfig {
   /** The slot and publication, and the prefix of the WAL messages the writer emits (the delivery plan's). */
@@ -46,7 +52,9 @@ export interface WalStreamConfig {
   transports: () => Map<string, OutboxTransport>;
   /** Read for each new connection's relay: observers may join after the stream was made. */
   observer: () => RelayObserver;
-  logger: { log(message: string): void; warn(message: string): void };
+  logger: { log(message: string): void; warn(message: string): void; error(message: string): void };
+  /** What the writers write (`wal.write`): rows the stream settles by deleting them, or WAL messages. */
+  write: WalWrite;
   /** The slot's gauges, when metrics are on. */
   metrics?: { registry?: unknown; prefix: string };
   /** How long a reading of the slot's lag is shared (`stats.refreshIntervalMs`). */
@@ -72,8 +80,36 @@ export class WalStream implements DeliveryStream {
   private lock: WalStreamLock | undefined;
   private lockedAt = 0;
   private position: RememberedPosition | undefined;
+  private setUp: ((streams: boolean) => Promise<WalSlotMade | undefined>) | undefined;
+  private readonly incidents = { eventsKept: 0, eventsMayBeLost: 0 };
+  private lastIncident: StreamIncident | undefined;
 
   constructor(private readonly config: WalStreamConfig) {}
+
+  /** The last time this instance made the slot anew over a former one (see StreamIncident). */
+  get incident(): StreamIncident | undefined {
+    return this.lastIncident;
+  }
+
+  /**
+   * A slot made over a former one is an incident: said once with both positions and counted. With
+   * rows (`wal.write: 'row'`) nothing was lost, the rows it never decoded went to the table relay.
+   */
+  private slotMade(made: WalSlotMade | undefined): void {
+    if (!made || made.reason === 'first') {
+      if (made && made.releasedRows > 0) this.config.logger.log(`WAL relay: made the replication slot "${this.config.slot.slotName}"; ${made.releasedRows} row(s) written before it go to the table relay.`);
+      return;
+    }
+    const eventsMayBeLost = this.config.write === 'message';
+    const formerPosition = made.formerPosition === undefined ? undefined : formatLsn(made.formerPosition);
+    const startsAt = formatLsn(made.startsAt);
+    this.lastIncident = { reason: made.reason, formerPosition, startsAt, keptRows: made.releasedRows, eventsMayBeLost, at: new Date() };
+    if (eventsMayBeLost) this.incidents.eventsMayBeLost++;
+    else this.incidents.eventsKept++;
+    const text = walSlotMadeAnew(this.config.slot.slotName, made.reason, formerPosition, startsAt, made.releasedRows, eventsMayBeLost);
+    if (eventsMayBeLost) this.config.logger.error(text);
+    else this.config.logger.warn(text);
+  }
 
   get source(): WalNames {
     return this.config.slot;
@@ -90,16 +126,22 @@ export class WalStream implements DeliveryStream {
     const { slot, settings, table, connection, metrics } = this.config;
     loadPgLogicalReplication();
     const outbox = OutboxTable.on('postgres', table);
-    const setUp = () =>
+    this.setUp = (streams: boolean) =>
       prepareWalSlot(this.query, slot, {
-        streams: settings.relay,
+        streams,
+        write: this.config.write,
         tables: [outbox.quoted(), outbox.paused.quoted()],
-        positions: { create: WalPositionTable.createStatements(table), forget: WalPositionTable.forgetStatement(table) },
+        positions: { create: WalPositionTable.createStatements(table), read: WalPositionTable.readStatement(table), forget: WalPositionTable.forgetStatement(table) },
+        releaseRows: this.config.write === 'row' ? new StreamOwnedRows(table).releaseAll() : undefined,
         serialized: (work) => this.serialized(work),
       });
     // Every step checks before it creates, so a set-up cut by a restart is simply run again.
-    await whileServerRestarts('setting up the WAL slot', setUp, { logger: this.config.logger });
-    if (metrics) this.removeMetrics = registerWalSlotMetrics(loadOptional<typeof PromClient>('prom-client', 'metrics'), metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, () => this.lag());
+    const made = await whileServerRestarts('setting up the WAL slot', () => this.setUp!(settings.relay), { logger: this.config.logger });
+    this.slotMade(made);
+    if (metrics) {
+      const prom = loadOptional<typeof PromClient>('prom-client', 'metrics');
+      this.removeMetrics = registerWalSlotMetrics(prom, metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, { lag: () => this.lag(), incidents: () => this.incidents });
+    }
     if (!settings.relay) return;
     this.transports = this.config.transports();
     this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
@@ -174,6 +216,7 @@ export class WalStream implements DeliveryStream {
     if (this.stopped) return;
     const position = this.position;
     const { settings, table, connection, slot, prefix, logger } = this.config;
+    const rows = this.config.write === 'row' ? new StreamRowSettlement(connection, new StreamOwnedRows(table)) : undefined;
     const { batchSize, maxBatchesInFlight, publishTimeoutMs, backoff, retryIf } = settings;
     let reader: PgoutputReader | undefined = undefined;
     const relay = new StreamRelay({
@@ -192,8 +235,10 @@ export class WalStream implements DeliveryStream {
         deadLetterPolicy: settings.deadLetterPolicy,
       }),
       divertAfterAttempts: settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
-      published: (messages) => position.published(messages),
+      published: (messages) => (position.published(messages), rows?.acknowledged(messages)),
       confirm: async (lsn, carriedMessages) => {
+        // Rows go before the slot moves past them: a row still there after a confirmation would wait forever.
+        await rows?.settle();
         await reader?.confirm(lsn);
         // Only positions past outbox messages are worth a write: a keepalive's would write after every write.
         if (carriedMessages) position.remember(lsn);
@@ -248,6 +293,20 @@ export class WalStream implements DeliveryStream {
     const slotStillHeld = this.lock?.held === true && /is active for PID/i.test(text) && Date.now() - this.lockedAt < SLOT_RELEASE_MS;
     if (!slotStillHeld && text !== this.lastEnd) this.config.logger.warn(`WAL relay: the stream of slot "${this.config.slot.slotName}" ended (${text}); reading again in ${RECONNECT_MS} ms.`);
     if (!slotStillHeld) this.lastEnd = text;
-    this.reconnect = setTimeout(() => this.read(), slotStillHeld ? SLOT_RETRY_MS : RECONNECT_MS);
+    // A slot dropped, invalidated, or missing on a promoted standby is made anew, not asked for forever.
+    const remake = SLOT_GONE.test(text);
+    this.reconnect = setTimeout(() => (remake ? this.remakeSlot() : this.read()), slotStillHeld ? SLOT_RETRY_MS : RECONNECT_MS);
+  }
+
+  /** Makes the slot anew (this instance holds the stream lock), then reads again; tried again later when that fails. */
+  private remakeSlot(): void {
+    if (this.stopped || !this.setUp) return;
+    void this.setUp(true).then(
+      (made) => {
+        this.slotMade(made);
+        this.read();
+      },
+      (error: unknown) => this.retryLater(error),
+    );
   }
 }

@@ -6,6 +6,24 @@ export interface StreamLag {
   lagSeconds: number | null;
   /** Whether an instance streams the source now. */
   active: boolean;
+  /** The source can stream nothing any more (PostgreSQL invalidated the slot): a relaying instance makes it anew. */
+  invalidated?: boolean;
+  /** The source of this name belongs to another database (named here): it is not this outbox's. */
+  foreignDatabase?: string;
+}
+
+/** A source made anew while a saved position says the former one had been read: what it held was not decoded. */
+export interface StreamIncident {
+  /** What happened to the former source. */
+  reason: 'missing' | 'invalidated';
+  /** Where the former source had been read up to, and where the new one starts (LSNs as text). */
+  formerPosition?: string;
+  startsAt: string;
+  /** Events of the gap kept anyway: rows handed to the table relay (`wal.write: 'row'`). */
+  keptRows: number;
+  /** Whether events committed in the gap may be lost (`wal.write: 'message'`: the slot held the only copy). */
+  eventsMayBeLost: boolean;
+  at: Date;
 }
 
 /** The steps of a stop, each bounded by whoever stops the stream (the app's shutdown). */
@@ -36,4 +54,6 @@ export interface DeliveryStream {
   dispose(): void;
   /** The source's lag, read at most once per stats interval whoever asks; `undefined` when the source is gone. */
   lag(): Promise<StreamLag | undefined>;
+  /** The last time this instance made the source anew over a former one, if it did. */
+  readonly incident?: StreamIncident;
 }

@@ -8,6 +8,8 @@ import type { ClaimedMessage } from '../outbox-message';
 export interface StreamMessage extends Omit<ClaimedMessage, 'position' | 'attempt' | 'decodeError'> {
   commit: bigint;
   index: number;
+  /** The position of the outbox row it was decoded from (`wal.write: 'row'`); absent for a WAL message. */
+  row?: string;
 }
 
 /** One committed transaction's outbox messages, in the order they were written. */

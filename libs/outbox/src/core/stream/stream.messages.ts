@@ -73,3 +73,21 @@ export const walPositionTableRefused = (ddl: string, cause: string) =>
   `OutboxModule option "delivery" is 'wal', and the stream keeps the position it has published up to, and counts of what it published, in tables beside the outbox table ` +
   `(so that a PostgreSQL restart does not make it publish again what it already had, and stats count streamed messages); creating one failed: ${cause}. ` +
   `Run ${ddl}; as the schema's owner (and grant the app's role SELECT, INSERT, UPDATE, DELETE on it), then start again.`;
+
+export const walSlotOfAnotherDatabase = (slot: string, owner: string, here: string) =>
+  `OutboxModule option "wal.slotName": the replication slot "${slot}" belongs to the database "${owner}", not to "${here}". ` +
+  `Slots are the server's, and a slot decodes its own database's WAL only: reading it would publish none of this database's events. ` +
+  `Give this outbox a slot of its own: wal: { slotName: '<unique name>' } (each database of one server needs its own).`;
+
+export const walSlotInvalidatedWriteOnly = (slot: string) =>
+  `OutboxModule option "delivery" is 'wal' with wal.write 'message', and the replication slot "${slot}" was invalidated by the server ` +
+  `(wal_status lost, past max_slot_wal_keep_size): a message written now would be decoded by no slot. Start an instance that relays ` +
+  `(it makes the slot anew), or use wal.write 'row', whose rows outlive a slot.`;
+
+export const walSlotMadeAnew = (slot: string, reason: 'missing' | 'invalidated', formerPosition: string | undefined, startsAt: string, keptRows: number, eventsMayBeLost: boolean) =>
+  `WAL relay: the replication slot "${slot}" ${reason === 'invalidated' ? 'was invalidated by the server (wal_status lost)' : 'was gone'}` +
+  `${formerPosition === undefined ? '' : ` after the stream had published up to ${formerPosition}`}; a new slot starts at ${startsAt}. ` +
+  (eventsMayBeLost
+    ? `Events committed between those positions were in that slot only (wal.write 'message') and may be lost: compare your source of truth with what consumers got. ` +
+      `Counted in outbox_wal_slot_incidents_total; health reports it until this instance restarts.`
+    : `${keptRows} row(s) it had not published went to the table relay (wal.write 'row'): nothing is lost. Counted in outbox_wal_slot_incidents_total.`);

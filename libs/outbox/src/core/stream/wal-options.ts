@@ -5,8 +5,23 @@ import { invalidSlotName } from './stream.messages';
 /** How events reach the broker. */
 export type OutboxDelivery = 'table' | 'wal';
 
+/**
+ * What a save writes in the WAL mode (docs/wal-mode.md, "What survives what"):
+ * - `'row'`: an outbox row that the stream decodes from the table's insert and deletes once the
+ *   broker acknowledged it. The row outlives the slot: a slot dropped, invalidated or missing after a
+ *   failover loses nothing (its rows go to the table relay when a new slot is made).
+ * - `'message'`: a logical decoding message only (no row, no index). The slot holds the only copy:
+ *   what it held is lost with it, which the stream reports as an incident.
+ */
+export type WalWrite = 'row' | 'message';
+
 /** Settings of the WAL delivery mode (`delivery: 'wal'`); ignored in the table mode. */
 export interface WalDeliveryOptions {
+  /**
+   * What a save writes: `'row'` (an outbox row the stream publishes and then deletes; survives a lost
+   * slot) or `'message'` (a WAL message only; cheaper, lost with the slot). Default `'row'`.
+   */
+  write?: WalWrite;
   /**
    * Logical replication slot the relay streams from, created on first start and never dropped by
    * the app (`nest-outbox wal drop-slot` does). Lowercase letters, digits and `_`.
@@ -34,7 +49,7 @@ export interface WalDeliveryOptions {
   maxRetainedBytes?: number | null;
 }
 
-export const WAL_DEFAULTS = { attemptsBeforeTable: 3, maxRetainedBytes: 1_073_741_824 } as const;
+export const WAL_DEFAULTS = { write: 'row' as WalWrite, attemptsBeforeTable: 3, maxRetainedBytes: 1_073_741_824 } as const;
 
 export const OUTBOX_DELIVERY_DEFAULT: OutboxDelivery = 'table';
 
@@ -45,8 +60,10 @@ export function validateDelivery(delivery: unknown, wal: unknown): void {
   if (delivery !== 'table' && delivery !== 'wal') throw new OutboxConfigurationError(invalidOption('delivery', `'table' or 'wal'`, delivery));
   if (wal === undefined) return;
   if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) {
-    throw new OutboxConfigurationError(invalidOption('wal', 'an object { slotName?, publicationName?, attemptsBeforeTable?, maxRetainedBytes? }', wal));
+    throw new OutboxConfigurationError(invalidOption('wal', 'an object { write?, slotName?, publicationName?, attemptsBeforeTable?, maxRetainedBytes? }', wal));
   }
+  const write = (wal as WalDeliveryOptions).write;
+  if (write !== undefined && write !== 'row' && write !== 'message') throw new OutboxConfigurationError(invalidOption('wal.write', `'row' or 'message'`, write));
   const attempts = (wal as WalDeliveryOptions).attemptsBeforeTable;
   if (attempts !== undefined && (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 1_000)) {
     throw new OutboxConfigurationError(invalidOption('wal.attemptsBeforeTable', 'an integer from 1 to 1000', attempts));

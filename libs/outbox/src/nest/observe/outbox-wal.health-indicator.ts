@@ -10,9 +10,10 @@ import { loadOptional } from '../../core/optional-peer';
 import { judgeWalSlot, type WalHealthThresholds } from '../../wal/wal-slot.health';
 
 /**
- * The WAL delivery mode's `@nestjs/terminus` indicator: down when the slot is missing, when no
- * instance streams it, when it retains more than `wal.maxRetainedBytes`, or when the stream
- * confirms later than `health.maxLagMs`. Up, with nothing to say, in the table mode.
+ * The WAL delivery mode's `@nestjs/terminus` indicator: down when this database's slot is missing,
+ * invalidated or another database's, when no instance streams it, when it retains more than
+ * `wal.maxRetainedBytes`, when the stream confirms later than `health.maxLagMs`, or after a slot
+ * was made anew over one whose events may be lost. Up, with nothing to say, in the table mode.
  *
  * ```ts
  * check() { return this.health.check([() => this.outbox.isHealthy(), () => this.wal.isHealthy('outbox-wal')]); }
@@ -42,7 +43,7 @@ export class OutboxWalHealthIndicator {
     const verdict = judgeWalSlot(slot.slotName, lag, {
       maxRetainedBytes: thresholds.maxRetainedBytes !== undefined ? thresholds.maxRetainedBytes : (this.settings.wal.maxRetainedBytes ?? WAL_DEFAULTS.maxRetainedBytes),
       maxLagMs: thresholds.maxLagMs !== undefined ? thresholds.maxLagMs : this.observability.health.maxLagMs,
-    });
+    }, this.stream.incident);
     return verdict.healthy ? indicator.up(verdict.details) : indicator.down({ reason: verdict.reasons.join('; '), ...verdict.details });
   }
 }

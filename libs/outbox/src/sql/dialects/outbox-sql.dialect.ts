@@ -38,6 +38,8 @@ export interface InsertOptions {
   notify?: boolean;
   /** Aggregate keys to lock first, where the dialect `locksInInsert`. */
   lockKeys?: string[];
+  /** PostgreSQL, `wal.write: 'row'`: rows the WAL stream publishes, leased to it (see StreamOwnedRows). */
+  streamOwned?: boolean;
 }
 
 /** What writers and migrations need of a database family. */

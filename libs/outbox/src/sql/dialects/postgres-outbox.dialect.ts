@@ -9,6 +9,7 @@ import type { OutboxTable, OutboxTableLocation } from './outbox-table';
 import { resolvePartitioning, type ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
 import { partitionedTableDdl } from '../partitions/partitioned-table.sql';
 import { OUTBOX_STORAGE } from './postgres-storage';
+import { STREAM_OWNED_COLUMNS } from './stream-owned-rows.sql';
 
 /** The PostgreSQL types of INSERT_COLUMNS, as the table has them (the delay of `next_attempt_at` is a number of milliseconds). */
 const COLUMN_TYPES: Record<number, string> = Object.fromEntries(
@@ -114,11 +115,14 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     const locking = options.lockKeys !== undefined && options.lockKeys.length > 0;
     // Rows joined with the lock step are typed by their VALUES list, not by the target columns.
     const placeholder = (row: number) => (column: number) => `$${row * width + column + 1}${locking ? `::${COLUMN_TYPES[column]}` : ''}`;
-    const rows = messages.map((_, row) => valuesTuple(placeholder(row), (param) => `now() + ${param}::double precision * interval '1 millisecond'`));
+    const owned = options.streamOwned === true;
+    const tuple = (row: number) => valuesTuple(placeholder(row), (param) => `now() + ${param}::double precision * interval '1 millisecond'`);
+    const rows = messages.map((_, row) => (owned && !locking ? `${tuple(row).slice(0, -1)}, ${STREAM_OWNED_COLUMNS.values})` : tuple(row)));
     const params: unknown[] = messages.flatMap((message) => insertValues(message, message.occurredAt));
     const columns = INSERT_COLUMNS.join(', ');
+    const target = owned ? `${columns}, ${STREAM_OWNED_COLUMNS.columns}` : columns;
     const steps: string[] = [];
-    let insert = `INSERT INTO ${this.table.quoted()} (${columns}) VALUES ${rows.join(', ')}`;
+    let insert = `INSERT INTO ${this.table.quoted()} (${target}) VALUES ${rows.join(', ')}`;
     if (locking) {
       // The aggregates' advisory locks in the insert's own round trip, in a fixed order so that two
       // writers never deadlock. Every row to insert is joined with the (one-row) lock step, so no row
@@ -127,9 +131,10 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
       steps.push(
         `locked AS MATERIALIZED (SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) AS n FROM (SELECT k FROM unnest($${params.length}::text[]) AS k ORDER BY k) AS keys)`,
       );
-      insert = `INSERT INTO ${this.table.quoted()} (${columns}) SELECT v.* FROM (VALUES ${rows.join(', ')}) AS v (${columns}) CROSS JOIN locked`;
+      insert = `INSERT INTO ${this.table.quoted()} (${target}) SELECT v.*${owned ? `, ${STREAM_OWNED_COLUMNS.values}` : ''} FROM (VALUES ${rows.join(', ')}) AS v (${columns}) CROSS JOIN locked`;
     }
-    const notify = this.notifyChannel !== undefined && options.notify !== false;
+    // The stream reads its rows from the WAL: no relay needs waking.
+    const notify = this.notifyChannel !== undefined && options.notify !== false && !owned;
     if (!notify && !locking) return { sql: insert, params };
     if (!notify) return { sql: `WITH ${steps.join(', ')} ${insert}`, params };
     // One round trip: the notification rides on the insert and is only delivered if it commits.

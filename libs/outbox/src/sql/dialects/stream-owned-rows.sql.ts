@@ -1,0 +1,60 @@
+import type { SqlStatement } from '../../core/sql-connection.port';
+import { OutboxTable, type OutboxTableLocation } from './outbox-table';
+
+/**
+ * The WAL mode's rows (`wal.write: 'row'`) carry a lease no table relay ever takes: this owner, until
+ * the end of time. The stream publishes them from their decoded inserts and deletes them once the
+ * broker acknowledged them; whenever a slot is made anew (it never saw them) the lease is let go and
+ * the table relay publishes them as any pending row, in position order.
+ */
+export const STREAM_OWNER = 'nest-outbox:wal-stream';
+
+/** The columns and values a writer adds to a stream-owned row's INSERT (PostgreSQL). */
+export const STREAM_OWNED_COLUMNS = { columns: 'lease_owner, lease_expires_at', values: `'${STREAM_OWNER}', 'infinity'::timestamptz` } as const;
+
+/** The statements of stream-owned rows, on one outbox table. */
+export class StreamOwnedRows {
+  private readonly t: string;
+
+  constructor(location: string | OutboxTableLocation | OutboxTable) {
+    this.t = OutboxTable.on('postgres', location).quoted();
+  }
+
+  /** Published and acknowledged: gone. A row the stream let go meanwhile belongs to the table relay and stays. */
+  settle(positions: readonly string[]): SqlStatement {
+    return { sql: `DELETE FROM ${this.t} WHERE position = ANY($1::bigint[]) AND lease_owner = $2`, params: [positions, STREAM_OWNER] };
+  }
+
+  /**
+   * Every stream-owned row goes to the table relay: run when a slot was made that never decoded them
+   * (the first slot, one recreated after a drop, an invalidation or a failover), and by a table-mode
+   * start after a switch from the WAL mode. Returns the number of rows let go (`released`).
+   */
+  releaseAll(): SqlStatement {
+    return {
+      sql: `WITH released AS (UPDATE ${this.t} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+              WHERE lease_owner = $1 AND status = 'pending' RETURNING 1) SELECT count(*)::int AS released FROM released`,
+      params: [STREAM_OWNER],
+    };
+  }
+
+  /**
+   * These rows go to the table relay, due after `retryInMs`, charged with the attempts the stream made
+   * and its error: what the stream could not publish now, and what it held behind it.
+   */
+  release(rows: ReadonlyArray<{ position: string; attempts: number; error: string }>, retryInMs: number): SqlStatement {
+    return {
+      sql: `UPDATE ${this.t} AS m SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = f.attempts, last_error = f.error,
+              error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END,
+              next_attempt_at = CASE WHEN $4::bigint > 0 THEN now() + $4::bigint * interval '1 millisecond' END
+            FROM unnest($1::bigint[], $2::int[], $3::text[]) AS f(position, attempts, error)
+            WHERE m.position = ANY($1::bigint[]) AND m.position = f.position AND m.lease_owner = $5`,
+      params: [rows.map((row) => row.position), rows.map((row) => row.attempts), rows.map((row) => row.error), retryInMs, STREAM_OWNER],
+    };
+  }
+
+  /** The condition that leaves stream-owned rows out of what holds an aggregate (`row`: the table's alias, or ''). */
+  static notStreamOwned(row = ''): string {
+    return `${row}lease_owner IS DISTINCT FROM '${STREAM_OWNER}'`;
+  }
+}
