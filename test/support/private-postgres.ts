@@ -24,13 +24,21 @@ function pgBinDir(): string {
  * runs as the user postgres, which refuses root itself).
  */
 export class PrivatePostgres {
-  private constructor(
+  protected constructor(
     readonly dir: string,
     readonly port: number,
     private readonly bin: string,
   ) {}
 
   static async start(label = 'test'): Promise<PrivatePostgres> {
+    const server = new PrivatePostgres(...(await PrivatePostgres.newServerDir(label)));
+    await server.asPostgres('initdb', ['-D', server.dataDir, '--no-sync', '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8']);
+    await server.begin();
+    return server;
+  }
+
+  /** What a server needs before its data dir is filled (by initdb here, by a base backup for a standby): a dir the user postgres owns, a port, the binaries. */
+  protected static async newServerDir(label: string): Promise<[dir: string, port: number, bin: string]> {
     if (userInfo().uid !== 0) throw new Error(`A private PostgreSQL server (${label}) needs root: initdb and pg_ctl run as the user postgres.`);
     const bin = pgBinDir();
     // /tmp lets every user through; the dir itself must too, for the user postgres.
@@ -40,10 +48,7 @@ export class PrivatePostgres {
     const { uid, gid } = await postgresUser();
     chownSync(dir, uid, gid);
     chownSync(join(dir, 'sock'), uid, gid);
-    const server = new PrivatePostgres(dir, await freeRestartablePort(), bin);
-    await server.asPostgres('initdb', ['-D', server.dataDir, '--no-sync', '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C.UTF-8']);
-    await server.begin();
-    return server;
+    return [dir, await freeRestartablePort(), bin];
   }
 
   get dataDir(): string {
@@ -81,7 +86,9 @@ export class PrivatePostgres {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async asPostgres(tool: string, args: string[]): Promise<void> {
+  protected async asPostgres(tool: string, args: string[]): Promise<void> {
+    // pg_ctl's presence picked the dir; the others (pg_basebackup for a standby) come from the same package.
+    if (!existsSync(join(this.bin, tool))) throw new Error(`There is no ${tool} in ${this.bin}: install the full server with "bash scripts/services.sh up postgres" (postgresql-15), then run the test again.`);
     try {
       await run('runuser', ['-u', 'postgres', '--', join(this.bin, tool), ...args], { cwd: '/', timeout: 90_000 });
     } catch (error) {
