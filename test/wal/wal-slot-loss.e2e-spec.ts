@@ -1,0 +1,208 @@
+import { Client } from 'pg';
+import { Registry } from 'prom-client';
+import { OutboxConfigurationError } from '@nest-outbox/outbox';
+import { OutboxWalHealthIndicator } from '@nest-outbox/outbox/observability';
+import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
+import { PrivatePostgres } from '../support/private-postgres';
+import { waitFor } from '../support/wait-for';
+import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
+
+/** What a test app logged, by level. */
+function capturingLogger(): { lines: Array<{ level: string; text: string }>; log(m: unknown): void; warn(m: unknown): void; error(m: unknown): void } {
+  const lines: Array<{ level: string; text: string }> = [];
+  return {
+    lines,
+    log: (m) => void lines.push({ level: 'log', text: String(m) }),
+    warn: (m) => void lines.push({ level: 'warn', text: String(m) }),
+    error: (m) => void lines.push({ level: 'error', text: String(m) }),
+  };
+}
+
+interface Committed {
+  id: string;
+  aggregateId: string;
+  seq: number;
+}
+
+/**
+ * Writes one numbered event per transaction on 8 aggregates (`<aggregates>0` to 7), about 150 a second, until `stop()`;
+ * `committed` holds the events whose transaction committed (a write that failed is not counted).
+ */
+function writeUnderLoad(app: WalApp, aggregates = 'p'): { committed: Committed[]; stop(): Promise<void> } {
+  const committed: Committed[] = [];
+  let stopped = false;
+  const loop = (async () => {
+    for (let seq = 0; !stopped; seq++) {
+      const aggregateId = `${aggregates}${seq % 8}`;
+      const event = { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { seq }, topic: 'parcels' };
+      const written = await app.dataSource.transaction((manager) => app.publisher.add(manager, event)).catch(() => undefined);
+      if (written) committed.push({ id: written[0], aggregateId, seq });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  })();
+  return { committed, stop: async () => ((stopped = true), await loop) };
+}
+
+/** Every committed event published at least once, and per aggregate the first publications in commit order. */
+async function expectAllPublishedInOrder(recording: RecordingOutboxTransport, committed: Committed[]): Promise<void> {
+  const published = () => new Set(recording.published.map((m) => m.envelope.id));
+  await waitFor(`all ${committed.length} committed events published`, () => committed.every((event) => published().has(event.id)), 60_000);
+  const firstSeqs = new Map<string, number[]>();
+  const seen = new Set<string>();
+  for (const message of recording.published) {
+    if (seen.has(message.envelope.id)) continue;
+    seen.add(message.envelope.id);
+    const seqs = firstSeqs.get(message.key!) ?? [];
+    seqs.push((message.envelope.payload as { seq: number }).seq);
+    firstSeqs.set(message.key!, seqs);
+  }
+  for (const [aggregate, seqs] of firstSeqs) expect({ aggregate, seqs }).toEqual({ aggregate, seqs: [...seqs].sort((a, b) => a - b) });
+}
+
+/** Ends the slot's WAL sender and drops the slot before the stream reconnects (it tries again after a second), as an operator might. */
+async function dropSlotUnderReader(url: string, slotName: string): Promise<void> {
+  const admin = new Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await waitFor(`slot "${slotName}" dropped`, async () => {
+      await admin.query(`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active_pid IS NOT NULL`, [slotName]);
+      return admin.query(`SELECT pg_drop_replication_slot($1)`, [slotName]).then(() => true, () => false);
+    }, 10_000);
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
+ * A committed event lives in one slot's WAL only until the stream has it acknowledged; these are
+ * the ways that slot goes (docs/wal-mode.md, "What survives what"), each on a server of its own.
+ */
+describe('WAL delivery mode: one slot per database, and what a lost slot costs', () => {
+  let server: PrivatePostgres;
+  const sandboxes: WalSandbox[] = [];
+  const sandbox = async (prefix: string, database = 'postgres') => {
+    const made = await walSandbox(prefix, server.url(database));
+    sandboxes.push(made);
+    return made;
+  };
+
+  beforeAll(async () => {
+    server = await PrivatePostgres.start('wal-slot-loss');
+    const admin = new Client({ connectionString: server.url() });
+    await admin.connect();
+    await admin.query('CREATE DATABASE shipping');
+    await admin.query('CREATE DATABASE billing');
+    await admin.end();
+  }, 60_000);
+  afterAll(async () => {
+    for (const made of sandboxes) await made.drop().catch(() => undefined);
+    await server?.cleanup();
+  }, 60_000);
+
+  it('two databases with default settings: the second start is refused naming both databases and wal.slotName; with a slot of its own it publishes', async () => {
+    const shipping = await sandbox('dbs_shipping', 'shipping');
+    const billing = await sandbox('dbs_billing', 'billing');
+    const shippingEvents = new RecordingOutboxTransport();
+    const first = await shipping.start({ transport: shippingEvents, wal: { slotName: undefined } });
+    const refusal = await billing.start({ transport: new RecordingOutboxTransport(), wal: { slotName: undefined } }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refusal).toBeInstanceOf(OutboxConfigurationError);
+    expect(String(refusal)).toContain('the replication slot "outbox_outbox_messages" belongs to the database "shipping", not to "billing"');
+    expect(String(refusal)).toContain("wal: { slotName: '<unique name>' }");
+
+    const billingEvents = new RecordingOutboxTransport();
+    const second = await billing.start({ transport: billingEvents });
+    const load = [writeUnderLoad(first), writeUnderLoad(second)];
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const writer of load) await writer.stop();
+    await expectAllPublishedInOrder(shippingEvents, load[0].committed);
+    await expectAllPublishedInOrder(billingEvents, load[1].committed);
+    await first.close();
+    await second.close();
+    await dropSlotUnderReader(server.url('shipping'), 'outbox_outbox_messages');
+  }, 90_000);
+
+  it("write 'row': the slot dropped under load loses nothing; the relaying instance makes a new one and says so", async () => {
+    const rows = await sandbox('drop_rows');
+    const recording = new RecordingOutboxTransport();
+    const logger = capturingLogger();
+    const registry = new Registry();
+    const app = await rows.start({ transport: recording, pollIntervalMs: 200, metrics: { registry } }, { logger });
+    const load = writeUnderLoad(app);
+    await waitFor('events streamed', () => recording.published.length > 50);
+    await dropSlotUnderReader(rows.url, rows.slotName);
+    await waitFor('events written after the drop', () => load.committed.length > recording.published.length + 100);
+    await load.stop();
+
+    await expectAllPublishedInOrder(recording, load.committed);
+    expect(logger.lines.filter((line) => line.text.includes('a new slot starts at'))).toEqual([
+      { level: 'warn', text: expect.stringMatching(new RegExp(`replication slot "${rows.slotName}" was gone after the stream had published up to [0-9A-F/]+; .*went to the table relay \\(wal.write 'row'\\): nothing is lost`)) },
+    ]);
+    expect(await registry.metrics()).toContain(`outbox_wal_slot_incidents_total{outbox="default",slot="${rows.slotName}",events="kept"} 1`);
+    await app.close();
+  }, 90_000);
+
+  it("write 'message': the slot dropped under load is an incident: logged as an error with both positions, counted, health down", async () => {
+    const messages = await sandbox('drop_messages');
+    const logger = capturingLogger();
+    const registry = new Registry();
+    const recording = new RecordingOutboxTransport();
+    const app = await messages.start({ transport: recording, wal: { write: 'message' }, metrics: { registry }, stats: { refreshIntervalMs: 1 } }, { logger });
+    const load = writeUnderLoad(app);
+    await waitFor('events streamed', () => recording.published.length > 50);
+    await dropSlotUnderReader(messages.url, messages.slotName);
+    const incident = await waitFor('the incident logged', () => logger.lines.find((line) => line.text.includes('a new slot starts at')));
+    await load.stop();
+
+    expect(incident).toEqual({ level: 'error', text: expect.stringMatching(/published up to [0-9A-F]+\/[0-9A-F]+; a new slot starts at [0-9A-F]+\/[0-9A-F]+\. Events committed between those positions .* may be lost/) });
+    expect(await registry.metrics()).toContain(`outbox_wal_slot_incidents_total{outbox="default",slot="${messages.slotName}",events="may_be_lost"} 1`);
+    const health = await app.module.get(OutboxWalHealthIndicator).isHealthy();
+    expect(health['outbox-wal']).toMatchObject({ status: 'down', reason: expect.stringContaining('may be lost') });
+    // What was written after the new slot was made streams again.
+    const after = await app.dataSource.transaction((manager) => app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId: 'after', payload: { seq: 0 }, topic: 'parcels' }));
+    await waitFor('an event written after the incident published', () => recording.published.some((m) => m.envelope.id === after[0]));
+    await app.close();
+  }, 90_000);
+
+  it("write 'row': a slot invalidated by max_slot_wal_keep_size while no instance relays loses nothing; the next relay makes it anew", async () => {
+    const invalidated = await sandbox('invalidated_rows');
+    const admin = new Client({ connectionString: invalidated.url });
+    await admin.connect();
+    try {
+      await admin.query(`ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'`);
+      await admin.query('SELECT pg_reload_conf()');
+      const recording = new RecordingOutboxTransport();
+      const relay = await invalidated.start({ transport: recording });
+      const before = writeUnderLoad(relay);
+      await waitFor('events streamed', () => recording.published.length > 20);
+      await before.stop();
+      await expectAllPublishedInOrder(recording, before.committed);
+      await relay.close();
+
+      // A write-only instance goes on while nobody relays; the server recycles WAL past 1 MB and invalidates the slot.
+      const writer = await invalidated.start({ relay: false });
+      const during = writeUnderLoad(writer, 'q');
+      await waitFor('the slot invalidated', async () => {
+        await admin.query(`SELECT pg_switch_wal(), pg_logical_emit_message(false, 'filler', repeat('x', 600000))`);
+        await admin.query('CHECKPOINT');
+        const { rows } = await admin.query(`SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1`, [invalidated.slotName]);
+        return rows[0]?.wal_status === 'lost';
+      }, 30_000);
+      await during.stop();
+      expect(during.committed.length).toBeGreaterThan(0);
+
+      const logger = capturingLogger();
+      const next = await invalidated.start({ transport: recording, pollIntervalMs: 200 }, { logger });
+      await expectAllPublishedInOrder(recording, [...before.committed, ...during.committed]);
+      expect(logger.lines.some((line) => line.level === 'warn' && line.text.includes(`"${invalidated.slotName}" was invalidated by the server`))).toBe(true);
+      await next.close();
+      await writer.close();
+    } finally {
+      await admin.query('ALTER SYSTEM RESET max_slot_wal_keep_size').catch(() => undefined);
+      await admin.query('SELECT pg_reload_conf()').catch(() => undefined);
+      await admin.end();
+    }
+  }, 120_000);
+});
