@@ -15,8 +15,10 @@ import { fmt, fmtRatio, median, ratio } from './support/stats';
 import { rawLibrdkafkaRun } from './support/raw-librdkafka';
 
 const EVENTS_PER_AGGREGATE = 4;
-const WAL_LABEL = '**ours (WAL)**: `delivery: \'wal\'` stream relay (`OutboxModule.forRoot` in a Nest app, `ClientKafka`), defaults (batchSize 100)';
-const WAL_LIBRDKAFKA_LABEL = '**ours (WAL, librdkafka)**: `delivery: \'wal\'` stream relay, `ConfluentKafkaTransport` (`@nest-outbox/outbox/kafka`), defaults (batchSize 100)';
+const WAL_LABEL = '**ours (WAL)**: `delivery: \'wal\'` stream relay (`OutboxModule.forRoot` in a Nest app, `ClientKafka`), defaults (`wal.write: \'row\'`, batchSize 100)';
+const WAL_LIBRDKAFKA_LABEL = '**ours (WAL, librdkafka)**: `delivery: \'wal\'` stream relay, `ConfluentKafkaTransport` (`@nest-outbox/outbox/kafka`), defaults (`wal.write: \'row\'`, batchSize 100)';
+const WAL_MESSAGE_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ClientKafka` (the WAL-only write; reference)';
+const WAL_MESSAGE_LIBRDKAFKA_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ConfluentKafkaTransport` (reference)';
 const RAW_LIBRDKAFKA = (inFlight: number) => `raw librdkafka (\`@confluentinc/kafka-javascript\` producer, the transport's settings), batches of 100, ${inFlight} in flight`;
 
 interface Contender {
@@ -186,6 +188,12 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       contenders.push(fastContender(WAL_LIBRDKAFKA_LABEL, runs, backlog.count));
       walCpu.push(...cpu);
     }
+    // The WAL-only write, which a lost slot loses (docs/wal-mode.md, "What survives what"): what the rows cost beside it.
+    for (const [label, key, client] of [[WAL_MESSAGE_LABEL, 'walmsg', 'kafkajs'], [WAL_MESSAGE_LIBRDKAFKA_LABEL, 'walmsgrd', 'librdkafka']] as const) {
+      const { runs, cpu } = await walDrainRuns(context, backlog, key, undefined, context.sizes.rounds, client, 'message');
+      contenders.push(fastContender(label, runs, backlog.count));
+      walCpu.push(...cpu);
+    }
 
     contenders.push(await naiveRelay(context, admin, schema, await freshTable(), `bench-p1-naive-${run}`, backlog));
     // As its README's producer example configures it, then with a larger batch for reference.
@@ -224,6 +232,11 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     { bench: 'P1', figure: 'ours (WAL), drain msg/s', value: fmt(wal.perSecond) },
     { bench: 'P1', figure: 'ours (WAL) / raw kafkajs', value: fmtRatio(ratio(wal.perSecond, raw.perSecond)), aim: '≥ 0.8×', met: wal.perSecond >= raw.perSecond * 0.8 },
     { bench: 'P1', figure: 'ours (WAL) / ours (table)', value: fmtRatio(ratio(wal.perSecond, ours.perSecond)) },
+    {
+      bench: 'P1',
+      figure: "ours (WAL): wal.write 'row' (default) / 'message', ClientKafka; ConfluentKafkaTransport",
+      value: `${fmtRatio(ratio(wal.perSecond, contenders.find((c) => c.name === WAL_MESSAGE_LABEL)!.perSecond))}; ${fmtRatio(ratio(walLibrdkafka.perSecond, contenders.find((c) => c.name === WAL_MESSAGE_LIBRDKAFKA_LABEL)!.perSecond))}`,
+    },
     { bench: 'P1', figure: 'raw librdkafka (1 / 2 in flight) / raw kafkajs', value: `${fmtRatio(ratio(rawProducers[1].perSecond, raw.perSecond))} / ${fmtRatio(ratio(rawProducers[2].perSecond, raw.perSecond))}` },
     { bench: 'P1', figure: 'ours (WAL, librdkafka), drain msg/s', value: fmt(walLibrdkafka.perSecond) },
     {

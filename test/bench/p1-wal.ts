@@ -6,7 +6,7 @@ import { aggregatesOf, type Backlog } from './support/seed';
 import { fmt } from './support/stats';
 import { microsPerPositionSave, positionSaves } from './support/wal-position-cost';
 
-// Events per saving transaction while the backlog is written (not timed): one logical message each.
+// Events per saving transaction while the backlog is written (not timed): one INSERT, or one logical message, each.
 const PER_TRANSACTION = 100;
 
 /**
@@ -23,6 +23,7 @@ export async function walDrainRuns(
   batchSize?: number,
   rounds = context.sizes.rounds,
   kafkaClient: 'kafkajs' | 'librdkafka' = 'kafkajs',
+  walWrite: 'row' | 'message' = 'row',
 ): Promise<{ runs: number[]; cpu: string[]; position: string[] }> {
   const { services } = context;
   const aggregates = aggregatesOf(backlog);
@@ -41,6 +42,7 @@ export async function walDrainRuns(
         slotName: `${schema}_slot`,
         batchSize,
         kafkaClient,
+        walWrite,
         write: async (publisher, dataSource) => {
           for (let from = 1; from <= backlog.count; from += PER_TRANSACTION) {
             const events: Array<ReturnType<typeof eventOf>> = [];

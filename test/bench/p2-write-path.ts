@@ -28,8 +28,9 @@ interface Variant {
  * saved with `dataSource.transaction((m) => m.save(parcel))` on Nest contexts with OutboxModule
  * (write-only instance: `relay: false`, other options default), with it and `notifications: false`
  * (to show what the commit-time NOTIFY costs), with it and `preparedStatements: false` (to show what the
- * named INSERT saves), with it in the WAL mode (`delivery: 'wal'`: the event written as a logical
- * decoding message, no row), and without it, each on a schema of its own.
+ * named INSERT saves), with it in the WAL mode (`delivery: 'wal'`, `wal.write: 'message'`: the event
+ * written as a logical decoding message, no row; `wal.write: 'row'`, the default: a row the stream
+ * owns, inserted without a NOTIFY), and without it, each on a schema of its own.
  * Variants alternate in blocks so that load from elsewhere on the machine hits all alike.
  */
 export async function p2WritePath(context: BenchContext): Promise<Section> {
@@ -39,6 +40,7 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
   const quietSchema = await privateSchema(services.postgresUrl, 'bench_p2_nonotify');
   const unnamedSchema = await privateSchema(services.postgresUrl, 'bench_p2_unnamed');
   const walSchema = await privateSchema(services.postgresUrl, 'bench_p2_wal');
+  const walRowSchema = await privateSchema(services.postgresUrl, 'bench_p2_walrow');
   const withoutSchema = await privateSchema(services.postgresUrl, 'bench_p2_plain');
   const withApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withSchema.schema, migrate: true, outbox: { relay: false, resolveTopic: () => topic } });
   const quietApp = await startBenchApp({
@@ -59,19 +61,29 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     postgresUrl: services.postgresUrl,
     schema: walSchema.schema,
     migrate: true,
-    outbox: { relay: false, resolveTopic: () => topic, delivery: 'wal', wal: { slotName } },
+    outbox: { relay: false, resolveTopic: () => topic, delivery: 'wal', wal: { slotName, write: 'message' } },
+  });
+  // A writer of rows needs no slot: its rows wait in the table for whoever relays (none here).
+  const walRowApp = await startBenchApp({
+    postgresUrl: services.postgresUrl,
+    schema: walRowSchema.schema,
+    migrate: true,
+    outbox: { relay: false, resolveTopic: () => topic, delivery: 'wal', wal: { slotName: `${walRowSchema.schema}_slot`, write: 'row' } },
   });
   const withoutApp = await startBenchApp({ postgresUrl: services.postgresUrl, schema: withoutSchema.schema, migrate: true, withoutOutbox: true });
   const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const unnamed: Variant = { name: 'with it, INSERT unnamed', dataSource: unnamedApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const wal: Variant = { name: 'with it, WAL mode', dataSource: walApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const wal: Variant = { name: 'with it, WAL mode (message)', dataSource: walApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const walRow: Variant = { name: 'with it, WAL mode (row)', dataSource: walRowApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const variants = [outbox, quiet, unnamed, wal, plain];
+  const variants = [outbox, quiet, unnamed, wal, walRow, plain];
   let rowsWritten = 0;
   let savesWithOutbox = 0;
   let walRows = 0;
   let walSaves = 0;
+  let walRowRows = 0;
+  let walRowSaves = 0;
   let waits!: WaitSampler;
   try {
     // Warm-up: connections, prepared metadata, JIT.
@@ -120,21 +132,26 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     savesWithOutbox = Number((await outbox.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
     walRows = Number((await wal.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n);
     walSaves = Number((await wal.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
+    walRowRows = Number((await walRow.dataSource.query(`SELECT count(*) AS n FROM outbox_messages WHERE lease_expires_at = 'infinity'`))[0].n);
+    walRowSaves = Number((await walRow.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
   } finally {
     await waits?.close();
-    for (const app of [withApp, quietApp, unnamedApp, walApp, withoutApp]) await app.app.close();
+    for (const app of [withApp, quietApp, unnamedApp, walApp, walRowApp, withoutApp]) await app.app.close();
     await withClient(services.postgresUrl, (client) => dropWalSlot(async (sql, params) => (await client.query(sql, params)).rows, { slotName, publicationName: slotName }));
-    for (const schema of [withSchema, quietSchema, unnamedSchema, walSchema, withoutSchema]) await schema.drop();
+    for (const schema of [withSchema, quietSchema, unnamedSchema, walSchema, walRowSchema, withoutSchema]) await schema.drop();
   }
   if (rowsWritten !== savesWithOutbox) throw new Error(`the outbox holds ${rowsWritten} rows for ${savesWithOutbox} saved parcels`);
   // In the WAL mode an undelayed event is a logical message, never a row.
-  if (walRows !== 0) throw new Error(`the WAL mode wrote ${walRows} outbox rows for ${walSaves} saved parcels`);
+  if (walRows !== 0) throw new Error(`the WAL mode (message) wrote ${walRows} outbox rows for ${walSaves} saved parcels`);
+  if (walRowRows !== walRowSaves) throw new Error(`the WAL mode (row) wrote ${walRowRows} stream-owned rows for ${walRowSaves} saved parcels`);
 
   const a = distribution(outbox.latencies);
   const b = distribution(plain.latencies);
   const c = distribution(quiet.latencies);
   const d = distribution(unnamed.latencies);
   const w = distribution(wal.latencies);
+  const r = distribution(walRow.latencies);
+  const throughputWalRow = walRow.saves / walRow.seconds;
   const throughputWal = wal.saves / wal.seconds;
   const concurrentP50 = (variant: Variant) => distribution(variant.concurrentLatencies).p50;
   const walConcurrentRatio = concurrentP50(wal) / concurrentP50(plain);
@@ -155,19 +172,22 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
           ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith), fmt(concurrentP50(outbox), 2), ...cpu(outbox)],
           ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet), fmt(concurrentP50(quiet), 2), ...cpu(quiet)],
           ['with OutboxModule, `preparedStatements: false` (for reference)', fmt(d.p50, 2), fmt(d.p99, 2), fmt(d.max, 2), fmt(throughputUnnamed), fmt(concurrentP50(unnamed), 2), ...cpu(unnamed)],
-          ["with OutboxModule, `delivery: 'wal'` (a logical message, no row)", fmt(w.p50, 2), fmt(w.p99, 2), fmt(w.max, 2), fmt(throughputWal), fmt(concurrentP50(wal), 2), ...cpu(wal)],
+          ["with OutboxModule, `delivery: 'wal'`, `wal.write: 'message'` (a logical message, no row)", fmt(w.p50, 2), fmt(w.p99, 2), fmt(w.max, 2), fmt(throughputWal), fmt(concurrentP50(wal), 2), ...cpu(wal)],
+          ["with OutboxModule, `delivery: 'wal'`, `wal.write: 'row'` (the default: a stream-owned row)", fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.max, 2), fmt(throughputWalRow), fmt(concurrentP50(walRow), 2), ...cpu(walRow)],
           ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout), fmt(concurrentP50(plain), 2), ...cpu(plain)],
           ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`, fmtRatio(concurrentP50(outbox) / concurrentP50(plain)), '', ''],
           ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`, fmtRatio(concurrentP50(quiet) / concurrentP50(plain)), '', ''],
           ['ratio with (`preparedStatements: false`) / without', fmtRatio(d.p50 / b.p50), fmtRatio(d.p99 / b.p99), '', `${fmtRatio(throughputUnnamed / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputUnnamed)})`, fmtRatio(concurrentP50(unnamed) / concurrentP50(plain)), '', ''],
-          ["ratio WAL mode / without", fmtRatio(w.p50 / b.p50), fmtRatio(w.p99 / b.p99), '', `${fmtRatio(throughputWal / throughputWithout)} (cost ${fmtRatio(walThroughputCost)})`, fmtRatio(walConcurrentRatio), '', ''],
+          ["ratio WAL mode (message) / without", fmtRatio(w.p50 / b.p50), fmtRatio(w.p99 / b.p99), '', `${fmtRatio(throughputWal / throughputWithout)} (cost ${fmtRatio(walThroughputCost)})`, fmtRatio(walConcurrentRatio), '', ''],
+          ["ratio WAL mode (row) / without", fmtRatio(r.p50 / b.p50), fmtRatio(r.p99 / b.p99), '', `${fmtRatio(throughputWalRow / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputWalRow)})`, fmtRatio(concurrentP50(walRow) / concurrentP50(plain)), '', ''],
         ],
       ),
       '',
       `${a.count} sequential saves per variant in alternating blocks of ${BLOCK} (after ${BLOCK} warm-up saves each), then ${WRITERS} concurrent writers ` +
         `for 2 × ${fmt(sizes.concurrentSeconds / 2)} s per variant, alternating. All contexts use a pool of 10 connections and their own schema. ` +
         `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`, and with \`preparedStatements\` on (the default) it is a named statement, parsed and planned once per connection. ` +
-        `In the WAL mode the save instead calls \`pg_logical_emit_message(true, …)\` in the same transaction (its slot created at init, nothing streaming it; it wrote ${walRows} outbox rows for ${fmt(walSaves, 0)} saves). ` +
+        `In the WAL mode with \`wal.write: 'message'\` the save instead calls \`pg_logical_emit_message(true, …)\` in the same transaction (its slot created at init, nothing streaming it; it wrote ${walRows} outbox rows for ${fmt(walSaves, 0)} saves); ` +
+        `with \`wal.write: 'row'\` it inserts a row leased to the stream, with the aggregate's lock and no NOTIFY (${fmt(walRowRows, 0)} rows for ${fmt(walRowSaves, 0)} saves; the stream's delete of them after the broker's acknowledgement is P1's). ` +
         `What the busy backends were doing during the 8-writer phase (pg_stat_activity sampled every ${WaitSampler.EVERY_MS} ms, share of samples): ` +
         variants.map((variant) => `${variant.name}: ${waits.describe(variant.name)}`).join('; ') +
         '. ' +
@@ -185,22 +205,27 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
       },
       {
         bench: 'P2',
-        figure: 'WAL mode: median save latency, with / without outbox',
+        figure: "WAL mode, wal.write 'message': median save latency, with / without outbox",
         value: `${fmt(w.p50, 2)} / ${fmt(b.p50, 2)} ms = ${fmtRatio(w.p50 / b.p50)}`,
         aim: '≤ 1.1×',
         met: w.p50 / b.p50 <= 1.1,
       },
       {
         bench: 'P2',
-        figure: `WAL mode: median save latency, ${WRITERS} writers, with / without outbox`,
+        figure: `WAL mode, wal.write 'message': median save latency, ${WRITERS} writers, with / without outbox`,
         value: `${fmt(concurrentP50(wal), 2)} / ${fmt(concurrentP50(plain), 2)} ms = ${fmtRatio(walConcurrentRatio)}`,
       },
       {
         bench: 'P2',
-        figure: `WAL mode: throughput, ${WRITERS} writers, without / with outbox`,
+        figure: `WAL mode, wal.write 'message': throughput, ${WRITERS} writers, without / with outbox`,
         value: `${fmt(throughputWithout)} / ${fmt(throughputWal)} saves/s = ${fmtRatio(walThroughputCost)}`,
         aim: '≤ 1.1×',
         met: walThroughputCost <= 1.1,
+      },
+      {
+        bench: 'P2',
+        figure: "WAL mode, wal.write 'row' (the default): median save latency; throughput cost, 8 writers",
+        value: `${fmtRatio(r.p50 / b.p50)}; ${fmtRatio(throughputWithout / throughputWalRow)}`,
       },
       {
         bench: 'P2',

@@ -24,6 +24,8 @@ interface Scenario {
   extraIndex?: boolean;
   /** The delivery mode of the writer and its relay (default the table mode). */
   delivery?: 'wal';
+  /** The WAL mode's `wal.write` (the module's default, `'row'`, when left out). */
+  walWrite?: 'message';
   /** Offered orders/s when not the size's (`offeredPerSecond`). */
   perSecond?: number;
   /** The bars of the issue this scenario is held against, ms. */
@@ -159,7 +161,7 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
   });
   let relay: Worker | undefined;
   let writer: Awaited<ReturnType<typeof startBenchApp>> | undefined;
-  const delivery = scenario.delivery ? { delivery: scenario.delivery, wal: { slotName } } : {};
+  const delivery = scenario.delivery ? { delivery: scenario.delivery, wal: { slotName, write: scenario.walWrite } } : {};
   try {
     writer = await startBenchApp({
       postgresUrl: services.postgresUrl,
@@ -243,8 +245,8 @@ async function runScenario(context: BenchContext, scenario: Scenario): Promise<O
 }
 
 /**
- * The WAL delivery mode (`delivery: 'wal'`, the event as a logical message in the saving
- * transaction, streamed in commit order): the relay in the writer's process held to the bars of
+ * The WAL delivery mode (`delivery: 'wal'`, the event as a stream-owned row, or with
+ * `wal.write: 'message'` a logical message, streamed in commit order): the relay in the writer's process held to the bars of
  * issue 19 (p50 ≤ 5 ms, p99 ≤ 25 ms at 500 orders/s), in another process for reference, and at
  * 2,000 orders/s in the writer's process and in another one (reported; no bar), beside the table
  * mode at that rate.
@@ -256,6 +258,8 @@ function walScenarios(offered: number): Scenario[] {
     { key: 'c-wal', name: '(c-wal) WAL mode, stream relay in another process (reference)', inProcess: false, notifications: true, aim: false, delivery: 'wal' },
     { key: `a-wal-${fast}`, name: `(a-wal) at ${fast} orders/s (reported)`, inProcess: true, notifications: true, aim: false, delivery: 'wal', perSecond: fast },
     { key: `c-wal-${fast}`, name: `(c-wal) at ${fast} orders/s: the stream on a thread of its own, not the writer's (reported)`, inProcess: false, notifications: true, aim: false, delivery: 'wal', perSecond: fast },
+    { key: 'a-wal-msg', name: "(a-wal) with `wal.write: 'message'` (reference)", inProcess: true, notifications: true, aim: false, delivery: 'wal', walWrite: 'message' },
+    { key: `a-wal-msg-${fast}`, name: `(a-wal) with \`wal.write: 'message'\` at ${fast} orders/s (reference)`, inProcess: true, notifications: true, aim: false, delivery: 'wal', walWrite: 'message', perSecond: fast },
     { key: `a-${fast}`, name: `(a) table mode at ${fast} orders/s (reference)`, inProcess: true, notifications: true, aim: false, perSecond: fast },
   ];
 }

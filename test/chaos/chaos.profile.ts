@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ChaosDelivery } from './chaos.protocol';
+import type { ChaosDelivery, ChaosWalWrite } from './chaos.protocol';
 
 export type PostgresStopMode = 'fast' | 'immediate';
 
@@ -12,6 +12,8 @@ export interface Profile {
    * the rows the stream moved to the table).
    */
   delivery: ChaosDelivery;
+  /** With delivery 'wal': what the writer writes (`wal.write`), a stream-owned row or a WAL message. */
+  walWrite: ChaosWalWrite;
   relays: number;
   writeSeconds: number;
   opsPerSecond: number;
@@ -43,6 +45,7 @@ export interface Profile {
 const DEFAULT: Profile = {
   name: 'default',
   delivery: 'table',
+  walWrite: 'row',
   relays: 4,
   writeSeconds: 140,
   opsPerSecond: 40,
@@ -92,14 +95,15 @@ export function parseArguments(argv: string[]): Profile & { seed: number; selfTe
   let seed = randomBytes(4).readUInt32LE(0);
   for (const argument of argv) {
     const [name, value] = argument.replace(/^--/, '').split('=');
-    if (name === 'full') profile = { ...FULL, delivery: profile.delivery };
+    if (name === 'full') profile = { ...FULL, delivery: profile.delivery, walWrite: profile.walWrite };
     else if (name === 'delivery' && (value === 'table' || value === 'wal')) profile.delivery = value;
+    else if (name === 'wal-write' && (value === 'row' || value === 'message')) profile.walWrite = value;
     else if (name === 'seed') seed = Number(value);
     else if (['relays', 'kills', 'writeSeconds', 'opsPerSecond', 'batchSize', 'maxBatchesInFlight', 'leaseMs'].includes(name) && value !== undefined && Number.isFinite(Number(value))) {
       overrides[name as keyof Profile] = Number(value);
     } else if (name === 'duration' && Number.isFinite(Number(value))) overrides.writeSeconds = Number(value);
     else if (name === 'help' || name === 'h') {
-      console.log('usage: npm run chaos [-- --delivery=table|wal] [--full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N] [--maxBatchesInFlight=N]');
+      console.log('usage: npm run chaos [-- --delivery=table|wal] [--wal-write=row|message] [--full] [--seed=N] [--duration=SECONDS] [--relays=N] [--kills=N] [--opsPerSecond=N] [--batchSize=N] [--maxBatchesInFlight=N]');
       console.log('       CHAOS_SELF_TEST=drop|ghost|reorder|dup|inbox (comma-separated) corrupts the ledger, or bypasses the inbox, on purpose: the run must then fail.');
       process.exit(0);
     } else throw new Error(`unknown argument ${argument} (try --help)`);

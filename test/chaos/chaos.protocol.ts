@@ -14,10 +14,13 @@ export interface RelaySettings {
   pollIntervalMs: number;
   /** Share of messages whose publish fails on purpose before reaching Kafka (0..1). */
   errorRate: number;
-  /** The outbox module's delivery mode; `slotName` is the WAL mode's slot. */
+  /** The outbox module's delivery mode; `slotName` is the WAL mode's slot, `walWrite` its `wal.write`. */
   delivery: ChaosDelivery;
   slotName: string;
+  walWrite: ChaosWalWrite;
 }
+
+export type ChaosWalWrite = 'row' | 'message';
 
 export type ChaosDelivery = 'table' | 'wal';
 
@@ -44,6 +47,7 @@ export interface WriterSettings {
   seed: number;
   delivery: ChaosDelivery;
   slotName: string;
+  walWrite: ChaosWalWrite;
 }
 
 /** Headers the chaos transport adds to every record, so that the ledger knows which send produced it. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { OutboxRow, UnsettledReason } from './analysis';
 import { withClient } from './chaos.database';
-import { STREAM_BATCH_BASE } from './chaos.protocol';
+import { STREAM_BATCH_BASE, type ChaosWalWrite } from './chaos.protocol';
 
 /** One event of the run as PostgreSQL decoded it from the WAL, in commit order. */
 export interface CommittedEvent {
@@ -24,6 +24,8 @@ export interface StreamStart {
 
 /** Slot and publication of the run, and the audit slot beside them. */
 export interface WalRun {
+  /** What the writer writes: the audit decodes rows' inserts (test_decoding) or the WAL messages (pgoutput). */
+  write: ChaosWalWrite;
   slotName: string;
   auditSlot: string;
   prefix: string;
@@ -34,9 +36,9 @@ export interface WalRun {
   restartsAt: number[];
 }
 
-export function walRun(runId: string): WalRun {
+export function walRun(runId: string, write: ChaosWalWrite): WalRun {
   const slotName = `chaos_${runId.replace(/[^0-9a-z]/gi, '_').toLowerCase()}`;
-  return { slotName, auditSlot: `${slotName}_audit`, prefix: `nest-outbox:${slotName}`, confirmedBeforeRestart: [], confirmedSamples: [], restartsAt: [] };
+  return { write, slotName, auditSlot: `${slotName}_audit`, prefix: `nest-outbox:${slotName}`, confirmedBeforeRestart: [], confirmedSamples: [], restartsAt: [] };
 }
 
 export function parseLsn(text: string): bigint {
@@ -64,7 +66,8 @@ export async function prepareServer(url: string): Promise<void> {
  * Created once the relays have created the publication, before the writer starts.
  */
 export async function createAuditSlot(url: string, run: WalRun): Promise<void> {
-  await withClient(url, undefined, (client) => client.query(`SELECT pg_create_logical_replication_slot($1, 'pgoutput')`, [run.auditSlot]));
+  const plugin = run.write === 'row' ? 'test_decoding' : 'pgoutput';
+  await withClient(url, undefined, (client) => client.query(`SELECT pg_create_logical_replication_slot($1, $2)`, [run.auditSlot, plugin]));
 }
 
 /**
@@ -73,6 +76,7 @@ export async function createAuditSlot(url: string, run: WalRun): Promise<void> {
  * content; the commit record 'C' that follows carries, in the `lsn` column, its end position.
  */
 export async function committedEvents(url: string, run: WalRun): Promise<CommittedEvent[]> {
+  if (run.write === 'row') return committedRows(url, run);
   const rows = await withClient(url, undefined, async (client) => {
     const { rows } = await client.query(
       `SELECT lsn::text AS lsn, chr(get_byte(data, 0)) AS tag,
@@ -93,6 +97,37 @@ export async function committedEvents(url: string, run: WalRun): Promise<Committ
       const record = JSON.parse(row.content) as { messages: Array<{ id: string; aggregateId: string; type: string }> };
       open.push(...record.messages.map(({ id, aggregateId, type }) => ({ id, aggregateId, type })));
     } else if (row.tag === 'C') {
+      events.push(...open.map((event) => ({ ...event, commitLsn: parseLsn(row.lsn) })));
+      open = [];
+    }
+  }
+  return events;
+}
+
+/**
+ * With wal.write 'row': the run's events are the stream-owned rows' inserts, in commit order, as
+ * test_decoding prints them (`table <schema>.outbox_messages: INSERT: position[bigint]:1
+ * id[uuid]:'…' … lease_owner[character varying]:'nest-outbox:wal-stream' …`); a COMMIT line's
+ * `lsn` is its record's end. Updates (the stream letting rows go) and delayed rows are not events of
+ * the stream.
+ */
+async function committedRows(url: string, run: WalRun): Promise<CommittedEvent[]> {
+  const rows = await withClient(url, undefined, async (client) => {
+    const { rows } = await client.query(
+      `SELECT lsn::text AS lsn, data FROM pg_logical_slot_peek_changes($1, NULL, NULL, 'include-xids', '0') WITH ORDINALITY AS c(lsn, xid, data, n)
+        WHERE data = 'COMMIT' OR (data LIKE 'table %.outbox_messages: INSERT: %' AND data LIKE '%lease_owner[character varying]:''nest-outbox:wal-stream''%')
+        ORDER BY n`,
+      [run.auditSlot],
+    );
+    return rows as Array<{ lsn: string; data: string }>;
+  });
+  const column = (data: string, name: string, type: string) => new RegExp(`${name}\\[${type}\\]:'((?:[^']|'')*)'`).exec(data)?.[1].replace(/''/g, "'") ?? '';
+  const events: CommittedEvent[] = [];
+  let open: Array<Omit<CommittedEvent, 'commitLsn'>> = [];
+  for (const row of rows) {
+    if (row.data !== 'COMMIT') {
+      open.push({ id: column(row.data, 'id', 'uuid'), aggregateId: column(row.data, 'aggregate_id', 'character varying'), type: column(row.data, 'event_type', 'character varying') });
+    } else {
       events.push(...open.map((event) => ({ ...event, commitLsn: parseLsn(row.lsn) })));
       open = [];
     }

@@ -41,7 +41,7 @@ async function main(): Promise<number> {
 
   log(`run ${runId} (${profile.name}, seed ${profile.seed}${profile.selfTest.length ? `, SELF TEST ${profile.selfTest.join(',')}` : ''}): schema ${schema}, topic ${topic}, logs in ${runState.dir}`);
   await migrate(postgres, schema);
-  const wal = profile.delivery === 'wal' ? walRun(runId) : undefined;
+  const wal = profile.delivery === 'wal' ? walRun(runId, profile.walWrite) : undefined;
   if (wal) await prepareServer(postgres);
 
   const ledger = new KafkaLedger(brokers, topic, log);
@@ -55,6 +55,7 @@ async function main(): Promise<number> {
     schema,
     delivery: profile.delivery,
     slotName: wal?.slotName ?? '',
+    walWrite: profile.walWrite,
     brokers,
     topic,
     batchSize: profile.batchSize,
@@ -88,6 +89,7 @@ async function main(): Promise<number> {
     seed: profile.seed,
     delivery: profile.delivery,
     slotName: wal?.slotName ?? '',
+    walWrite: profile.walWrite,
   };
   const writerOutput = openSync(join(runState.dir, 'writer.log'), 'a');
   const writer = fork(join(__dirname, 'writer.main.js'), [], {
@@ -246,7 +248,7 @@ async function main(): Promise<number> {
 
   const duration = Date.now() - started;
   const parameters: Array<[string, string | number]> = [
-    ['profile / delivery / seed', `${profile.name} / ${profile.delivery} / ${profile.seed}`],
+    ['profile / delivery / seed', `${profile.name} / ${profile.delivery}${profile.delivery === 'wal' ? ` (wal.write '${profile.walWrite}')` : ''} / ${profile.seed}`],
     ['relays (concurrent) / relay processes started', `${profile.relays} / ${counters.relayStarts}`],
     ['relay settings', `batchSize ${profile.batchSize}, maxBatchesInFlight ${profile.maxBatchesInFlight}, leaseMs ${profile.leaseMs}, publishTimeoutMs ${profile.publishTimeoutMs}, poll ${profile.pollIntervalMs} ms, backoff 100–2000 ms`],
     ['kills (SIGKILL) / of which timed on a batch (sent or acked, not settled)', `${counters.kills} / ${counters.killsOnSend}`],

@@ -125,7 +125,7 @@ class RelayModule {
               transport,
               relay: true,
               relayId: config.relayId,
-              ...(config.delivery === 'wal' ? { delivery: 'wal' as const, wal: { slotName: config.slotName } } : {}),
+              ...(config.delivery === 'wal' ? { delivery: 'wal' as const, wal: { slotName: config.slotName, write: config.walWrite } } : {}),
               defaultTopic: config.topic,
               batchSize: config.batchSize,
               maxBatchesInFlight: config.maxBatchesInFlight,

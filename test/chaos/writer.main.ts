@@ -41,7 +41,7 @@ class WriterModule {
           retryAttempts: 60,
           retryDelay: 500,
         }),
-        OutboxModule.forRoot({ relay: false, defaultTopic: config.topic, ...(config.delivery === 'wal' ? { delivery: 'wal' as const, wal: { slotName: config.slotName } } : {}) }),
+        OutboxModule.forRoot({ relay: false, defaultTopic: config.topic, ...(config.delivery === 'wal' ? { delivery: 'wal' as const, wal: { slotName: config.slotName, write: config.walWrite } } : {}) }),
       ],
     };
   }

@@ -18,6 +18,8 @@ export interface NestDrainOptions {
   slotName: string;
   /** Module option; the module's default when left out. */
   batchSize?: number;
+  /** The WAL mode's `wal.write` (the module's default, `'row'`, when left out). */
+  walWrite?: 'row' | 'message';
   /** The relaying app's transport: Nest's `ClientKafka` (kafkajs, the default) or `ConfluentKafkaTransport` (librdkafka). */
   kafkaClient?: 'kafkajs' | 'librdkafka';
   /** Writes the backlog through the write-only instance's publisher (not timed). */
@@ -47,8 +49,27 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
   const { services, schema, mode, topic, slotName } = options;
   const admin = new Client({ connectionString: services.postgresUrl });
   await admin.connect();
-  const outbox = { delivery: mode, wal: { slotName }, resolveTopic: () => topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}) };
+  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite }, resolveTopic: () => topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}) };
+  const librdkafka = options.kafkaClient === 'librdkafka';
+  const relaying = () =>
+    startBenchApp({
+      postgresUrl: services.postgresUrl,
+      schema,
+      migrate: false,
+      kafka: librdkafka ? undefined : { brokers: services.kafkaBrokers, clientId: `drain-${mode}` },
+      outbox: {
+        ...outbox,
+        transport: librdkafka ? new ConfluentKafkaTransport({ brokers: services.kafkaBrokers, clientId: `drain-${mode}` }) : 'KAFKA',
+        pollIntervalMs: 50,
+      },
+    });
   try {
+    if (mode === 'wal' && options.walWrite !== 'message') {
+      // Rows written before any slot exists go to the table relay when the first is made: a
+      // relaying instance makes the slot first (not timed), so that the stream drains them.
+      if (options.migrate) await (await startBenchApp({ postgresUrl: services.postgresUrl, schema, migrate: true, outbox: { ...outbox, relay: false } })).app.close();
+      await (await relaying()).app.close();
+    }
     const writer = await startBenchApp({ postgresUrl: services.postgresUrl, schema, migrate: options.migrate, outbox: { ...outbox, relay: false } });
     try {
       await options.write(writer.app.get(OutboxPublisher), writer.dataSource);
@@ -65,18 +86,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
     const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
     const started = performance.now();
-    const librdkafka = options.kafkaClient === 'librdkafka';
-    const relay = await startBenchApp({
-      postgresUrl: services.postgresUrl,
-      schema,
-      migrate: false,
-      kafka: librdkafka ? undefined : { brokers: services.kafkaBrokers, clientId: `drain-${mode}` },
-      outbox: {
-        ...outbox,
-        transport: librdkafka ? new ConfluentKafkaTransport({ brokers: services.kafkaBrokers, clientId: `drain-${mode}` }) : 'KAFKA',
-        pollIntervalMs: 50,
-      },
-    });
+    const relay = await relaying();
     const ready = performance.now();
     let seconds: number;
     let cpu: NestDrainResult['cpu'];
@@ -95,8 +105,8 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       await relay.app.close();
     }
     if (mode === 'wal') {
-      // A message the stream gave up on becomes a row (published by the table relay): not a clean stream drain.
-      const rows = (await rowCount(admin, schema)) - rowsBefore;
+      // A message the stream gave up on becomes a row of the table relay (published by it): not a clean stream drain.
+      const rows = (await tableRelayRowCount(admin, schema)) - (options.walWrite === 'message' ? rowsBefore : 0);
       if (rows > 0) throw new Error(`the WAL relay moved ${rows} messages to the outbox table during the drain`);
     }
     return { seconds, startSeconds: (ready - started) / 1000, cpu };
@@ -104,6 +114,11 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     if (mode === 'wal') await dropWalSlot(async (sql, params) => (await admin.query(sql, params)).rows, { slotName, publicationName: slotName }).catch(() => undefined);
     await admin.end();
   }
+}
+
+/** Rows the table relay owns: not the stream's own (`wal.write: 'row'`, leased until 'infinity'). */
+async function tableRelayRowCount(admin: Client, schema: string): Promise<number> {
+  return Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.outbox_messages WHERE lease_expires_at IS DISTINCT FROM 'infinity'`)).rows[0].n);
 }
 
 async function rowCount(admin: Client, schema: string): Promise<number> {

@@ -132,7 +132,8 @@ export class WalStream implements DeliveryStream {
         write: this.config.write,
         tables: [outbox.quoted(), outbox.paused.quoted()],
         positions: { create: WalPositionTable.createStatements(table), read: WalPositionTable.readStatement(table), forget: WalPositionTable.forgetStatement(table) },
-        releaseRows: this.config.write === 'row' ? new StreamOwnedRows(table).releaseAll() : undefined,
+        // Also with 'message': rows an instance writing 'row' left (a rolling change of wal.write).
+        releaseRows: new StreamOwnedRows(table).releaseAll(),
         serialized: (work) => this.serialized(work),
       });
     // Every step checks before it creates, so a set-up cut by a restart is simply run again.
@@ -216,7 +217,8 @@ export class WalStream implements DeliveryStream {
     if (this.stopped) return;
     const position = this.position;
     const { settings, table, connection, slot, prefix, logger } = this.config;
-    const rows = this.config.write === 'row' ? new StreamRowSettlement(connection, new StreamOwnedRows(table)) : undefined;
+    // Whatever this instance writes: another instance of the app may write rows (a rolling change of wal.write).
+    const rows = new StreamRowSettlement(connection, new StreamOwnedRows(table));
     const { batchSize, maxBatchesInFlight, publishTimeoutMs, backoff, retryIf } = settings;
     let reader: PgoutputReader | undefined = undefined;
     const relay = new StreamRelay({
@@ -235,10 +237,10 @@ export class WalStream implements DeliveryStream {
         deadLetterPolicy: settings.deadLetterPolicy,
       }),
       divertAfterAttempts: settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
-      published: (messages) => (position.published(messages), rows?.acknowledged(messages)),
+      published: (messages) => (position.published(messages), rows.acknowledged(messages)),
       confirm: async (lsn, carriedMessages) => {
         // Rows go before the slot moves past them: a row still there after a confirmation would wait forever.
-        await rows?.settle();
+        await rows.settle();
         await reader?.confirm(lsn);
         // Only positions past outbox messages are worth a write: a keepalive's would write after every write.
         if (carriedMessages) position.remember(lsn);
