@@ -5,6 +5,7 @@
 #
 #   npm run chaos                    # default size, about 3-4 minutes
 #   npm run chaos -- --delivery=wal  # the same faults with delivery: 'wal' (one relay streams the slot)
+#   npm run chaos -- --delivery=wal --wal-write=message   # the WAL mode's WAL-only write (default: rows)
 #   npm run chaos -- --full          # larger: more relays, kills, outages (about 9 minutes)
 #   npm run chaos -- --seed=1234     # replay a run's random choices (timing still varies)
 #   CHAOS_SELF_TEST=drop npm run chaos   # corrupts the ledger on purpose: must exit non-zero
