@@ -10,6 +10,8 @@ export interface PrivateKafka {
   readonly address: string;
   /** Takes the broker away (an outage): connections are closed and new ones refused; the process stays. */
   stop(): Promise<void>;
+  /** Brings the broker back after stop(), on the same port and with the records it had. */
+  start(): Promise<void>;
   /** Stops it if it runs and removes what it wrote. */
   remove(): Promise<void>;
 }
@@ -35,6 +37,8 @@ export async function privateKafka(): Promise<PrivateKafka> {
     address,
     // An outage as `scripts/services.sh kafka-down` makes one: connections closed, new ones refused on the same port.
     stop: async () => void child.kill('SIGUSR1'),
+    // Its log is not kept (stdio ignored), so nothing says when it is up: clients retry until it is.
+    start: async () => void child.kill('SIGUSR2'),
     remove: async () => {
       await end();
       rmSync(dir, { recursive: true, force: true });
