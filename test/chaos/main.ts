@@ -190,6 +190,8 @@ async function main(): Promise<number> {
     }
   }
   const tableRows = await outboxRows(postgres, schema);
+  // What a "rows left" failure is about, row by row: its lease says whose it was (the WAL stream's, a relay's, none).
+  writeFileSync(join(runState.dir, 'rows-left.jsonl'), tableRows.filter((row) => row.status === 'pending' || row.status === 'dead').map((row) => JSON.stringify(row)).join('\n'));
   // WAL mode: the events are what PostgreSQL decoded from the audit slot; the table holds what the stream moved there.
   const events = wal ? await committedEvents(postgres, wal) : undefined;
   const rows = events ? eventRows(events, tableRows) : tableRows;

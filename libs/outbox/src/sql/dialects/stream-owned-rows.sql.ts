@@ -46,7 +46,7 @@ export class StreamOwnedRows {
     return {
       sql: `UPDATE ${this.t} AS m SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = f.attempts, last_error = f.error,
               error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END,
-              next_attempt_at = CASE WHEN $4::bigint > 0 THEN now() + $4::bigint * interval '1 millisecond' END
+              next_attempt_at = CASE WHEN $4::double precision > 0 THEN now() + $4::double precision * interval '1 millisecond' END
             FROM unnest($1::bigint[], $2::int[], $3::text[]) AS f(position, attempts, error)
             WHERE m.position = ANY($1::bigint[]) AND m.position = f.position AND m.lease_owner = $5`,
       params: [rows.map((row) => row.position), rows.map((row) => row.attempts), rows.map((row) => row.error), retryInMs, STREAM_OWNER],
