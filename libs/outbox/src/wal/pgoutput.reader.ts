@@ -136,7 +136,7 @@ export class PgoutputReader {
       // A pause: the publication's other table.
       else if ((message.tag === 'insert' || message.tag === 'update') && message.relation?.name === this.config.pausedTable) this.paused.push(String(message.new?.destination));
       // A row the stream owns (wal.write 'row'): a message to publish, which holds nothing.
-      else if (message.tag === 'insert' && isStreamOwned(message.new)) this.current.push(streamMessageOfRow(message.new, this.current.length));
+      else if (message.tag === 'insert' && isStreamOwned(message.new)) this.current.push(streamMessageOfRow(message.new, this.current.length, this.xid ?? 0));
       // Otherwise the outbox table (inserts and updates): a row that may hold an aggregate. A row the
       // stream let go (an update of a stream-owned row) holds its aggregate from then on, as any.
       else if ((message.tag === 'insert' || message.tag === 'update') && message.new?.status !== 'published') {

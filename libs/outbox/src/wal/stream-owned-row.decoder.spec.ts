@@ -29,7 +29,7 @@ describe('stream-owned rows as the stream decodes them', () => {
   });
 
   it('makes the message the row holds, with the row’s position', () => {
-    expect(streamMessageOfRow(row, 3)).toEqual({
+    expect(streamMessageOfRow(row, 3, 771)).toEqual({
       id: row.id,
       type: 'orders.order-placed',
       version: 2,
@@ -45,7 +45,7 @@ describe('stream-owned rows as the stream decodes them', () => {
       payloadJson: '{"total":12}',
       commit: 0n,
       index: 3,
-      row: '42',
+      row: { position: '42', xid: 771 },
     });
   });
 });

@@ -11,9 +11,10 @@ export function isStreamOwned(row: DecodedOutboxRow | null | undefined): row is 
 
 /**
  * The message of a stream-owned row, numbered `index` within its commit (whose position the reader
- * sets once the commit arrives). Field by field, once per event on the stream's one thread.
+ * sets once the commit arrives), inserted by transaction `xid`. Field by field, once per event on
+ * the stream's one thread.
  */
-export function streamMessageOfRow(row: DecodedOutboxRow, index: number): StreamMessage {
+export function streamMessageOfRow(row: DecodedOutboxRow, index: number, xid: number): StreamMessage {
   const occurredAt = row.occurred_at;
   return {
     id: String(row.id),
@@ -31,7 +32,7 @@ export function streamMessageOfRow(row: DecodedOutboxRow, index: number): Stream
     payloadJson: String(row.payload),
     commit: 0n,
     index,
-    row: String(row.position),
+    row: { position: String(row.position), xid },
   };
 }
 

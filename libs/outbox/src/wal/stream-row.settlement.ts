@@ -1,14 +1,19 @@
 import type { SqlConnection } from '../core/sql-connection.port';
 import type { StreamMessage } from '../core/stream/stream-message';
 import type { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
+import { runUntilVisible, visibleInSnapshot } from './visible-commits';
+
+type OwnedRow = NonNullable<StreamMessage['row']>;
 
 /**
  * The stream's own rows (`wal.write: 'row'`) that the broker acknowledged, deleted in one statement
  * before the slot is confirmed past them. A delete that fails keeps its rows for the next one, and
  * the confirmation waits: were the slot confirmed first, a row left behind would be read by no one.
+ * For the same reason the delete is run again until its snapshot sees the rows' commits (the stream
+ * may have them, and the broker acknowledge them, before other sessions see them).
  */
 export class StreamRowSettlement {
-  private acknowledgedRows: string[] = [];
+  private acknowledgedRows: OwnedRow[] = [];
 
   constructor(
     private readonly connection: SqlConnection,
@@ -21,12 +26,12 @@ export class StreamRowSettlement {
 
   async settle(): Promise<void> {
     if (this.acknowledgedRows.length === 0) return;
-    const positions = this.acknowledgedRows;
+    const rows = this.acknowledgedRows;
     this.acknowledgedRows = [];
     try {
-      await this.connection.run(this.rows.settle(positions));
+      await runUntilVisible(this.connection, this.rows.settle(rows, visibleInSnapshot), rows.map((row) => row.xid));
     } catch (error) {
-      this.acknowledgedRows = positions.concat(this.acknowledgedRows);
+      this.acknowledgedRows = rows.concat(this.acknowledgedRows);
       throw error;
     }
   }

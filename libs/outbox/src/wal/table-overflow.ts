@@ -7,6 +7,10 @@ import type { SqlConnection } from '../core/sql-connection.port';
 import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import { tableDialectFor } from '../sql/outbox-sql.factory';
 import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
+import { runUntilVisible, visibleInSnapshot } from './visible-commits';
+
+// Where the stream's reads of the table import it from (tests too).
+export { visibleInSnapshot } from './visible-commits';
 
 /**
  * The WAL mode's overflow: messages the stream cannot publish become rows of the table relay, due
@@ -75,8 +79,8 @@ export class TableOverflow implements StreamOverflow {
     const owned = messages.filter(({ message }) => message.row !== undefined);
     // A row the stream owns is let go where it stands, with its position (none if it was published and deleted before a replay).
     if (owned.length > 0) {
-      const rows = owned.map(({ message, attempts, error }) => ({ position: message.row!, attempts, error: clipErrorText(error) }));
-      await this.connection.run(this.streamRows.release(rows, retryInMs));
+      const rows = owned.map(({ message, attempts, error }) => ({ ...message.row!, attempts, error: clipErrorText(error) }));
+      await runUntilVisible(this.connection, this.streamRows.release(rows, retryInMs, visibleInSnapshot), rows.map((row) => row.xid));
     }
     if (owned.length < messages.length) await this.insertRows(messages.filter(({ message }) => message.row === undefined), retryInMs);
   }
@@ -103,24 +107,6 @@ export class TableOverflow implements StreamOverflow {
       });
     });
   }
-}
-
-/**
- * Whether the statement's snapshot (`pg_current_snapshot()`, PostgreSQL 13+) sees every decoded
- * transaction of $3. The stream decodes 32-bit ids; each is widened to the 64-bit id nearest the
- * snapshot's xmax (same epoch, or the one before or after when it lies more than 2^31 away): a
- * decoded commit is recent, and may even be at or past xmax while it is not yet visible.
- * (`snapshot`: another snapshot expression, for tests of the widening across epochs.)
- */
-export function visibleInSnapshot(xids: string, snapshot = 'pg_current_snapshot()'): string {
-  return `(SELECT coalesce(bool_and(pg_visible_in_snapshot((CASE
-      WHEN w.c > w.xmax + 2147483648 AND w.c >= 4294967296 THEN w.c - 4294967296
-      WHEN w.c < w.xmax - 2147483648 THEN w.c + 4294967296
-      ELSE w.c END)::text::xid8, w.snap)), true)
-    FROM (SELECT s.snap, x.xmax, trunc(x.xmax / 4294967296) * 4294967296 + u.xid AS c
-      FROM (SELECT ${snapshot} AS snap) AS s
-      CROSS JOIN LATERAL (SELECT pg_snapshot_xmax(s.snap)::text::numeric AS xmax) AS x
-      CROSS JOIN unnest(${xids}::bigint[]) AS u(xid)) AS w)`;
 }
 
 function contextParams(context: TableReadContext | undefined): unknown[] {

@@ -8,8 +8,12 @@ import type { ClaimedMessage } from '../outbox-message';
 export interface StreamMessage extends Omit<ClaimedMessage, 'position' | 'attempt' | 'decodeError'> {
   commit: bigint;
   index: number;
-  /** The position of the outbox row it was decoded from (`wal.write: 'row'`); absent for a WAL message. */
-  row?: string;
+  /**
+   * The outbox row it was decoded from (`wal.write: 'row'`): its position, and the inserting
+   * transaction's id as decoded (32 bits), which a statement on the row must see committed first.
+   * Absent for a WAL message.
+   */
+  row?: { position: string; xid: number };
 }
 
 /** One committed transaction's outbox messages, in the order they were written. */

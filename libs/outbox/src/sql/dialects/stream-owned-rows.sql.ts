@@ -12,6 +12,13 @@ export const STREAM_OWNER = 'nest-outbox:wal-stream';
 /** The columns and values a writer adds to a stream-owned row's INSERT (PostgreSQL). */
 export const STREAM_OWNED_COLUMNS = { columns: 'lease_owner, lease_expires_at', values: `'${STREAM_OWNER}', 'infinity'::timestamptz` } as const;
 
+/**
+ * Whether a statement's snapshot sees the transactions of a `$n::bigint[]` of decoded 32-bit ids (see
+ * `visibleInSnapshot`, wal/): PostgreSQL sends a commit to the stream a moment before other sessions
+ * see it, and a statement that ran in that moment would find none of its rows.
+ */
+export type VisibilityCheck = (xids: string) => string;
+
 /** The statements of stream-owned rows, on one outbox table. */
 export class StreamOwnedRows {
   private readonly t: string;
@@ -20,9 +27,17 @@ export class StreamOwnedRows {
     this.t = OutboxTable.on('postgres', location).quoted();
   }
 
-  /** Published and acknowledged: gone. A row the stream let go meanwhile belongs to the table relay and stays. */
-  settle(positions: readonly string[]): SqlStatement {
-    return { sql: `DELETE FROM ${this.t} WHERE position = ANY($1::bigint[]) AND lease_owner = $2`, params: [positions, STREAM_OWNER] };
+  /**
+   * Published and acknowledged: gone. A row the stream let go meanwhile belongs to the table relay
+   * and stays. Returns one row, `visible`: whether the statement's snapshot saw every inserting
+   * transaction (`xids`); when not, some rows were not there to delete yet, and it is run again.
+   */
+  settle(rows: ReadonlyArray<{ position: string; xid: number }>, visible: VisibilityCheck): SqlStatement {
+    return {
+      sql: `WITH gone AS (DELETE FROM ${this.t} WHERE position = ANY($1::bigint[]) AND lease_owner = $2 RETURNING 1)
+            SELECT ${visible('$3')} AS visible, (SELECT count(*) FROM gone)::int AS settled`,
+      params: [rows.map((row) => row.position), STREAM_OWNER, rows.map((row) => row.xid)],
+    };
   }
 
   /**
@@ -40,16 +55,18 @@ export class StreamOwnedRows {
 
   /**
    * These rows go to the table relay, due after `retryInMs`, charged with the attempts the stream made
-   * and its error: what the stream could not publish now, and what it held behind it.
+   * and its error: what the stream could not publish now, and what it held behind it. Returns
+   * `visible` as `settle` does: a row not yet visible was not let go, and it is run again.
    */
-  release(rows: ReadonlyArray<{ position: string; attempts: number; error: string }>, retryInMs: number): SqlStatement {
+  release(rows: ReadonlyArray<{ position: string; xid: number; attempts: number; error: string }>, retryInMs: number, visible: VisibilityCheck): SqlStatement {
     return {
-      sql: `UPDATE ${this.t} AS m SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = f.attempts, last_error = f.error,
+      sql: `WITH released AS (UPDATE ${this.t} AS m SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL, attempts = f.attempts, last_error = f.error,
               error_history = CASE WHEN f.attempts > 0 THEN jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error))::text END,
               next_attempt_at = CASE WHEN $4::double precision > 0 THEN now() + $4::double precision * interval '1 millisecond' END
             FROM unnest($1::bigint[], $2::int[], $3::text[]) AS f(position, attempts, error)
-            WHERE m.position = ANY($1::bigint[]) AND m.position = f.position AND m.lease_owner = $5`,
-      params: [rows.map((row) => row.position), rows.map((row) => row.attempts), rows.map((row) => row.error), retryInMs, STREAM_OWNER],
+            WHERE m.position = ANY($1::bigint[]) AND m.position = f.position AND m.lease_owner = $5 RETURNING 1)
+            SELECT ${visible('$6')} AS visible, (SELECT count(*) FROM released)::int AS released`,
+      params: [rows.map((row) => row.position), rows.map((row) => row.attempts), rows.map((row) => row.error), retryInMs, STREAM_OWNER, rows.map((row) => row.xid)],
     };
   }
 
