@@ -166,6 +166,38 @@ describe('WAL delivery mode: one slot per database, and what a lost slot costs',
     await app.close();
   }, 90_000);
 
+  it("write 'message': while no slot exists, saves write rows within a second; the next relay makes the slot and publishes them", async () => {
+    const fallback = await sandbox('fallback_messages');
+    const recording = new RecordingOutboxTransport();
+    // A stream that published saves its position: the slot made later is one made over it (an incident).
+    const first = await fallback.start({ transport: recording, wal: { write: 'message' } });
+    const before = writeUnderLoad(first, 'b');
+    await waitFor('events streamed', () => recording.published.length >= 10);
+    await before.stop();
+    await expectAllPublishedInOrder(recording, before.committed);
+    await first.close();
+    const logger = capturingLogger();
+    const writer = await fallback.start({ relay: false, wal: { write: 'message' } }, { logger });
+    const dropped = Date.now();
+    await dropSlotUnderReader(fallback.url, fallback.slotName);
+    const switched = await waitFor('the writer to switch to rows', () => logger.lines.find((line) => line.text.includes('saves write their events as rows')), 5_000);
+    expect(Date.now() - dropped).toBeLessThan(1_500);
+    expect(switched.level).toBe('warn');
+    const load = writeUnderLoad(writer);
+    await waitFor('events written', () => load.committed.length >= 50);
+    await load.stop();
+    expect(Number((await writer.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n)).toBe(load.committed.length);
+
+    const relayLogger = capturingLogger();
+    const relay = await fallback.start({ transport: recording, pollIntervalMs: 200, wal: { write: 'message' } }, { logger: relayLogger });
+    await expectAllPublishedInOrder(recording, load.committed);
+    expect(relayLogger.lines.some((line) => line.level === 'error' && line.text.includes('a new slot starts at'))).toBe(true);
+    // Nest's loggers are the process's: the writer's line goes to the logger of the app started last.
+    await waitFor('the writer to write messages again', () => [...logger.lines, ...relayLogger.lines].some((line) => line.text.includes('saves write WAL messages again')), 5_000);
+    await relay.close();
+    await writer.close();
+  }, 90_000);
+
   it("write 'row': a slot invalidated by max_slot_wal_keep_size while no instance relays loses nothing; the next relay makes it anew", async () => {
     const invalidated = await sandbox('invalidated_rows');
     const admin = new Client({ connectionString: invalidated.url });

@@ -10,7 +10,8 @@ import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tra
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxRelayHost } from './outbox-relay.host';
-import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_STREAM, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
@@ -21,11 +22,19 @@ export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: 
 /** The one writer, on the module's table: for TypeORM's transactions and those of every other data layer, in either delivery mode. */
 export const outboxWriterProvider: Provider = {
   provide: OUTBOX_WRITER,
-  inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OUTBOX_DELIVERY, OutboxTracingHost, InProcessHandlers, OutboxRelayHost],
-  useFactory: (settings: ResolvedOutboxSettings, extras: ResolvedOutboxExtras, delivery: DeliveryPlan, tracing: OutboxTracingHost, inProcess: InProcessHandlers, relayHost: OutboxRelayHost) =>
+  inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OUTBOX_DELIVERY, OutboxTracingHost, InProcessHandlers, OutboxRelayHost, OUTBOX_STREAM],
+  useFactory: (
+    settings: ResolvedOutboxSettings,
+    extras: ResolvedOutboxExtras,
+    delivery: DeliveryPlan,
+    tracing: OutboxTracingHost,
+    inProcess: InProcessHandlers,
+    relayHost: OutboxRelayHost,
+    stream: DeliveryStream | null,
+  ) =>
     new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
-      wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write } : undefined,
+      wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write, messagesDecoded: () => stream?.sourceReady ?? true } : undefined,
       onDelayed: (delayMs) => relayHost.wakeIn(delayMs),
     }),
 };

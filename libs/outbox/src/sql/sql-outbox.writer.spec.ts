@@ -83,6 +83,16 @@ describe('SqlOutboxWriter', () => {
     expect(tx.statements[1].sql).not.toContain('pg_notify');
   });
 
+  it("in the WAL mode with write 'message', writes rows the stream owns while no usable slot decodes messages", async () => {
+    let decoded = false;
+    const tx = recordingTransaction('postgres');
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { wal: { prefix: 'outbox_slot', write: 'message', messagesDecoded: () => decoded } });
+    await wal.add(tx, message('a'));
+    decoded = true;
+    await wal.add(tx, message('b'));
+    expect(tx.statements.map((statement) => (statement.sql.includes(STREAM_OWNER) ? 'row' : statement.sql.includes('pg_logical_emit_message') ? 'message' : statement.sql))).toEqual(['row', 'message']);
+  });
+
   it('tells about each delay once its rows were inserted, not when the messages were built', async () => {
     const told: Array<{ delayMs: number; statements: number }> = [];
     const tx = recordingTransaction('sqlite');

@@ -24,9 +24,11 @@ export interface SqlOutboxWriterOptions {
    * The WAL delivery mode, on PostgreSQL (delayed messages are rows the table relay owns in either
    * write): `write: 'row'` makes the others rows the stream owns, which it decodes from their inserts;
    * `'message'` puts them in the WAL as one logical decoding message under `prefix`. Either is decoded
-   * at commit, in commit order. Default: undefined, the table mode (every message a row).
+   * at commit, in commit order. `messagesDecoded() === false` (no usable slot, as last watched)
+   * makes `'message'` write rows too, which a new slot hands to the table relay. Default:
+   * undefined, the table mode (every message a row).
    */
-  wal?: { prefix: string; write: WalWrite };
+  wal?: { prefix: string; write: WalWrite; messagesDecoded?: () => boolean };
   /**
    * Told about each delayed row once its INSERT has run (so that the relay can wake when it comes
    * due): the row's due time counts from the database's clock at the insert, which a message built
@@ -85,7 +87,7 @@ export class SqlOutboxWriter {
     if (streamed.length === 0) return;
     // Rows keep the aggregates' locks: should a new slot hand them to the table relay, it publishes
     // them in position order, which the locks make commit order.
-    if (wal.write === 'row') return this.insert(transaction, dialect, streamed, keys, true);
+    if (wal.write === 'row' || wal.messagesDecoded?.() === false) return this.insert(transaction, dialect, streamed, keys, true);
     // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
     await transaction.execute(WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
   }

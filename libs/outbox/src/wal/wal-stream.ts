@@ -26,6 +26,7 @@ import { registerWalSlotMetrics } from './wal-slot.metrics';
 import { DEFAULT_OUTBOX_NAME } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
 import { WalStreamLock } from './wal-stream.lock';
+import { WalSlotWatch } from './wal-slot.watch';
 import { whileServerRestarts } from '../sql/server-restart';
 
 // How long the stream waits before trying again after its connection (or its lock's) failed: the
@@ -82,9 +83,15 @@ export class WalStream implements DeliveryStream {
   private position: RememberedPosition | undefined;
   private setUp: ((streams: boolean) => Promise<WalSlotMade | undefined>) | undefined;
   private readonly incidents = { eventsKept: 0, eventsMayBeLost: 0 };
+  private watch: WalSlotWatch | undefined;
   private lastIncident: StreamIncident | undefined;
 
   constructor(private readonly config: WalStreamConfig) {}
+
+  /** With `wal.write: 'message'`: whether this database's slot decodes a message written now (see WalSlotWatch). */
+  get sourceReady(): boolean {
+    return this.watch?.slotUsable ?? true;
+  }
 
   /** The last time this instance made the slot anew over a former one (see StreamIncident). */
   get incident(): StreamIncident | undefined {
@@ -143,6 +150,10 @@ export class WalStream implements DeliveryStream {
       const prom = loadOptional<typeof PromClient>('prom-client', 'metrics');
       this.removeMetrics = registerWalSlotMetrics(prom, metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, { lag: () => this.lag(), incidents: () => this.incidents });
     }
+    if (this.config.write === 'message') {
+      this.watch = new WalSlotWatch(slot.slotName, () => walSlotState(this.query, slot.slotName), this.config.logger);
+      this.watch.start();
+    }
     if (!settings.relay) return;
     this.transports = this.config.transports();
     this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
@@ -182,6 +193,7 @@ export class WalStream implements DeliveryStream {
   }
 
   dispose(): void {
+    this.watch?.stop();
     this.removeMetrics?.();
     this.removeMetrics = undefined;
   }

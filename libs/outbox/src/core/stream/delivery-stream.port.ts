@@ -56,4 +56,10 @@ export interface DeliveryStream {
   lag(): Promise<StreamLag | undefined>;
   /** The last time this instance made the source anew over a former one, if it did. */
   readonly incident?: StreamIncident;
+  /**
+   * Whether what a writer puts in the change log now is decoded by the source (`wal.write:
+   * 'message'`: false while the slot is missing or invalidated, as last watched); the writer then
+   * writes rows instead. True where nothing is watched.
+   */
+  readonly sourceReady: boolean;
 }
