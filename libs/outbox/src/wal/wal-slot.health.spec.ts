@@ -22,6 +22,12 @@ describe('judgeWalSlot', () => {
     expect(judgeWalSlot('s', { retainedBytes: 5_000, lagSeconds: 9, active: true }, { maxRetainedBytes: null, maxLagMs: null }).healthy).toBe(true);
   });
 
+  it('is down while this instance has held a committed event unpublished longer than health.maxLagMs', () => {
+    const streamed = { retainedBytes: 10, lagSeconds: 0, active: true };
+    expect(judgeWalSlot('s', streamed, limits, undefined, 4_000).healthy).toBe(true);
+    expect(judgeWalSlot('s', streamed, limits, undefined, 9_500).reasons).toEqual([expect.stringContaining('held committed events unpublished for 9.5 s')]);
+  });
+
   it('names a slot of another database, an invalidated slot, and a slot made anew over events that may be lost', () => {
     expect(judgeWalSlot('s', { retainedBytes: 0, lagSeconds: null, active: false, foreignDatabase: 'billing' }, limits).reasons).toEqual([
       expect.stringContaining('belongs to the database "billing"'),

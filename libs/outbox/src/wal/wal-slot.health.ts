@@ -15,12 +15,16 @@ export interface WalHealthVerdict {
 }
 
 /**
- * Judges a slot's lag against the thresholds, and the slot itself: missing, another database's,
+ * Judges a slot's lag against the thresholds (`waitingMs`: how long this instance has held its
+ * oldest received event unpublished), and the slot itself: missing, another database's,
  * invalidated, or made anew over a former one whose events may be lost (`incident`, `wal.write:
  * 'message'`: down until the instance restarts). Plain code so that every rule is unit-tested.
  */
-export function judgeWalSlot(slot: string, lag: WalSlotLag | undefined, thresholds: WalHealthThresholds, incident?: StreamIncident): WalHealthVerdict {
+export function judgeWalSlot(slot: string, lag: WalSlotLag | undefined, thresholds: WalHealthThresholds, incident?: StreamIncident, waitingMs?: number): WalHealthVerdict {
   const reasons: string[] = [];
+  if (thresholds.maxLagMs !== null && waitingMs !== undefined && waitingMs > thresholds.maxLagMs) {
+    reasons.push(`the stream has held committed events unpublished for ${(waitingMs / 1000).toFixed(1)} s (the broker refuses them or is away), over health.maxLagMs (${(thresholds.maxLagMs / 1000).toFixed(1)} s)`);
+  }
   if (incident?.eventsMayBeLost) {
     reasons.push(
       `the replication slot "${slot}" was ${incident.reason === 'invalidated' ? 'invalidated' : 'gone'} and made anew at ${incident.at.toISOString()}: ` +

@@ -88,6 +88,11 @@ export class WalStream implements DeliveryStream {
 
   constructor(private readonly config: WalStreamConfig) {}
 
+  /** When the oldest event received and not yet published arrived (the broker away or refusing keeps it so). */
+  get waitingSince(): number | undefined {
+    return this.relay?.waitingSince;
+  }
+
   /** With `wal.write: 'message'`: whether this database's slot decodes a message written now (see WalSlotWatch). */
   get sourceReady(): boolean {
     return this.watch?.slotUsable ?? true;

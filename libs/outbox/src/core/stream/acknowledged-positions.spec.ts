@@ -28,6 +28,17 @@ describe('AcknowledgedPositions', () => {
     expect(positions.lastAdvanceCarriedMessages).toBe(true);
   });
 
+  it('tells since when the oldest commit with unacknowledged messages has waited', () => {
+    const positions = new AcknowledgedPositions();
+    const first = commit(10n, 'a');
+    positions.received({ lsn: 5n, messages: [] }, 1_000);
+    positions.received(first, 2_000);
+    positions.received(commit(20n, 'b'), 3_000);
+    expect(positions.oldestWaitingSince).toBe(2_000);
+    positions.acknowledged(first.messages);
+    expect(positions.oldestWaitingSince).toBe(3_000);
+  });
+
   it('refuses an acknowledgement of a commit it never received', () => {
     expect(() => new AcknowledgedPositions().acknowledged([message(5n, 0, 'a')])).toThrow('not open');
   });

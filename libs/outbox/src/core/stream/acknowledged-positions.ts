@@ -1,5 +1,12 @@
 import type { StreamCommit, StreamMessage } from './stream-message';
 
+interface OpenCommit {
+  lsn: bigint;
+  remaining: number;
+  carried: boolean;
+  receivedAt: number;
+}
+
 /**
  * Which stream position may be confirmed to the server: the end of the last commit whose
  * messages, and those of every commit before it, the broker has all acknowledged. Confirming any
@@ -7,14 +14,14 @@ import type { StreamCommit, StreamMessage } from './stream-message';
  */
 export class AcknowledgedPositions {
   // Commits received and not yet wholly acknowledged, oldest first, with their unacknowledged counts.
-  private readonly open: Array<{ lsn: bigint; remaining: number; carried: boolean }> = [];
-  private readonly byLsn = new Map<bigint, { lsn: bigint; remaining: number; carried: boolean }>();
+  private readonly open: Array<OpenCommit> = [];
+  private readonly byLsn = new Map<bigint, OpenCommit>();
   private confirmedUpTo: bigint | undefined;
   private carriedMessages = false;
 
   /** Commits must arrive in stream (commit) order. */
-  received(commit: StreamCommit): void {
-    const entry = { lsn: commit.lsn, remaining: commit.messages.length, carried: commit.messages.length > 0 };
+  received(commit: StreamCommit, now = Date.now()): void {
+    const entry = { lsn: commit.lsn, remaining: commit.messages.length, carried: commit.messages.length > 0, receivedAt: now };
     this.open.push(entry);
     this.byLsn.set(commit.lsn, entry);
   }
@@ -25,6 +32,11 @@ export class AcknowledgedPositions {
       if (!entry || entry.remaining === 0) throw new Error(`acknowledged a message of commit ${message.commit} that is not open`);
       entry.remaining--;
     }
+  }
+
+  /** When the oldest commit with messages not yet acknowledged was received (ms since the epoch); `undefined` when none waits. */
+  get oldestWaitingSince(): number | undefined {
+    return this.open.find((entry) => entry.remaining > 0)?.receivedAt;
   }
 
   /** True when every commit received has been acknowledged in full. */

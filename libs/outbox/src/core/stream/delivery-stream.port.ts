@@ -62,4 +62,6 @@ export interface DeliveryStream {
    * writes rows instead. True where nothing is watched.
    */
   readonly sourceReady: boolean;
+  /** When the oldest event this instance received and has not published (or moved to the table) arrived, ms since the epoch; `undefined` when none waits. */
+  readonly waitingSince: number | undefined;
 }

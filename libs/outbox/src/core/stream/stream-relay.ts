@@ -99,6 +99,11 @@ export class StreamRelay {
     return this.table.divertedCount;
   }
 
+  /** When the oldest message received and not yet acknowledged (published or moved to the table) arrived; `undefined` when none waits. */
+  get waitingSince(): number | undefined {
+    return this.positions.oldestWaitingSince;
+  }
+
   /** The last position confirmed to the server by this relay, if any. */
   get confirmed(): bigint | undefined {
     return this.positions.confirmed;

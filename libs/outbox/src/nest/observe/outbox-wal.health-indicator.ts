@@ -43,7 +43,7 @@ export class OutboxWalHealthIndicator {
     const verdict = judgeWalSlot(slot.slotName, lag, {
       maxRetainedBytes: thresholds.maxRetainedBytes !== undefined ? thresholds.maxRetainedBytes : (this.settings.wal.maxRetainedBytes ?? WAL_DEFAULTS.maxRetainedBytes),
       maxLagMs: thresholds.maxLagMs !== undefined ? thresholds.maxLagMs : this.observability.health.maxLagMs,
-    }, this.stream.incident);
+    }, this.stream.incident, this.stream.waitingSince === undefined ? undefined : Date.now() - this.stream.waitingSince);
     return verdict.healthy ? indicator.up(verdict.details) : indicator.down({ reason: verdict.reasons.join('; '), ...verdict.details });
   }
 }
