@@ -50,10 +50,11 @@ export function captureReader(mode: CaptureMode): CaptureReader {
   }
   // Slots are cluster-wide: one per test file run. A write-only instance (relay: false) creates it
   // at start and nothing reads it, so peeking shows every committed message and consumes none.
+  // wal.write 'message': a 'row' write is the table mode's insert (read as in that mode), leased to the stream.
   const slotName = `capture_${randomBytes(5).toString('hex')}`;
   const prefix = `nest-outbox:${slotName}`;
   return {
-    options: (options) => ({ ...options, delivery: 'wal', wal: { slotName } }),
+    options: (options) => ({ ...options, delivery: 'wal', wal: { slotName, write: 'message' } }),
     of: async (dataSource, aggregateId) => {
       const rows: Array<{ content: string }> = await dataSource.query(
         `SELECT convert_from(substring(data FROM 11 + octet_length(p.prefix) + 5), 'UTF8') AS content

@@ -34,8 +34,13 @@ export function walOverflowWriter(dataSource: DataSource, table = 'outbox_messag
  * A write-only WAL-mode instance's options on a private PostgreSQL schema (its slot named after the
  * schema), and the removal of that slot: a slot holds the server's WAL until it is dropped.
  */
-export function walInstanceOptions(schema: string): { delivery: 'wal'; wal: { slotName: string } } {
-  return { delivery: 'wal', wal: { slotName: `${schema}_slot` } };
+/**
+ * A write-only instance (relay: false) in the WAL mode, as the console tests run it. With wal.write
+ * 'message' its start makes the slot and the stream's tables, as a relaying instance would; a
+ * write-only instance writing rows makes none (its rows wait for whoever relays).
+ */
+export function walInstanceOptions(schema: string): { delivery: 'wal'; wal: { slotName: string; write: 'message' } } {
+  return { delivery: 'wal', wal: { slotName: `${schema}_slot`, write: 'message' } };
 }
 
 export async function dropWalInstanceSlot(dataSource: DataSource, schema: string): Promise<void> {
