@@ -6,7 +6,8 @@ import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
 import { serializeSqliteTransactions } from '../typeorm/sqlite/serialized-transactions';
 import { guardUnchangedSaves } from '../typeorm/unchanged-save.guard';
-import { OUTBOX_DATA_SOURCE, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import { OutboxRelayHost } from './outbox-relay.host';
 
 /**
@@ -24,12 +25,16 @@ export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy,
     @Inject(OUTBOX_TYPEORM_TRANSACTION) private readonly transactionOf: TypeOrmTransactionOf,
     @Inject(OUTBOX_TRACKER) private readonly tracker: OutboxTransactionTracker,
     private readonly relayHost: OutboxRelayHost,
+    @Inject(OUTBOX_DELIVERY) private readonly delivery: DeliveryPlan,
   ) {}
 
   onModuleInit(): void {
     // With `connection` there is no TypeORM data source: events come only through OutboxPublisher.add(tx, …).
     if (!this.dataSource) return;
-    const subscriber = new OutboxEntitySubscriber(this.writer, this.transactionOf, this.tracker, () => void this.relayHost.drain());
+    // The WAL mode's commits reach the stream, not the table relay (delayed rows wake it when due):
+    // a claim after each commit would walk the stream's rows in flight, for nothing.
+    const wake = this.delivery.mode === 'wal' ? () => undefined : () => void this.relayHost.drain();
+    const subscriber = new OutboxEntitySubscriber(this.writer, this.transactionOf, this.tracker, wake);
     this.unserialize = serializeSqliteTransactions(this.dataSource);
     this.dataSource.subscribers.push(subscriber);
     this.unguard = guardUnchangedSaves(this.dataSource, (manager, entity, target) => subscriber.afterSave(manager, entity, target));

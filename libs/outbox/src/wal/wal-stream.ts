@@ -143,7 +143,11 @@ export class WalStream implements DeliveryStream {
         streams,
         write: this.config.write,
         tables: [outbox.quoted(), outbox.paused.quoted()],
-        positions: { create: WalPositionTable.createStatements(table), read: WalPositionTable.readStatement(table), forget: WalPositionTable.forgetStatement(table) },
+        positions: {
+          create: [...WalPositionTable.createStatements(table), StreamOwnedRows.relayIndexDdl(table)],
+          read: WalPositionTable.readStatement(table),
+          forget: WalPositionTable.forgetStatement(table),
+        },
         // Also with 'message': rows an instance writing 'row' left (a rolling change of wal.write).
         releaseRows: new StreamOwnedRows(table).releaseAll(),
         serialized: (work) => this.serialized(work),

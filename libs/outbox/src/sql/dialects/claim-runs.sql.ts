@@ -1,3 +1,4 @@
+import { StreamOwnedRows } from './stream-owned-rows.sql';
 /**
  * The claim's choice of rows, shared by the dialects: the oldest claimable rows, where a row is
  * taken only with every earlier unpublished row of its aggregate and destination (its "key").
@@ -55,7 +56,7 @@ export function claimRunsWith({ table, now, holding, notPaused, limit, lock = ''
     WITH candidates AS (
       SELECT m.position, ${keyOf('m')}
       FROM ${table} m${postgres ? ` JOIN LATERAL (${headIsClaimable}) head ON head.go` : ''}
-      WHERE ${claimable('m', now)}
+      WHERE ${claimable('m', now)}${postgres ? ` AND ${StreamOwnedRows.notStreamOwned('m.')}` : ''}
         AND ${notPaused}${postgres ? '' : `\n        AND (${headIsClaimable})`}
       ORDER BY m.position
       LIMIT ${limit}

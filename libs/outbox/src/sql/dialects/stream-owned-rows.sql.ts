@@ -70,6 +70,16 @@ export class StreamOwnedRows {
     };
   }
 
+  /**
+   * The table relay's index of its own pending rows, made by the WAL mode's set-up: its claims
+   * (which say `notStreamOwned`) then never walk the stream's rows in flight, thousands while the
+   * broker is slow. The table mode's claims use the pending rows' index, where there are none.
+   */
+  static relayIndexDdl(location: string | OutboxTableLocation | OutboxTable): string {
+    const table = OutboxTable.on('postgres', location);
+    return `CREATE INDEX IF NOT EXISTS ${table.quotedPart('relay_pending_idx')} ON ${table.quoted()} (position) WHERE status = 'pending' AND ${StreamOwnedRows.notStreamOwned()}`;
+  }
+
   /** The condition that leaves stream-owned rows out of what holds an aggregate (`row`: the table's alias, or ''). */
   static notStreamOwned(row = ''): string {
     return `${row}lease_owner IS DISTINCT FROM '${STREAM_OWNER}'`;
