@@ -6,23 +6,22 @@ import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { lastValueFrom } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { CreateInboxPoisonTable, CreateInboxTable, Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
+import { freePort } from '../support/free-port';
 import { isolatedDatabase } from '../support/outbox-harness';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 
-const freePort = () => 20_000 + Math.floor(Math.random() * 20_000);
-
 /** Server and client options of one transport, for a private queue/subject/port. */
-const transports: Array<[string, (suffix: string) => { topic: string; options: ClientOptions }]> = [
-  ['tcp', (suffix) => ({ topic: `inbox-${suffix}`, options: { transport: Transport.TCP, options: { host: '127.0.0.1', port: freePort() } } })],
+const transports: Array<[string, (suffix: string) => Promise<{ topic: string; options: ClientOptions }>]> = [
+  ['tcp', async (suffix) => ({ topic: `inbox-${suffix}`, options: { transport: Transport.TCP, options: { host: '127.0.0.1', port: await freePort() } } })],
   [
     'rabbitmq',
-    (suffix) => ({
+    async (suffix) => ({
       topic: `inbox.${suffix}`,
       options: { transport: Transport.RMQ, options: { urls: [requireService('rabbitmq')], queue: `outbox-inbox-${suffix}`, queueOptions: { durable: false, autoDelete: true } } },
     }),
   ],
-  ['nats', (suffix) => ({ topic: `outbox-inbox.${suffix}`, options: { transport: Transport.NATS, options: { servers: requireService('nats') } } })],
+  ['nats', async (suffix) => ({ topic: `outbox-inbox.${suffix}`, options: { transport: Transport.NATS, options: { servers: requireService('nats') } } })],
 ];
 
 describe.each(transports)('inbox behind a Nest %s consumer', (_name, transport) => {
@@ -39,7 +38,7 @@ describe.each(transports)('inbox behind a Nest %s consumer', (_name, transport) 
   });
 
   it('applies a message delivered three times, twice at once, exactly once', async () => {
-    const { topic, options } = transport(randomBytes(5).toString('hex'));
+    const { topic, options } = await transport(randomBytes(5).toString('hex'));
 
     @Controller()
     class Projector {
