@@ -1,15 +1,8 @@
-import type { OutboxMessageStatus } from './outbox-message';
+import type { OutboxMessageStatus, RoutedEvent } from './outbox-message';
 
 /** A dead message as operators see it, with every failed attempt. */
-export interface DeadMessage {
+export interface DeadMessage extends RoutedEvent {
   position: string;
-  id: string;
-  type: string;
-  version: number;
-  aggregateType: string;
-  aggregateId: string;
-  transport: string;
-  destination: string;
   attempts: number;
   lastError: string | null;
   errors: Array<{ at: string; error: string }>;

@@ -45,8 +45,8 @@ export interface OutboxEnvelope {
   payload: unknown;
 }
 
-/** A message about to be written: the envelope plus its destination, payload already serialized. */
-export interface NewOutboxMessage {
+/** Which event of which aggregate a row carries, and where it goes: what every view of a row shares. */
+export interface RoutedEvent {
   id: string;
   type: string;
   version: number;
@@ -56,6 +56,10 @@ export interface NewOutboxMessage {
   transport: string;
   /** Topic, queue, subject or pattern on that transport. */
   destination: string;
+}
+
+/** A message about to be written: the envelope plus its destination, payload already serialized. */
+export interface NewOutboxMessage extends RoutedEvent {
   occurredAt: Date;
   correlationId?: string;
   causationId?: string;

@@ -9,7 +9,7 @@ import { PostgresMaintenanceSql, SqliteMaintenanceSql } from './dialects/outbox-
 import { SqlOutboxMaintenanceStore } from './sql-outbox-maintenance.store';
 import { PostgresOutboxDialect } from './dialects/postgres-outbox.dialect';
 import { SqliteOutboxDialect } from './dialects/sqlite-outbox.dialect';
-import { driverTypeOf, type SqlConnection } from '../core/sql-connection.port';
+import { driverTypeOf, type SqlConnection, type SqlRunner } from '../core/sql-connection.port';
 import { SqlOutboxStore } from './sql-outbox.store';
 import { PlannerStatistics } from './planner-statistics';
 import type { OutboxStatsSource } from '../core/stats/outbox-stats.port';
@@ -100,24 +100,39 @@ export function createSqlOutboxStatsSource(connection: SqlConnection, table: Out
 
 /** The operator console's store (PostgreSQL, SQLite, MariaDB/MySQL). */
 export function createSqlOutboxConsoleStore(connection: SqlConnection, table: OutboxTableArgument): OutboxConsoleStore {
-  const type = driverTypeOf(connection.dialect);
-  const located = OutboxTable.on(type, table);
-  if (isMariaDb(type)) return new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', located), connection);
-  if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
-  const runner = connection.runner();
-  if (type === 'postgres') return new SqlOutboxConsoleStore(new ConsoleSql('postgres', located), runner, new StreamedCounts(located, runner));
-  return new SqlOutboxConsoleStore(new ConsoleSql('sqlite', located), runner);
+  return operatorStore(connection, table, {
+    mariadb: (located) => new MariaDbOutboxConsoleStore(new ConsoleSql('mariadb', located), connection),
+    sql: (dialect, located, runner, counts) => new SqlOutboxConsoleStore(new ConsoleSql(dialect, located), runner, counts),
+  });
 }
 
 /** The replay's store (PostgreSQL, SQLite, MariaDB/MySQL): published rows made pending again. */
 export function createSqlReplayStore(connection: SqlConnection, table: OutboxTableArgument): ReplayStore {
+  return operatorStore(connection, table, {
+    mariadb: (located) => new MariaDbReplayStore(new ReplaySql('mariadb', located), connection),
+    sql: (dialect, located, runner, counts) => new SqlReplayStore(new ReplaySql(dialect, located), runner, counts),
+  });
+}
+
+/**
+ * An operator's store on the connection's database. MariaDB's runs its statements its own way; on
+ * PostgreSQL it also counts the rows the WAL stream holds (they are in no pending count).
+ */
+function operatorStore<T>(
+  connection: SqlConnection,
+  table: OutboxTableArgument,
+  make: {
+    mariadb: (located: OutboxTable) => T;
+    sql: (dialect: 'postgres' | 'sqlite', located: OutboxTable, runner: SqlRunner, streamed?: StreamedCounts) => T;
+  },
+): T {
   const type = driverTypeOf(connection.dialect);
   const located = OutboxTable.on(type, table);
-  if (isMariaDb(type)) return new MariaDbReplayStore(new ReplaySql('mariadb', located), connection);
+  if (isMariaDb(type)) return make.mariadb(located);
   if (type !== 'postgres' && type !== 'better-sqlite3') throw new OutboxConfigurationError(consoleUnsupportedDatabase(type));
   const runner = connection.runner();
-  if (type === 'postgres') return new SqlReplayStore(new ReplaySql('postgres', located), runner, new StreamedCounts(located, runner));
-  return new SqlReplayStore(new ReplaySql('sqlite', located), runner);
+  if (type === 'postgres') return make.sql('postgres', located, runner, new StreamedCounts(located, runner));
+  return make.sql('sqlite', located, runner);
 }
 
 function isMariaDb(driverType: string): boolean {

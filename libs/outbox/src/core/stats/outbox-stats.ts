@@ -1,26 +1,14 @@
 import type { PausedDestination } from '../console/outbox-console.port';
+import type { DestinationCounts } from './outbox-stats.port';
 
-/** The outbox as an operator sees it: one destination (a topic, queue or subject on one transport). */
-export interface OutboxDestinationStats {
-  transport: string;
-  destination: string;
-  /** Rows not yet acknowledged by the broker, including those in flight and waiting for a retry. */
-  pending: number;
-  /** Pending rows a relay is publishing right now (held under a live lease). */
-  inFlight: number;
-  /** Pending rows that failed at least once and wait for their next attempt. */
-  retrying: number;
-  /** Rows that used up their attempts; they wait for `OutboxAdmin.requeue` or `discard`. */
-  dead: number;
-  /** Rows published in the last 60 s (0 with `cleanup.deleteOnPublish`, which keeps no published rows). */
-  publishedLastMinute: number;
-  /** Rows published in the last hour (0 with `cleanup.deleteOnPublish`). */
-  publishedLastHour: number;
-  /** Lag: age in milliseconds of the oldest pending row, from its insert; `null` when nothing is pending. */
-  oldestPendingAgeMs: number | null;
+/**
+ * The outbox as an operator sees it: one destination (a topic, queue or subject on one transport),
+ * with the store's counts and, instead of an age, when a row was last published.
+ */
+export type OutboxDestinationStats = Omit<DestinationCounts, 'lastPublishedAgoMs'> & {
   /** When a row was last published, looking back one hour; `null` when none was. */
   lastPublishedAt: Date | null;
-}
+};
 
 /** What this instance's relay last did (`null` times until it has done it once). */
 export interface RelayActivity {

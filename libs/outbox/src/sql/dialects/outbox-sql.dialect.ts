@@ -1,6 +1,6 @@
 import type { OutboxPartitioning } from '../../core/partitioning/outbox-partitioning';
 import type { SqlStatement } from '../../core/sql-connection.port';
-import type { NewOutboxMessage } from '../../core/outbox-message';
+import type { NewOutboxMessage, RoutedEvent } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
 import { notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
@@ -114,15 +114,8 @@ export function claimedColumns(alias?: string): string {
     ${c}error_history AS "errorHistory"`;
 }
 
-export interface OutboxRowRecord {
+export interface OutboxRowRecord extends RoutedEvent {
   position: string | number;
-  id: string;
-  type: string;
-  version: number;
-  aggregateType: string;
-  aggregateId: string;
-  transport: string;
-  destination: string;
   occurredAt: string | Date;
   correlationId: string | null;
   causationId: string | null;
@@ -175,4 +168,20 @@ export abstract class BaseOutboxDialect {
   dropTable(): string[] {
     return [`DROP TABLE IF EXISTS ${this.table.quoted()}`];
   }
+}
+
+/**
+ * The relay's indexes on PostgreSQL and SQLite, each partial on the statuses it serves (MariaDB has
+ * no partial indexes and keeps its own).
+ */
+export function partialIndexes(table: string, part: (suffix: string) => string): string[] {
+  return [
+    // The claim scan reads pending rows only, in position order.
+    `CREATE INDEX ${part('pending_idx')} ON ${table} (position) WHERE status = 'pending'`,
+    // The ordering rule looks up earlier unpublished rows of one aggregate and destination.
+    `CREATE INDEX ${part('unpublished_aggregate_idx')} ON ${table} (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
+    // Cleanup deletes the oldest settled rows in small batches.
+    `CREATE INDEX ${part('published_idx')} ON ${table} (published_at) WHERE status = 'published'`,
+    `CREATE INDEX ${part('dead_idx')} ON ${table} (dead_at) WHERE status IN ('dead', 'discarded')`,
+  ];
 }

@@ -1,7 +1,7 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type InsertOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
+import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, partialIndexes, type DialectOptions, type InsertOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
@@ -183,14 +183,8 @@ ${COLUMNS},
       // The schema is made if missing, never dropped: it may hold other tables.
       ...(this.table.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${this.table.schema}"`]),
       ...table,
-      // On a partitioned table each index below is made on every partition, present and future.
-      // The claim scan reads pending rows only, in position order.
-      `CREATE INDEX ${part('pending_idx')} ON ${t} (position) WHERE status = 'pending'`,
-      // The ordering rule looks up earlier unpublished rows of one aggregate and destination.
-      `CREATE INDEX ${part('unpublished_aggregate_idx')} ON ${t} (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
-      // Cleanup deletes the oldest settled rows in small batches.
-      `CREATE INDEX ${part('published_idx')} ON ${t} (published_at) WHERE status = 'published'`,
-      `CREATE INDEX ${part('dead_idx')} ON ${t} (dead_at) WHERE status IN ('dead', 'discarded')`,
+      // On a partitioned table each index is made on every partition, present and future.
+      ...partialIndexes(t, part),
       // Destinations an operator paused; read by every claim.
       createPausedTable(this.table, 'postgres'),
     ];

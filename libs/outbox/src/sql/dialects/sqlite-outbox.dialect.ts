@@ -1,7 +1,7 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
+import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, partialIndexes, type DialectOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
@@ -126,10 +126,7 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         created_at varchar(30) NOT NULL DEFAULT (${NOW}),
         published_at varchar(30),
         dead_at varchar(30))`,
-      `CREATE INDEX ${part('pending_idx')} ON ${t} (position) WHERE status = 'pending'`,
-      `CREATE INDEX ${part('unpublished_aggregate_idx')} ON ${t} (aggregate_type, aggregate_id, transport, destination, position) WHERE status IN ('pending', 'dead')`,
-      `CREATE INDEX ${part('published_idx')} ON ${t} (published_at) WHERE status = 'published'`,
-      `CREATE INDEX ${part('dead_idx')} ON ${t} (dead_at) WHERE status IN ('dead', 'discarded')`,
+      ...partialIndexes(t, part),
       createPausedTable(this.table, 'sqlite'),
     ];
   }
