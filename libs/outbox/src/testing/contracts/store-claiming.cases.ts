@@ -94,8 +94,13 @@ export const CLAIMING_CASES: StoreCase[] = [
       const behind = contractMessage({ aggregateId: 'a' });
       const other = contractMessage({ aggregateId: 'b' });
       const soon = contractMessage({ aggregateId: 'c', delayMs: SHORT_MS });
+      const writing = Date.now();
       await context.write([delayed, behind, other, soon]);
-      assert.deepEqual((await context.claim('relay-1', 10)).ids, [other.id]);
+      const first = (await context.claim('relay-1', 10)).ids;
+      // On a slow machine the short delay may be over by the first claim: only then may it be in it.
+      const soonDue = Date.now() - writing >= SHORT_MS;
+      assert.deepEqual(first.filter((id) => id !== soon.id || !soonDue), [other.id]);
+      if (first.includes(soon.id)) return;
       const later = await waitUntil('the short delay to pass', async () => {
         const claim = await context.claim('relay-1', 10);
         return claim.messages.length > 0 && claim;
