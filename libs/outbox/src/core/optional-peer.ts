@@ -24,7 +24,10 @@ export function loadOptionalPeers<T extends unknown[]>(packageNames: { [K in key
   return loaded as T;
 }
 
-/** One optional peer an `OutboxModule` option needs: the error names the package and the option. */
-export function loadOptional<T>(packageName: string, option: string): T {
-  return loadOptionalPeers<[T]>([packageName], () => missingOptionalPackage(packageName, option))[0];
+/**
+ * One optional peer an `OutboxModule` option needs: the error names the package and the option, and
+ * `otherwise` (default: turn the option off) for an option that has no "off", such as `delivery`.
+ */
+export function loadOptional<T>(packageName: string, option: string, otherwise?: string): T {
+  return loadOptionalPeers<[T]>([packageName], () => missingOptionalPackage(packageName, option, otherwise))[0];
 }

@@ -14,8 +14,9 @@ describe('OutboxMessageFactory', () => {
     expect(factory.create(draft)[0]).toMatchObject({ transport: 'default', destination: 'fallback' });
   });
 
-  it('fails naming the event when no destination is known', () => {
+  it('fails naming the event when no destination is known, and points at add\'s own topic first', () => {
     expect(() => new OutboxMessageFactory({}, ids).create(draft)).toThrow(/"orders.order-placed"/);
+    expect(() => new OutboxMessageFactory({}, ids).create(draft)).toThrow(/OutboxPublisher\.add\(tx, \{ \.\.\., topic: 'orders' \}\) for this event/);
   });
 
   it.each([

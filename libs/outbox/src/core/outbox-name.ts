@@ -27,3 +27,12 @@ export function validateOutboxName(name: unknown, option = 'name'): string | und
 export function namedOutboxToken(label: string, name: string): symbol {
   return Symbol.for(`nest-outbox:${name}:${label}`);
 }
+
+/**
+ * What a log line of an outbox's relay or stream adds to say which outbox it is (` of outbox "eu"`),
+ * so that the startup lines of an app with several tell them apart; nothing for the outbox declared
+ * without a name, whose lines stay as an app with one outbox has them.
+ */
+export function ofOutbox(name: string | undefined): string {
+  return name === undefined ? '' : ` of outbox "${name}"`;
+}

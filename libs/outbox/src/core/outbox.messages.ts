@@ -49,7 +49,8 @@ export const invalidDestination = (eventType: string, aggregateType: string, des
 
 export const noDestination = (eventType: string, aggregateType: string) =>
   `No destination for event "${eventType}" of aggregate "${aggregateType}". ` +
-  `Set { topic } in @PublishesEvents or @OutboxEvent, or set "defaultTopic" / "resolveTopic" in OutboxModule options.`;
+  `Give it a topic: OutboxPublisher.add(tx, { ..., topic: 'orders' }) for this event, { topic } in @PublishesEvents or @OutboxEvent, ` +
+  `or "defaultTopic" / "resolveTopic" in the OutboxModule options.`;
 
 export const invalidDecoratorOption = (decorator: string, target: string, option: string, got: unknown) =>
   `@${decorator}() on ${target}: option "${option}" must be a non-empty string without control characters, got ${describe(got)}.`;
@@ -192,9 +193,10 @@ function describe(value: unknown): string {
   return String(value);
 }
 
-export const missingOptionalPackage = (packageName: string, option: string) =>
+/** `otherwise` is what to do instead of installing it; by default, turn the option off. */
+export const missingOptionalPackage = (packageName: string, option: string, otherwise = `turn "${option}" off`) =>
   `OutboxModule option "${option}" needs the package "${packageName}", which is not installed. ` +
-  `Run "npm install ${packageName}", or turn "${option}" off.`;
+  `Run "npm install ${packageName}", or ${otherwise}.`;
 
 export const metricAlreadyRegistered = (name: string) =>
   `Cannot register the outbox metric "${name}": a metric of that name is already in the prom-client registry ` +

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { OutboxConfigurationError } from '../core/outbox.errors';
+import { ofOutbox } from '../core/outbox-name';
 import { listenerWouldHoldThePool, outboxTableUnreadable, unacknowledgedTransport } from '../core/outbox.messages';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxRelay, type BatchOutcome } from '../core/outbox-relay';
@@ -85,7 +86,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     checkTransportOptions(this.options);
     const gate = new OutboxRelayStartGate(OutboxRelayStartGate.resolve(this.options.relayStart), this.adapterHost, () => this.begin());
     if (!this.settings.relay) {
-      this.logger.log(`Relay disabled on this instance (relay: false); rows are written to "${OutboxTable.of(this.extras)}" only.`);
+      this.logger.log(`Relay${ofOutbox(this.extras.name)} disabled on this instance (relay: false); rows are written to "${OutboxTable.of(this.extras)}" only.`);
       return;
     }
     // After the probe's await: the in-process handlers were discovered by then (a synchronous
@@ -113,7 +114,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     // Notifications that arrive before the relay starts find no relay: its first round reads them.
     const wakeUps = await this.listenForCommits();
     this.logger.log(
-      `Relay ${relayId} publishing "${OutboxTable.of(this.extras)}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
+      `Relay ${relayId}${ofOutbox(this.extras.name)} publishing "${OutboxTable.of(this.extras)}" through ${describeTransports(this.transports)}: poll every ${pollIntervalMs} ms, ` +
         `batches of ${batchSize} (${maxBatchesInFlight} in flight), lease ${leaseMs} ms; woken ${wakeUps}; ${this.gate.arm()}.`,
     );
   }
@@ -146,7 +147,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     });
     this.observers.activity.running = true;
     this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
-    if (this.gate?.mode !== 'bootstrap') this.logger.log(`Relay ${relayId} started claiming (relayStart: '${this.gate?.mode}').`);
+    if (this.gate?.mode !== 'bootstrap') this.logger.log(`Relay ${relayId}${ofOutbox(this.extras.name)} started claiming (relayStart: '${this.gate?.mode}').`);
     void this.relay.trigger();
   }
 

@@ -28,5 +28,8 @@ export interface PgLogicalReplication {
 
 /** Loaded only when `delivery` is 'wal'; an app in the table mode never needs the package. */
 export function loadPgLogicalReplication(): PgLogicalReplication {
-  return loadOptional<PgLogicalReplication>('pg-logical-replication', 'delivery');
+  return loadOptional<PgLogicalReplication>('pg-logical-replication', 'delivery', WAL_ONLY_PACKAGE_OTHERWISE);
 }
+
+/** `delivery` has no "off": the way around a package the WAL mode needs is the table mode. */
+export const WAL_ONLY_PACKAGE_OTHERWISE = `set delivery: 'table' (the default)`;

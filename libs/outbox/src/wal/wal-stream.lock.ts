@@ -1,5 +1,5 @@
 import { loadOptional } from '../core/optional-peer';
-import type { ReplicationConnectionConfig } from './pg-logical-replication.loader';
+import { WAL_ONLY_PACKAGE_OTHERWISE, type ReplicationConnectionConfig } from './pg-logical-replication.loader';
 
 /** The part of `pg`'s Client the lock uses. */
 interface LockClient {
@@ -46,7 +46,7 @@ export class WalStreamLock {
   }
 
   private async waitForLock(): Promise<void> {
-    const { Client } = loadOptional<{ Client: new (config: object) => LockClient }>('pg', 'delivery');
+    const { Client } = loadOptional<{ Client: new (config: object) => LockClient }>('pg', 'delivery', WAL_ONLY_PACKAGE_OTHERWISE);
     // keepAlive: the connection idles for as long as the instance streams; a peer that vanished is found by TCP.
     const client = new Client({ ...this.connection, application_name: 'nest-outbox-wal-lock', keepAlive: true });
     this.client = client;

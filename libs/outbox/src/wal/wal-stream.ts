@@ -23,7 +23,7 @@ import { replicationConnection } from './replication-connection';
 import { TableOverflow } from './table-overflow';
 import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag, type WalSlotMade } from './wal-slot.setup';
 import { registerWalSlotMetrics } from './wal-slot.metrics';
-import { DEFAULT_OUTBOX_NAME } from '../core/outbox-name';
+import { DEFAULT_OUTBOX_NAME, ofOutbox } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
 import { WalStreamLock } from './wal-stream.lock';
 import { WalSlotWatch } from './wal-slot.watch';
@@ -181,7 +181,7 @@ export class WalStream implements DeliveryStream {
   start(): void {
     if (!this.lock) return;
     const { slot, table } = this.config;
-    this.config.logger.log(`WAL relay streaming slot "${slot.slotName}" (publication "${slot.publicationName}") of "${OutboxTable.of(table)}".`);
+    this.config.logger.log(`WAL relay${ofOutbox(table.name)} streaming slot "${slot.slotName}" (publication "${slot.publicationName}") of "${OutboxTable.of(table)}".`);
     // Connected now, while standing by: a takeover then publishes at once.
     for (const transport of new Set(this.transports.values())) void transport.connect?.().catch(() => undefined);
     this.read();
