@@ -116,7 +116,17 @@ describe('OutboxReplay', () => {
     await expect(refused).rejects.toThrow(/WAL delivery mode .* keeps no row of what it published.*Replay them from the broker/);
     const some = rowsStore(2, { streamed: true });
     const outcome = await new OutboxReplay(some.store, noWait).replay({ filter: { type: 'x' }, reason: 'lost' });
-    expect(outcome).toMatchObject({ replayed: 2, note: expect.stringContaining('only the messages it sent through the table') });
+    expect(outcome).toMatchObject({ replayed: 2, note: expect.stringContaining('were replayed, not every message the stream published') });
+    // Rows a pause held are there too, and are no failed publish.
+    expect(outcome.note).toMatch(/moved to the outbox table \(a publish that failed, a destination that was paused, or a later message of an aggregate held there\)/);
+  });
+
+  it('says "would be replayed" on a dry run in the WAL mode, where nothing was replayed', async () => {
+    const some = rowsStore(2, { streamed: true });
+    const outcome = await new OutboxReplay(some.store, noWait).replay({ filter: { type: 'x' }, reason: 'lost', dryRun: true });
+    expect(outcome).toMatchObject({ matched: 2, replayed: 0, dryRun: true });
+    expect(outcome.note).toMatch(/would be replayed, not every message the stream published\.$/);
+    expect(outcome.note).not.toMatch(/were replayed/);
   });
 
   it('says why one message asked for by id is not replayed: missing (not-found) or not published (conflict)', async () => {

@@ -80,7 +80,7 @@ export class OutboxReplay {
     const streamed = await this.store.streamedMessagesExist();
     if (matched === 0 && filter.id !== undefined) await this.explainMissing(filter.id);
     if (matched === 0 && streamed) throw new ConsoleError(walKeepsNoRows(), 'conflict', 'delivery');
-    const note = streamed ? walRowsOnly() : null;
+    const note = streamed ? walRowsOnly(request.dryRun === true) : null;
     if (request.dryRun || matched === 0) {
       return { matched, replayed: 0, waiting: 0, dryRun: request.dryRun === true, replayId: null, replayedAt: null, heldUntil: null, note };
     }

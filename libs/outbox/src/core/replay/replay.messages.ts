@@ -19,12 +19,17 @@ export const replayNotPublished = (id: string, status: string) =>
   `Message "${id}" is ${status}, not published: a replay re-publishes published messages. ` +
   (status === 'dead' ? 'Requeue a dead message instead ("nest-outbox dead requeue <id>", or Requeue in the console).' : 'It is still on its way, or was given up (discarded).');
 
+/** Why the WAL mode has rows at all: what its stream moved to the table instead of publishing it. */
+const MOVED_TO_TABLE =
+  'the messages the WAL mode moved to the outbox table (a publish that failed, a destination that was paused, ' +
+  'or a later message of an aggregate held there)';
+
 export const walKeepsNoRows = () =>
   'No published message of the outbox table matches, and this database streams the outbox through the WAL delivery mode ' +
   "(delivery: 'wal'), which keeps no row of what it published: those messages exist only in the consumers and the broker, and cannot be " +
   're-published from here. Replay them from the broker (a Kafka consumer group reset, for instance), or have the producer record the events again. ' +
-  'Only messages the WAL mode sent through the table (after a failed publish) can be replayed, and none matches this filter.';
+  `Only ${MOVED_TO_TABLE} can be replayed, and none matches this filter.`;
 
-export const walRowsOnly = () =>
-  'This database streams the outbox through the WAL delivery mode, which keeps no row of what it streamed: only the messages it sent ' +
-  'through the table (after a failed publish) were replayed, not every message the stream published.';
+export const walRowsOnly = (dryRun: boolean) =>
+  'This database streams the outbox through the WAL delivery mode, which keeps no row of what it streamed: only ' +
+  `${MOVED_TO_TABLE} ${dryRun ? 'would be replayed' : 'were replayed'}, not every message the stream published.`;

@@ -84,7 +84,10 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
         RETURNING ${claimedColumns('m')}`,
       markPublished: options.deleteOnPublish
         ? `DELETE FROM ${t} WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND ${stillPending()} RETURNING position`
-        : `UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+        : // A last error with no error history is the WAL mode's note of why it moved the row to the
+          // table ("Held because …"), not a failure: it goes once the row is out. Failures stay.
+          `UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+             last_error = CASE WHEN error_history IS NULL THEN NULL ELSE last_error END
            WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND ${stillPending()}
            RETURNING position`,
       markFailed: `
