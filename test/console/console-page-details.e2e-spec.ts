@@ -7,7 +7,8 @@ import { waitFor } from '../support/wait-for';
  * The console page in Chromium (SQLite, refreshing every second, pages of at most 100 rows): what an
  * operator met — pages opened and lost at the next refresh, rows of a refused filter left standing,
  * a published row's old error in red, a dialog whose buttons a long history pushed out of view, a
- * 404 for the icon, and the poison section refreshing on a timer of its own.
+ * 404 for the icon, the poison section refreshing on a timer of its own, and a disabled Discard that
+ * still looked red and clickable.
  */
 describe('Outbox console page in Chromium: paging, filters, history and refresh details (SQLite)', () => {
   let h: ConsoleHarness;
@@ -105,6 +106,27 @@ describe('Outbox console page in Chromium: paging, filters, history and refresh 
       const box = (await page.locator(button).boundingBox())!;
       expect(box.y + box.height).toBeLessThanOrEqual(viewport.height);
     }
+  });
+
+  it('shows a Discard it cannot use as disabled (grey, not-allowed cursor), and a usable one in red', async () => {
+    const [published, dead] = await h.add([message('p-2'), message('d-2')]);
+    await h.dataSource.query(`UPDATE outbox_messages SET status = 'published', published_at = created_at, attempts = 1 WHERE id = ?`, [published]);
+    await h.dataSource.query(`UPDATE outbox_messages SET status = 'dead', dead_at = created_at, attempts = 7, last_error = 'broker down' WHERE id = ?`, [dead]);
+    const discardFor = async (id: string) => {
+      await page.goto(url);
+      await waitFor('the rows', async () => (await rows()) === 2);
+      await page.locator('#auto-refresh').uncheck();
+      await page.locator(`#messages tbody tr[data-id="${id}"]`).click();
+      await page.locator('#detail').waitFor({ state: 'visible' });
+      // The buttons are set once the message's details arrive.
+      await waitFor('the message’s details', async () => (await page.locator('#detail-fields').textContent())?.includes(id));
+      return page.locator('#detail-discard').evaluate((button) => {
+        const style = (globalThis as unknown as { getComputedStyle(element: unknown): { color: string; cursor: string } }).getComputedStyle(button);
+        return { disabled: (button as unknown as { disabled: boolean }).disabled, color: style.color, cursor: style.cursor };
+      });
+    };
+    expect(await discardFor(published)).toEqual({ disabled: true, color: 'rgb(107, 115, 133)', cursor: 'not-allowed' });
+    expect(await discardFor(dead)).toEqual({ disabled: false, color: 'rgb(180, 35, 24)', cursor: 'pointer' });
   });
 
   it('refreshes the poison section at the page\'s interval, and not while auto-refresh is off', async () => {

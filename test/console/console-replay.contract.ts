@@ -82,7 +82,11 @@ export function consoleReplayContract(database: TestDatabase): void {
     expect((await post(`messages/${one}/replay`, { reason: '   ' }).expect(400)).body).toMatchObject({ field: 'reason' });
     expect((await post('bulk/replay', { reason: 'lost', dryRun: true }).expect(400)).body).toMatchObject({ field: 'filter' });
     expect((await post('bulk/replay', { reason: 'lost', dryRun: true, status: 'dead', type: 'x' }).expect(400)).body).toMatchObject({ field: 'status' });
-    await post('bulk/replay', { dryRun: true, type: 'x' }).expect(400);
+    // Without a reason at all: the answer says it is required, not that it is too long.
+    const required = /^reason is required: a text of at most 500 characters \(it is undefined, not a string\)\./;
+    expect((await post('bulk/replay', { dryRun: true, type: 'x' }).expect(400)).body.message).toEqual([expect.stringMatching(required)]);
+    expect((await post(`messages/${one}/replay`, {}).expect(400)).body.message).toEqual([expect.stringMatching(required)]);
+    expect((await post(`messages/${one}/replay`, { reason: 'x'.repeat(501) }).expect(400)).body.message).toEqual([expect.stringMatching(/\(it has 501 characters, more than 500\)/)]);
 
     // The same from code, through OutboxAdmin: its refusals are OutboxAdminErrors.
     const admin = h.app.get(OutboxAdmin);

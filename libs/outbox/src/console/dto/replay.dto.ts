@@ -1,13 +1,33 @@
-import { IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsOptional, ValidateBy } from 'class-validator';
 import { ConsoleError } from '../../core/console/console.error';
+import { nameProblem } from '../../core/names';
 import type { ReplayFilter } from '../../core/replay/replay.port';
 import { IsStorableText } from './field-checks';
 import { MessageFilterDto, toFilter } from './message-filter.dto';
 
+const MAX_REASON = 500;
+
+/**
+ * The replay's reason, in one check with one message whatever is wrong: separate string and length
+ * checks answered a request without a reason with "must be shorter than or equal to 500 characters".
+ */
+function IsReplayReason(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isReplayReason',
+    validator: {
+      // Blank text and control characters are the replay's own check (OutboxReplay), which names the field.
+      validate: (value) => typeof value === 'string' && value.length <= MAX_REASON,
+      defaultMessage: (args) =>
+        `reason is required: a text of at most ${MAX_REASON} characters (${nameProblem(args?.value, MAX_REASON)}). ` +
+        `It is stored on every replayed message and sent to consumers.`,
+    },
+  });
+}
+
 /** `POST <path>/api/messages/:id/replay`: one published message again, to its destination, with its id. */
 export class ReplayOneDto {
   /** Why; required. Stored on the message (`outbox-replay-reason` header) and sent with it. */
-  @IsString() @MaxLength(500) @IsStorableText() reason: string;
+  @IsReplayReason() @IsStorableText() reason: string;
 }
 
 /**
@@ -15,7 +35,7 @@ export class ReplayOneDto {
  * `published`). `dryRun: true` only counts; `all: true` confirms a replay without any filter.
  */
 export class BulkReplayDto extends MessageFilterDto {
-  @IsString() @MaxLength(500) @IsStorableText() reason: string;
+  @IsReplayReason() @IsStorableText() reason: string;
   @IsBoolean() dryRun: boolean;
   @IsOptional() @IsBoolean() all?: boolean;
 }
