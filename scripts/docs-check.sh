@@ -8,6 +8,8 @@
 # docs/tutorial.md and docs/prisma.md are left out: their blocks are their example app's own files
 # (embedded from examples/tutorial and examples/prisma by `npm run docs:verify`, and compiled by
 # test/tutorial and test/examples, which build apps from them), and import each other by relative paths.
+# docs/several-outboxes.md is compiled here except its blocks of examples/several-outboxes, marked
+# `<!-- ts-docs-verifier:ignore -->` for the same reason (test/examples/several-outboxes-app builds them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -22,7 +22,8 @@ fi
 echo "── Node $(node --version)"
 
 npm run --silent typecheck
-# docs/tutorial.md's code blocks are the tutorial app's files (test/tutorial builds and runs that app).
+# The code blocks of docs/tutorial.md, docs/prisma.md and docs/several-outboxes.md are their example apps' files
+# (test/tutorial and test/examples build and run those apps).
 npm run --silent docs:verify
 
 services=(postgres mariadb kafka rabbitmq nats redis mqtt)
