@@ -63,6 +63,11 @@ describe('docs/several-outboxes.md as an app', () => {
     expect(installs.filter((line) => line.dev).flatMap((line) => line.names).sort()).toEqual(added(manifest.devDependencies));
     expect(added(manifest.dependencies)).toEqual(expect.arrayContaining(['pg-logical-replication', 'kafkajs', '@nestjs/microservices']));
     expect(added(manifest.devDependencies)).toEqual(['@types/pg']);
+    // The versions the repository is tested with, and the page's install lines pin those too.
+    const tested: Record<string, string> = { ...readManifest(root).dependencies, ...readManifest(root).devDependencies };
+    const pinned = Object.entries({ ...manifest.dependencies, ...manifest.devDependencies }).filter(([name]) => name !== '@nest-outbox/outbox');
+    expect(Object.fromEntries(pinned.map(([name]) => [name, tested[name]]))).toEqual(Object.fromEntries(pinned));
+    for (const [name, version] of pinned.filter(([name]) => !nestNew.includes(name))) expect(page).toContain(`${name}@${version}`);
   });
 
   it('publishes each outbox’s event from its own database, says which outbox each startup line is about, and leaves the WAL outbox’s table empty', async () => {
