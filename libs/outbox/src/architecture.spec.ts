@@ -160,9 +160,9 @@ describe('the data-layer write path loads no ORM up front', () => {
     expect(packages.filter((name) => /^(typeorm|@nestjs\/|kysely|drizzle-orm|@prisma\/|@mikro-orm\/|pg$)/.test(name))).toEqual([]);
   });
 
-  it('adapters/ loads kysely and drizzle-orm only lazily, and nothing else of the layers', () => {
+  it('adapters/ loads kysely, drizzle-orm and typeorm only lazily, and nothing else of the layers', () => {
     const packages = [...new Set(['data-layer-transaction.ts', 'data-layer-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'adapters', file))]))].sort();
-    expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/mysql-core', 'lazy:drizzle-orm/pg-core', 'lazy:kysely']);
+    expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/mysql-core', 'lazy:drizzle-orm/pg-core', 'lazy:kysely', 'lazy:typeorm']);
   });
 });
 

@@ -1,15 +1,18 @@
 import { OutboxWriteError } from '../core/outbox.errors';
 import { notInTransaction, unknownTransaction } from '../sql/sql-outbox.messages';
 import { isSqlTransaction, type SqlTransaction } from '../core/sql-transaction.port';
+import { PLAIN_DATA_LAYER_OPTIONS, type DataLayerAdapter, type DataLayerOptions } from './data-layer.port';
 import { drizzleTransaction, isDrizzle, type DrizzleTransactionLike } from './drizzle/drizzle-transaction';
 import { isKysely, kyselyTransaction, type KyselyTransactionLike } from './kysely/kysely-transaction';
 import { isMikroOrmEntityManager, mikroOrmTransaction, type MikroOrmEntityManagerLike } from './mikro-orm/mikro-orm-transaction';
 import { isPgClient, isPgPool, pgTransaction, type PgClientLike } from './pg/pg-transaction';
 import { isPrismaClient, prismaTransaction, type PrismaTransactionLike } from './prisma/prisma-transaction';
+import { typeOrmDataLayer } from './typeorm/typeorm-transaction';
 
 /**
  * A transaction of a data layer other than TypeORM, as its own API hands it out. Typed by shape:
  * the library imports none of these packages' types, so an app needs only the layer it uses.
+ * (TypeORM's EntityManager is accepted too: the methods that take it name its type apart.)
  */
 export type OutboxDataLayerTransaction =
   | PrismaTransactionLike
@@ -20,20 +23,13 @@ export type OutboxDataLayerTransaction =
   | SqlTransaction;
 
 /**
- * The data layers a transaction object is recognized as, by shape (an app may load its own copy of
- * each package, so no `instanceof`): one entry each, tried in this order. Where shapes overlap the
- * narrower test goes first: a MikroORM EntityManager also has `execute`, so it comes before Drizzle.
- * A new data layer is one more entry here (and its adapter folder beside this file).
+ * The data layers a transaction object is recognized as, by shape: one entry each, tried in this
+ * order. Where shapes overlap the narrower test goes first: a MikroORM EntityManager also has
+ * `execute`, so it comes before Drizzle. A new data layer is one more entry here (and its adapter
+ * folder beside this file).
  */
-interface DataLayerEntry {
-  /** How the refusal of an unknown object names this layer, and where it stands in that list (not in the order of the tests). */
-  readonly listed?: { readonly as: string; readonly at: number };
-  matches(value: object): boolean;
-  /** The layer's `SqlTransaction`, or a refusal naming what to pass instead (outside a transaction). */
-  toSql(value: object): SqlTransaction;
-}
-
-const DATA_LAYERS: readonly DataLayerEntry[] = [
+const DATA_LAYERS: readonly DataLayerAdapter[] = [
+  typeOrmDataLayer,
   { listed: { as: 'your own SqlTransaction ({ dialect, layer, query })', at: 7 }, matches: isSqlTransaction, toSql: (value) => value as SqlTransaction },
   { listed: { as: 'a Prisma interactive transaction client (prisma.$transaction(async (tx) => ...))', at: 2 }, matches: isPrismaClient, toSql: (value) => prismaTransaction(value as PrismaTransactionLike) },
   { listed: { as: 'a Kysely Transaction (db.transaction().execute(async (trx) => ...))', at: 4 }, matches: isKysely, toSql: (value) => kyselyTransaction(value as KyselyTransactionLike) },
@@ -49,13 +45,13 @@ const DATA_LAYERS: readonly DataLayerEntry[] = [
   },
 ];
 
-/** What a transaction argument may be, for the refusal of anything else: TypeORM's (the publisher tells it apart first), then the entries'. */
-export const ACCEPTED_TRANSACTIONS: readonly string[] = [
-  'a TypeORM EntityManager in a transaction',
-  ...DATA_LAYERS.flatMap((entry) => (entry.listed ? [entry.listed] : []))
-    .sort((a, b) => a.at - b.at)
-    .map((listed) => listed.as),
-];
+/** What a transaction argument may be, for the refusal of anything else. */
+export const ACCEPTED_TRANSACTIONS: readonly string[] = DATA_LAYERS.flatMap((entry) => (entry.listed ? [entry.listed] : []))
+  .sort((a, b) => a.at - b.at)
+  .map((listed) => listed.as);
+
+/** A module's way from any data layer's transaction object to the writer's `SqlTransaction`: `toSqlTransaction` with its options. */
+export type SqlTransactionOf = (transaction: unknown) => SqlTransaction;
 
 /** Whether `value` looks like a transaction of one of the data layers above (checked further by `toSqlTransaction`). */
 export function isDataLayerTransaction(value: unknown): value is OutboxDataLayerTransaction {
@@ -64,11 +60,12 @@ export function isDataLayerTransaction(value: unknown): value is OutboxDataLayer
 
 /**
  * The `SqlTransaction` of a data layer's transaction object, found by its shape. Refuses an object
- * that is not inside a transaction, and one of no known layer, listing what is accepted.
+ * that is not inside a transaction, and one of no known layer, listing what is accepted. Without a
+ * module's `options`, statements run plain and no transaction is followed.
  */
-export function toSqlTransaction(value: unknown): SqlTransaction {
+export function toSqlTransaction(value: unknown, options: DataLayerOptions = PLAIN_DATA_LAYER_OPTIONS): SqlTransaction {
   const entry = value !== null && typeof value === 'object' ? DATA_LAYERS.find((candidate) => candidate.matches(value)) : undefined;
-  if (entry) return entry.toSql(value as object);
+  if (entry) return entry.toSql(value as object, options);
   throw new OutboxWriteError(unknownTransaction(describe(value), ACCEPTED_TRANSACTIONS));
 }
 

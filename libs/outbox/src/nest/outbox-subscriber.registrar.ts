@@ -3,10 +3,10 @@ import type { DataSource } from 'typeorm';
 import { OutboxEntitySubscriber } from '../typeorm/outbox-entity.subscriber';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
-import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
+import type { SqlTransactionOf } from '../adapters/data-layer-transaction';
 import { serializeSqliteTransactions } from '../typeorm/sqlite/serialized-transactions';
 import { guardUnchangedSaves } from '../typeorm/unchanged-save.guard';
-import { OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_TRACKER, OUTBOX_TRANSACTION_OF, OUTBOX_WRITER } from './outbox.constants';
 import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import { OutboxRelayHost } from './outbox-relay.host';
 
@@ -22,7 +22,7 @@ export class OutboxSubscriberRegistrar implements OnModuleInit, OnModuleDestroy,
   constructor(
     @Inject(OUTBOX_DATA_SOURCE) private readonly dataSource: DataSource | null,
     @Inject(OUTBOX_WRITER) private readonly writer: SqlOutboxWriter,
-    @Inject(OUTBOX_TYPEORM_TRANSACTION) private readonly transactionOf: TypeOrmTransactionOf,
+    @Inject(OUTBOX_TRANSACTION_OF) private readonly transactionOf: SqlTransactionOf,
     @Inject(OUTBOX_TRACKER) private readonly tracker: OutboxTransactionTracker,
     private readonly relayHost: OutboxRelayHost,
     @Inject(OUTBOX_DELIVERY) private readonly delivery: DeliveryPlan,

@@ -1,6 +1,6 @@
 import type { Provider } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
-import { typeOrmTransaction, type TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
+import { toSqlTransaction, type SqlTransactionOf } from '../adapters/data-layer-transaction';
+import type { DataLayerOptions } from '../adapters/data-layer.port';
 import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTracingHost } from './observe/outbox-tracing.host';
@@ -10,7 +10,7 @@ import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tra
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxRelayHost } from './outbox-relay.host';
-import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_STREAM, OUTBOX_TRACKER, OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_STREAM, OUTBOX_TRACKER, OUTBOX_TRANSACTION_OF, OUTBOX_WRITER } from './outbox.constants';
 import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
@@ -39,12 +39,12 @@ export const outboxWriterProvider: Provider = {
     }),
 };
 
-/** How the subscriber and `OutboxPublisher.add(manager, …)` hand the writer a TypeORM transaction. */
-export const outboxTypeOrmTransactionProvider: Provider = {
-  provide: OUTBOX_TYPEORM_TRANSACTION,
+/** How the subscriber and `OutboxPublisher.add` hand the writer a transaction of any data layer: with the module's tracker and settings. */
+export const outboxTransactionOfProvider: Provider = {
+  provide: OUTBOX_TRANSACTION_OF,
   inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER],
-  useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker): TypeOrmTransactionOf => {
-    const options = { tracker, preparedStatements: settings.preparedStatements };
-    return (manager: EntityManager) => typeOrmTransaction(manager, options);
+  useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker): SqlTransactionOf => {
+    const options: DataLayerOptions = { preparedStatements: settings.preparedStatements, followed: tracker };
+    return (transaction) => toSqlTransaction(transaction, options);
   },
 };

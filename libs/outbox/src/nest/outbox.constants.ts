@@ -9,8 +9,8 @@ export const OUTBOX_OPENED_CONNECTION = Symbol('outbox:opened-connection');
 /** The one `SqlOutboxWriter`: every message is written through it, whatever the data layer and the delivery mode. */
 export const OUTBOX_WRITER = Symbol('outbox:writer');
 export const OUTBOX_TRACKER = Symbol('outbox:tracker');
-/** `(manager) => SqlTransaction`: a TypeORM EntityManager as the writer's transaction, with the module's tracker and settings. */
-export const OUTBOX_TYPEORM_TRANSACTION = Symbol('outbox:typeorm-transaction');
+/** `SqlTransactionOf`: any data layer's transaction (a TypeORM EntityManager too) as the writer's, with the module's tracker and settings. */
+export const OUTBOX_TRANSACTION_OF = Symbol('outbox:transaction-of');
 export const OUTBOX_OBSERVABILITY = Symbol('outbox:observability');
 /** The delivery's `DeliveryStream` (the WAL mode's slot stream), or `null` in the table mode. */
 export const OUTBOX_STREAM = Symbol('outbox:stream');

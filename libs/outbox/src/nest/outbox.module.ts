@@ -34,7 +34,7 @@ import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { InProcessHandlersExplorer } from './in-process/in-process-handlers.explorer';
 import { checkTransportOptions } from './outbox-transports.resolver';
-import { outboxTypeOrmTransactionProvider, outboxWriterProvider } from './outbox-writer.provider';
+import { outboxTransactionOfProvider, outboxWriterProvider } from './outbox-writer.provider';
 import { OutboxStreamHost } from './outbox-stream.host';
 import { outboxStreamProvider } from './outbox-stream.provider';
 import { OutboxWalHealthIndicator } from './observe/outbox-wal.health-indicator';
@@ -86,7 +86,7 @@ import { outboxRegistrationProvider } from './named/outbox-registration.provider
     OutboxConnectionHost,
     { provide: OUTBOX_TRACKER, useFactory: () => new OutboxTransactionTracker() },
     outboxWriterProvider,
-    outboxTypeOrmTransactionProvider,
+    outboxTransactionOfProvider,
     OutboxRelayHost,
     outboxStreamProvider,
     OutboxStreamHost,

@@ -3,12 +3,10 @@ import type { EntityManager } from 'typeorm';
 import { OutboxWriteError } from '../core/outbox.errors';
 import { noAmbientTransaction } from '../core/outbox.messages';
 import type { OutboxMessageInput } from '../core/outbox-message-input';
-import { isDataLayerTransaction, toSqlTransaction, type OutboxDataLayerTransaction } from '../adapters/data-layer-transaction';
-import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
+import { isDataLayerTransaction, type OutboxDataLayerTransaction, type SqlTransactionOf } from '../adapters/data-layer-transaction';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
-import type { SqlTransaction } from '../core/sql-transaction.port';
 import { AmbientTransactionResolver } from './ambient/ambient-transaction.resolver';
-import { OUTBOX_TYPEORM_TRANSACTION, OUTBOX_WRITER } from './outbox.constants';
+import { OUTBOX_TRANSACTION_OF, OUTBOX_WRITER } from './outbox.constants';
 
 /** Adds messages to the outbox inside a transaction you already have, without an aggregate. */
 @Injectable()
@@ -16,7 +14,7 @@ export class OutboxPublisher {
   constructor(
     @Inject(OUTBOX_WRITER) private readonly writer: SqlOutboxWriter,
     private readonly ambient: AmbientTransactionResolver,
-    @Inject(OUTBOX_TYPEORM_TRANSACTION) private readonly typeOrmTransaction: TypeOrmTransactionOf,
+    @Inject(OUTBOX_TRANSACTION_OF) private readonly transactionOf: SqlTransactionOf,
   ) {}
 
   /**
@@ -40,22 +38,15 @@ export class OutboxPublisher {
     managerOrMessages: EntityManager | OutboxDataLayerTransaction | OutboxMessageInput | OutboxMessageInput[],
     messages?: OutboxMessageInput | OutboxMessageInput[],
   ): Promise<string[]> {
-    if (isEntityManager(managerOrMessages)) return this.addThrough(this.typeOrmTransaction, managerOrMessages, messages ?? []);
     // With two arguments the first is a transaction: one of no known layer is refused, not taken for messages.
-    if (messages !== undefined || isDataLayerTransaction(managerOrMessages)) return this.addThrough(toSqlTransaction, managerOrMessages, messages ?? []);
+    if (messages !== undefined || isDataLayerTransaction(managerOrMessages)) return this.addThrough(managerOrMessages, messages ?? []);
     const manager = this.ambient.current();
     if (!manager) return Promise.reject(new OutboxWriteError(noAmbientTransaction()));
-    return this.addThrough(this.typeOrmTransaction, manager, managerOrMessages as OutboxMessageInput | OutboxMessageInput[]);
+    return this.addThrough(manager, managerOrMessages as OutboxMessageInput | OutboxMessageInput[]);
   }
 
   // Async, so that a transaction refused by its adapter rejects the returned promise rather than throwing.
-  private async addThrough<T>(transactionOf: (value: T) => SqlTransaction, value: T, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
-    return this.writer.add(transactionOf(value), messages);
+  private async addThrough(transaction: unknown, messages: OutboxMessageInput | OutboxMessageInput[]): Promise<string[]> {
+    return this.writer.add(this.transactionOf(transaction), messages);
   }
-}
-
-// By shape rather than instanceof: an app may load its own copy of typeorm.
-function isEntityManager(value: unknown): value is EntityManager {
-  const candidate = value as Partial<EntityManager> | undefined;
-  return typeof candidate?.transaction === 'function' && typeof candidate.query === 'function' && candidate.connection !== undefined;
 }

@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { loadDataLayers } from '../adapters/load-data-layer';
-import { typeOrmModeNotInstalled } from '../typeorm/typeorm.messages';
+import { typeOrmModeNotInstalled } from '../adapters/typeorm/typeorm.messages';
 import { loadTypeOrmMode } from './typeorm-mode.loader';
 
 describe('TypeORM as an optional peer', () => {

@@ -1,6 +1,6 @@
 import type * as NestTypeOrm from '@nestjs/typeorm';
 import { loadDataLayers } from '../adapters/load-data-layer';
-import { typeOrmModeNotInstalled } from '../typeorm/typeorm.messages';
+import { typeOrmModeNotInstalled } from '../adapters/typeorm/typeorm.messages';
 
 /**
  * @nestjs/typeorm for a module declared without `connection`, which is the app choosing TypeORM.

@@ -19,7 +19,7 @@ import { pendingEventsOf } from '../core/aggregate-events';
 import type { RecordedEvent } from '../core/recorded-events';
 import { getOutboxEventMetadata, getPublishesEventsOptions, type PublishesEventsOptions } from '../core/event-metadata';
 import type { SqlOutboxWriter } from '../sql/sql-outbox.writer';
-import type { TypeOrmTransactionOf } from '../adapters/typeorm/typeorm-transaction';
+import type { SqlTransactionOf } from '../adapters/data-layer-transaction';
 import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 
 /**
@@ -31,7 +31,7 @@ import type { OutboxTransactionTracker } from './outbox-transaction.tracker';
 export class OutboxEntitySubscriber implements EntitySubscriberInterface {
   constructor(
     private readonly writer: SqlOutboxWriter,
-    private readonly transactionOf: TypeOrmTransactionOf,
+    private readonly transactionOf: SqlTransactionOf,
     private readonly tracker: OutboxTransactionTracker,
     private readonly onCommitted: () => void,
   ) {}

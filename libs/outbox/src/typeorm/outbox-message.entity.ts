@@ -1,7 +1,7 @@
 import type { EntitySchema } from 'typeorm';
 import { DEFAULT_OUTBOX_TABLE, OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
 import type { OutboxMessageStatus } from '../core/outbox-message';
-import { loadTypeOrm } from './typeorm.loader';
+import { loadTypeOrm } from '../adapters/typeorm/typeorm.loader';
 
 export { DEFAULT_OUTBOX_TABLE };
 

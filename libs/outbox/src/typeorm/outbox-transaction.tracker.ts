@@ -1,6 +1,7 @@
 import type { QueryRunner } from 'typeorm';
 import { commitWrittenEvents } from '../core/aggregate-events';
 import type { RecordedEvent } from '../core/recorded-events';
+import type { FollowedTransactions } from '../adapters/data-layer.port';
 
 interface StagedEvents {
   aggregate: object;
@@ -21,7 +22,7 @@ interface TransactionScope {
  * the outermost transaction has committed, and kept when it (or the savepoint that wrote them)
  * rolls back, so that saving the aggregate again writes them again.
  */
-export class OutboxTransactionTracker {
+export class OutboxTransactionTracker implements FollowedTransactions {
   private readonly scopes = new WeakMap<QueryRunner, TransactionScope>();
 
   started(queryRunner: QueryRunner): void {

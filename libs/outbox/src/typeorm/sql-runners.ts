@@ -1,7 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { SqlStatement } from '../core/sql-connection.port';
 import type { SqlRunner } from '../core/sql-connection.port';
-import { runNamed } from './prepared-statements';
+import { runNamed } from '../adapters/typeorm/prepared-statements';
 import type { ConnectionTurns } from './sqlite/connection-turns';
 import { connectionTurnsOf } from './sqlite/serialized-transactions';
 

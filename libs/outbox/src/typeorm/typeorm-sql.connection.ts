@@ -1,19 +1,10 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { OutboxConfigurationError } from '../core/outbox.errors';
-import { unsupportedDatabase } from '../core/outbox.messages';
 import type { SqlStatement } from '../core/sql-connection.port';
 import type { ListenClient, SqlConnection, SqlResult, SqlRunner } from '../core/sql-connection.port';
 import type { SqlDialectName } from '../core/sql-transaction.port';
+import { sqlDialectOf } from '../adapters/typeorm/typeorm-dialect';
 import { runnerFor } from './sql-runners';
-
-/** The TypeORM driver types the outbox runs on, by SQL family. */
-export function sqlDialectOf(driverType: string): SqlDialectName {
-  if (driverType === 'postgres') return 'postgres';
-  if (driverType === 'mariadb' || driverType === 'mysql') return 'mariadb';
-  if (driverType === 'better-sqlite3') return 'sqlite';
-  throw new OutboxConfigurationError(unsupportedDatabase(driverType));
-}
 
 /** A TypeORM data source as the library's `SqlConnection`: TypeORM becomes one data layer among the others. */
 export class TypeOrmSqlConnection implements SqlConnection {

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager, ObjectLiteral } from 'typeorm';
-import { loadTypeOrm } from './typeorm.loader';
+import { loadTypeOrm } from '../adapters/typeorm/typeorm.loader';
 
 type AfterSave = (manager: EntityManager, entity: ObjectLiteral, target?: unknown) => Promise<void>;
 

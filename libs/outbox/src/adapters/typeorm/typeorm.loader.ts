@@ -1,5 +1,5 @@
 import type * as TypeOrm from 'typeorm';
-import { loadDataLayer } from '../adapters/load-data-layer';
+import { loadDataLayer } from '../load-data-layer';
 import { typeOrmNotInstalled } from './typeorm.messages';
 
 /**

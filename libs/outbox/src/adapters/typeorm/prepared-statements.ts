@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import { preparedStatementName } from '../sql/prepared-statement-name';
+import { preparedStatementName } from '../../sql/prepared-statement-name';
 import { loadTypeOrm } from './typeorm.loader';
 
 /** The part of node-postgres' client used here: a query config with a statement name. */
