@@ -1,11 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { describing } from '../core/asyncapi/describe-mode';
 import { OUTBOX_ASYNCAPI, OUTBOX_NAMES, type AsyncApiSource, type OutboxNames } from '../core/asyncapi/asyncapi-source';
 import { DEFAULT_OUTBOX_NAME, namedOutboxToken } from '../core/outbox-name';
 import { toYaml } from '../core/asyncapi/to-yaml';
-import { loadOptional } from '../core/optional-peer';
+import { findOptionalPeer, loadOptional } from '../core/optional-peer';
 import { CliError } from './cli.error';
 import type { CliIo } from './cli-io';
 import { appFailedToStart, appFileFailed, appFileNotFound, missingApp, noModuleExported, noOutboxModule, noSuchOutbox, severalOutboxes, unexpectedArgument } from './cli-asyncapi.messages';
@@ -68,13 +67,9 @@ async function rootModuleOf(path: string, shown: string): Promise<unknown> {
 
 async function describe(path: string, shown: string, rootModule: unknown, outbox: string | undefined, io: CliIo): Promise<unknown> {
   // The app's copy of Nest, so that its module metadata and ours are read by the same code.
-  const fromApp = createRequire(path);
-  let core: { NestFactory: NestFactoryLike };
-  try {
-    core = fromApp('@nestjs/core') as { NestFactory: NestFactoryLike };
-  } catch {
-    core = loadOptional<{ NestFactory: NestFactoryLike }>('@nestjs/core', 'asyncapi (the command loads your Nest app)');
-  }
+  const core =
+    findOptionalPeer<{ NestFactory: NestFactoryLike }>('@nestjs/core', path) ??
+    loadOptional<{ NestFactory: NestFactoryLike }>('@nestjs/core', 'asyncapi (the command loads your Nest app)');
   let context: DescribedApp;
   try {
     // Nest's own log lines go to stderr: stdout carries the document.

@@ -1,5 +1,5 @@
 import { Controller, Inject, Module, UseGuards, type DynamicModule, type MiddlewareConsumer, type NestModule, type Provider, type Type } from '@nestjs/common';
-import { OutboxConfigurationError } from '../core/outbox.errors';
+import { loadOptionalPeers } from '../core/optional-peer';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import { resolveConsoleOptions, type OutboxConsoleOptions } from './outbox-console.options';
 import { OutboxConsoleService } from './outbox-console.service';
@@ -70,12 +70,6 @@ function mountAsyncApiController(path: string, guard: Parameters<typeof UseGuard
 
 // The controller's DTOs need class-validator and class-transformer, which only console users install.
 function loadController(): typeof import('./outbox-console.controller') {
-  for (const name of ['class-validator', 'class-transformer']) {
-    try {
-      require.resolve(name);
-    } catch {
-      throw new OutboxConfigurationError(consoleNeedsPackage(name));
-    }
-  }
+  loadOptionalPeers(['class-validator', 'class-transformer'], ([name]) => consoleNeedsPackage(name));
   return require('./outbox-console.controller') as typeof import('./outbox-console.controller');
 }

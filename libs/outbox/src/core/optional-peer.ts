@@ -1,27 +1,35 @@
+import { createRequire } from 'node:module';
 import { OutboxConfigurationError } from './outbox.errors';
 import { missingOptionalPackage } from './outbox.messages';
 
 /**
  * The one loader of the library's optional peer dependencies (data layers, observability,
- * pg-logical-replication): a package is required the first time a feature that needs it is
- * configured or used, so that an app installs only what it uses. Packages used together load
+ * pg-logical-replication, NATS, validation, @nestjs-cls/transactional…): a package is required the
+ * first time a feature that needs it is configured or used, so that an app installs only what it uses. Packages used together load
  * together, and when some are missing the error names all of them, so that one install fixes it;
  * `missing` words it for the feature that asked.
  */
 export function loadOptionalPeers<T extends unknown[]>(packageNames: { [K in keyof T]: string }, missing: (packageNames: string[]) => string): T {
-  const absent: string[] = [];
-  const loaded = packageNames.map((name) => {
-    try {
-      return require(name) as unknown;
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
-      absent.push(name);
-      return undefined;
-    }
-  });
+  const found = packageNames.map((name) => [name, findOptionalPeer(name)] as const);
+  const absent = found.filter(([, loaded]) => loaded === undefined).map(([name]) => name);
   if (absent.length > 0) throw new OutboxConfigurationError(missing(absent));
-  return loaded as T;
+  return found.map(([, loaded]) => loaded) as T;
+}
+
+/**
+ * An optional peer that the feature asking can do without (or refuses in words of its own): the
+ * package, or `undefined` when it is not installed. A package that is there but fails to load is
+ * thrown, not taken for a missing one. `from`: resolve it from that file (the app's own copy)
+ * rather than from this library.
+ */
+export function findOptionalPeer<T>(packageName: string, from?: string): T | undefined {
+  try {
+    return (from === undefined ? require(packageName) : createRequire(from)(packageName)) as T;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'MODULE_NOT_FOUND' && code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    return undefined;
+  }
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { EnvelopeFormat } from '../core/cloudevents/envelope-options';
 import { bodyOf, type OutgoingMessage } from '../core/outbox-message';
 import type { OutboxTransport } from '../core/outbox-transport.port';
+import { loadOptionalPeers } from '../core/optional-peer';
+import { natsNeedsPackages } from './nats.messages';
 
 export interface JetStreamTransportOptions {
   /** NATS server URL(s), e.g. `nats://127.0.0.1:4222`. */
@@ -98,6 +100,9 @@ let modules: NatsModules | undefined;
 
 // Loaded on first use, so that applications without NATS need neither package.
 function natsModules(): NatsModules {
-  modules ??= { ...require('@nats-io/transport-node'), ...require('@nats-io/jetstream') } as NatsModules;
+  if (!modules) {
+    const [core, jetstream] = loadOptionalPeers<[object, object]>(['@nats-io/transport-node', '@nats-io/jetstream'], (absent) => natsNeedsPackages('JetStreamTransport', absent));
+    modules = { ...core, ...jetstream } as NatsModules;
+  }
   return modules;
 }

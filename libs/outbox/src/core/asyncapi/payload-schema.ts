@@ -1,3 +1,4 @@
+import { findOptionalPeer } from '../optional-peer';
 import type { JsonSchema } from './asyncapi-document.types';
 import { fieldsNeedSchemaPackage, noFieldsDeclared } from './asyncapi.messages';
 
@@ -25,13 +26,13 @@ export interface PayloadSchema {
  * package, the payload is an object and its description says what would describe its fields.
  */
 export function payloadSchemaOf(eventClass: Function): PayloadSchema {
-  const validator = optional<ClassValidator>('class-validator');
+  const validator = findOptionalPeer<ClassValidator>('class-validator');
   const declared = validator?.getMetadataStorage().getTargetValidationMetadatas(eventClass, '', true, false) ?? [];
   if (declared.length === 0) return { schema: { type: 'object', description: noFieldsDeclared(eventClass.name) }, referenced: {} };
-  const generator = optional<SchemaGenerator>(SCHEMA_PACKAGE);
+  const generator = findOptionalPeer<SchemaGenerator>(SCHEMA_PACKAGE);
   if (!generator) return { schema: { type: 'object', description: fieldsNeedSchemaPackage(eventClass.name, SCHEMA_PACKAGE) }, referenced: {} };
   // class-transformer's @Type() tells the class of nested values; without it they stay plain objects.
-  const transformerStorage = optional<{ defaultMetadataStorage: unknown }>('class-transformer/cjs/storage')?.defaultMetadataStorage;
+  const transformerStorage = findOptionalPeer<{ defaultMetadataStorage: unknown }>('class-transformer/cjs/storage')?.defaultMetadataStorage;
   const options = { refPointerPrefix: SCHEMA_POINTER, classTransformerMetadataStorage: transformerStorage };
   const schema = generator.targetConstructorToSchema(eventClass, options);
   return { schema, referenced: referencedSchemas(schema, () => generator.validationMetadatasToSchemas(options)) };
@@ -59,14 +60,4 @@ function pointersIn(value: unknown): string[] {
   return Object.entries(value).flatMap(([key, nested]) =>
     key === '$ref' && typeof nested === 'string' && nested.startsWith(SCHEMA_POINTER) ? [nested.slice(SCHEMA_POINTER.length)] : pointersIn(nested),
   );
-}
-
-function optional<T>(name: string): T | undefined {
-  try {
-    return require(name) as T;
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') return undefined;
-    throw error;
-  }
 }

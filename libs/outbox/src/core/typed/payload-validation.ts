@@ -1,3 +1,4 @@
+import { findOptionalPeer } from '../optional-peer';
 import { OutboxWriteError } from '../outbox.errors';
 import { invalidPayload, missingValidationPackage } from './typed-events.messages';
 
@@ -17,11 +18,9 @@ interface Transformer {
 
 // class-validator and class-transformer are optional peers, loaded only when an event asks for validation.
 function load<T>(name: string, eventType: string): T {
-  try {
-    return require(name) as T;
-  } catch {
-    throw new OutboxWriteError(missingValidationPackage(name, eventType));
-  }
+  const loaded = findOptionalPeer<T>(name);
+  if (loaded === undefined) throw new OutboxWriteError(missingValidationPackage(name, eventType));
+  return loaded;
 }
 
 /** Validates `payload` as an instance of `eventClass`; returns the field problems, `path (constraint texts)` each. */

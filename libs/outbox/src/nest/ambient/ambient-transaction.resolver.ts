@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource, EntityManager } from 'typeorm';
+import { findOptionalPeer } from '../../core/optional-peer';
 import { OUTBOX_DATA_SOURCE } from '../outbox.constants';
 
 /** The part of @nestjs-cls/transactional's TransactionHost used here. */
@@ -45,13 +46,8 @@ export class AmbientTransactionResolver {
   }
 
   private findTransactionHost(): ClsTransactionHost | undefined {
-    let token: unknown;
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      token = (require('@nestjs-cls/transactional') as { TransactionHost?: unknown }).TransactionHost;
-    } catch {
-      return undefined; // not installed: nothing to look for
-    }
+    const token = findOptionalPeer<{ TransactionHost?: unknown }>('@nestjs-cls/transactional')?.TransactionHost;
+    if (token === undefined) return undefined; // not installed: nothing to look for
     try {
       return this.moduleRef.get(token as never, { strict: false }) as ClsTransactionHost;
     } catch {
