@@ -47,38 +47,58 @@ function importsUnder(folder: string): { file: string; target: string; own: bool
 const ORMS = /^(typeorm|@nestjs\/typeorm|kysely|drizzle-orm|@prisma\/|@mikro-orm\/|pg$|pg-logical-replication|mysql2|better-sqlite3)/;
 
 /**
- * The package's layers, lowest first: a file may import its own layer and those below, never one
- * above. The entry points (`index.ts` of the root and of each subpath export) are no layer: they
- * gather what an application imports, from wherever it lives.
+ * The package's layers, lowest first: a file may import its own folder and the layers below it,
+ * never a folder beside it on its own layer nor one above.
  */
 const LAYERS: Record<string, number> = {
   core: 0,
   decorators: 1,
   sql: 1,
   transports: 1,
+  // Stats, metrics, health checks and tracing without Nest; the Nest providers over them are nest/observe/.
+  observability: 1,
+  // One folder per data layer, TypeORM's transaction bridge included, each behind data-layer.port.ts.
   adapters: 2,
-  typeorm: 2,
   // The WAL delivery: the slot, the stream, its lock and saved position, its table overflow and its gauges.
   wal: 2,
+  // TypeORM's integration over its adapter: the entity, the capture on save, the migrations and stores.
+  typeorm: 3,
   migrations: 3,
-  cli: 3,
-  observability: 3,
-  nest: 4,
-  // The AsyncAPI document's Nest service; what it is made of lives in core/asyncapi/.
-  asyncapi: 4,
-  console: 5,
-  testing: 5,
+  cli: 4,
+  nest: 5,
+  console: 6,
+  testing: 6,
 };
 
-const layerOf = (path: string) => path.split('/')[0];
-const isEntryPoint = (file: string) => file === 'index.ts' || /^[a-z-]+\/index\.ts$/.test(file);
-const inside = (folder: string) => Object.keys(LAYERS).flatMap((layer) => (layer === folder ? importsUnder(layer) : [])).filter(({ file }) => !isEntryPoint(file));
-const ownFiles = <T extends { own: boolean }>(imports: T[]) => imports.filter(({ own }) => own);
+/**
+ * The entry points, the root's `index.ts` and one for each subpath that package.json exports: the
+ * top layer. Each gathers what an application imports from wherever it lives (the observability
+ * entry point hands out nest/observe's providers beside observability/'s pieces), and nothing in
+ * the package imports one.
+ */
+const ENTRY_POINTS = Object.keys((JSON.parse(readFileSync(join(SRC, '..', 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports)
+  .filter((subpath) => subpath === '.' || /^\.\/[a-z-]+$/.test(subpath))
+  .map((subpath) => (subpath === '.' ? 'index.ts' : `${subpath.slice(2)}/index.ts`));
 
-describe('the package reads one way: core ← sql ← adapters ← nest, deliveries and observability beside', () => {
-  it('(the scan sees imports: typeorm/ imports typeorm, nest/ imports Nest)', () => {
+const layerOf = (path: string) => path.split('/')[0];
+const isEntryPoint = (file: string) => ENTRY_POINTS.includes(file);
+/** The files of a layer, its entry point aside: that one stands on the entry points' layer. */
+const inside = (folder: string) => importsUnder(folder).filter(({ file }) => !isEntryPoint(file));
+const ownFiles = <T extends { own: boolean }>(imports: T[]) => imports.filter(({ own }) => own);
+const fileOf = (target: string) => [`${target}.ts`, `${target}/index.ts`].find((path) => existsSync(join(SRC, path)));
+
+describe('the package reads one way: core ← sql ← adapters ← typeorm ← nest, deliveries and observability beside, entry points on top', () => {
+  it('(the scan sees imports: typeorm/ imports typeorm, nest/ imports Nest; the entry points are the exported ones)', () => {
     expect(importsUnder('typeorm').some(({ target }) => target === 'typeorm')).toBe(true);
     expect(importsUnder('nest').some(({ target }) => target === '@nestjs/common')).toBe(true);
+    expect(ENTRY_POINTS).toEqual(expect.arrayContaining(['index.ts', 'observability/index.ts', 'typeorm/index.ts', 'core/index.ts']));
+  });
+
+  it('every folder is a layer or holds an entry point alone, and every entry point exists', () => {
+    const folders = readdirSync(SRC, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    const unplaced = folders.filter((folder) => !(folder in LAYERS) && importsUnder(folder).some(({ file }) => !isEntryPoint(file)));
+    expect(unplaced).toEqual([]);
+    expect(ENTRY_POINTS.filter((entry) => !existsSync(join(SRC, entry)))).toEqual([]);
   });
 
   it('core/ imports nothing else of the package, no Nest, no ORM and no driver; not even types, not even in its entry point', () => {
@@ -98,7 +118,7 @@ describe('the package reads one way: core ← sql ← adapters ← nest, deliver
 
   it('neither cli/ nor observability/ imports nest/ or a Nest package; adapters/ and typeorm/ import nothing of nest/', () => {
     const nest = [...inside('cli'), ...inside('observability'), ...inside('adapters'), ...inside('typeorm')].filter(({ target, own }) => own && target.startsWith('nest/'));
-    const nestPackages = [...inside('cli'), ...inside('adapters'), ...inside('typeorm')].filter(({ target }) => target.startsWith('@nestjs/'));
+    const nestPackages = [...inside('cli'), ...inside('observability'), ...inside('adapters'), ...inside('typeorm')].filter(({ target }) => target.startsWith('@nestjs/'));
     expect([...nest, ...nestPackages]).toEqual([]);
   });
 
@@ -112,18 +132,23 @@ describe('the package reads one way: core ← sql ← adapters ← nest, deliver
     expect(users).toEqual([]);
   });
 
-  it('no import runs from a lower layer to a higher one', () => {
-    const upward = Object.keys(LAYERS).flatMap((layer) => ownFiles(inside(layer)).filter(({ target }) => LAYERS[layerOf(target)] > LAYERS[layer]));
-    expect(upward).toEqual([]);
+  it('no import runs from a lower layer to a higher one, nor between two folders of one layer', () => {
+    const across = Object.keys(LAYERS).flatMap((layer) =>
+      ownFiles(inside(layer)).filter(({ target }) => layerOf(target) !== layer && !(LAYERS[layerOf(target)] < LAYERS[layer]) && !isEntryPoint(fileOf(target) ?? '')),
+    );
+    expect(across).toEqual([]);
+  });
+
+  it('no file imports an entry point: they face the application, and the package imports the files behind them', () => {
+    const users = ownFiles(importsUnder('.')).filter(({ target }) => isEntryPoint(fileOf(target) ?? ''));
+    expect(users).toEqual([]);
   });
 
   it('the imports between the package\'s files form no circle', () => {
     const edges = new Map<string, string[]>();
-    for (const layer of Object.keys(LAYERS)) {
-      for (const { file, target } of ownFiles(importsUnder(layer))) {
-        const to = [`${target}.ts`, `${target}/index.ts`].find((path) => existsSync(join(SRC, path)));
-        if (to) edges.set(file, [...(edges.get(file) ?? []), to]);
-      }
+    for (const { file, target } of ownFiles(importsUnder('.'))) {
+      const to = fileOf(target);
+      if (to) edges.set(file, [...(edges.get(file) ?? []), to]);
     }
     const circles: string[] = [];
     const state = new Map<string, 'open' | 'done'>();
@@ -150,8 +175,8 @@ describe('the data-layer write path loads no ORM up front', () => {
   });
 
   it('no entry point and not the CLI loads typeorm or @nestjs/typeorm up front: both are optional peers', () => {
-    const entries = ['index.ts', 'cli/outbox-cli.main.ts', ...['core', 'sql', 'testing', 'console', 'observability', 'typeorm', 'migrations', 'kafka', 'asyncapi'].map((folder) => `${folder}/index.ts`)];
-    const eager = entries.filter((entry) => existsSync(join(SRC, entry))).flatMap((entry) => [...runtimePackages(join(SRC, entry))].filter((name) => /^(typeorm|@nestjs\/typeorm)(\/|$)/.test(name)).map((name) => `${entry}: ${name}`));
+    const entries = [...ENTRY_POINTS, 'cli/outbox-cli.main.ts'];
+    const eager = entries.flatMap((entry) => [...runtimePackages(join(SRC, entry))].filter((name) => /^(typeorm|@nestjs\/typeorm)(\/|$)/.test(name)).map((name) => `${entry}: ${name}`));
     expect(eager).toEqual([]);
   });
 
@@ -163,6 +188,30 @@ describe('the data-layer write path loads no ORM up front', () => {
   it('adapters/ loads kysely, drizzle-orm and typeorm only lazily, and nothing else of the layers', () => {
     const packages = [...new Set(['data-layer-transaction.ts', 'data-layer-inbox.ts'].flatMap((file) => [...runtimePackages(join(SRC, 'adapters', file))]))].sort();
     expect(packages.filter((name) => !name.startsWith('node:') && name !== 'uuid')).toEqual(['lazy:drizzle-orm', 'lazy:drizzle-orm/mysql-core', 'lazy:drizzle-orm/pg-core', 'lazy:kysely', 'lazy:typeorm']);
+  });
+});
+
+describe('one loader loads every optional peer', () => {
+  // The asyncapi command requires the application's own compiled file, by the path it was given: no peer.
+  const LOADS_THE_APP = 'cli/cli-asyncapi.ts';
+  const LOADER = 'core/optional-peer.ts';
+
+  /** Each call that loads a module at run time (`require`, `require.resolve`, `import()`, `createRequire`), with what it is given. */
+  const loadsIn = (file: string) =>
+    [...readFileSync(join(SRC, file), 'utf8').matchAll(/(?<![\w.]|typeof )(require(?:\.resolve)?|import|createRequire)\(\s*([^)]*)\)/g)].map(([, call, argument]) => ({ file, call, argument }));
+  const sources = [...new Set(importsUnder('.').map(({ file }) => file))];
+
+  it('(the scan sees the loader\'s own require, and the console\'s lazy require of its own controller)', () => {
+    expect(loadsIn(LOADER).map(({ call }) => call)).toContain('require');
+    expect(loadsIn('console/outbox-console.module.ts').some(({ argument }) => argument.startsWith("'./"))).toBe(true);
+  });
+
+  it('no file but core/optional-peer.ts loads a package at run time: every other load names a file of the package itself', () => {
+    const elsewhere = sources
+      .filter((file) => file !== LOADER)
+      .flatMap(loadsIn)
+      .filter(({ file, call, argument }) => !(call !== 'createRequire' && /^'\.\.?\//.test(argument)) && !(file === LOADS_THE_APP && call === 'require' && argument === 'path'));
+    expect(elsewhere).toEqual([]);
   });
 });
 
