@@ -1,17 +1,19 @@
 import { Client } from 'pg';
-import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
+import type { OutgoingMessage } from '@nest-outbox/outbox/core';
+import { GatedTransport } from '../support/gated.transport';
 import { Parcel } from '../support/parcel.fixtures';
-import { waitFor } from '../support/wait-for';
+import { staysAtMostAfterGrace, waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
 
 const note = (aggregateId: string, label: string) => ({ type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label }, topic: 'parcels' });
-const labels = (transport: RecordingOutboxTransport, aggregateId?: string) =>
+const labels = (transport: { published: OutgoingMessage[] }, aggregateId?: string) =>
   transport.published.filter((m) => aggregateId === undefined || m.key === aggregateId).map((m) => (m.envelope.payload as { label?: string }).label);
 
 describe.each([['row'], ['message']] as const)("WAL delivery mode (write '%s'): capture and stream on PostgreSQL with wal_level = logical", (write) => {
   let sandbox: WalSandbox;
   let app: WalApp;
-  const transport = new RecordingOutboxTransport();
+  // Acknowledges every message at once but the one labelled 'held', which it holds until the test opens it.
+  const transport = new GatedTransport('held');
 
   beforeAll(async () => {
     sandbox = await walSandbox('wal_delivery');
@@ -76,18 +78,25 @@ describe.each([['row'], ['message']] as const)("WAL delivery mode (write '%s'): 
     expect(labels(transport, 'rollback-1')).toEqual(['kept']);
   });
 
-  it('confirms the slot past a commit once the broker has acknowledged its messages', async () => {
+  it('confirms the slot past a commit only once the broker has acknowledged its messages', async () => {
     const admin = new Client({ connectionString: sandbox.url });
     await admin.connect();
+    const slotPast = async (lsn: string) =>
+      (await admin.query(`SELECT confirmed_flush_lsn >= $2::pg_lsn AS past FROM pg_replication_slots WHERE slot_name = $1`, [sandbox.slotName, lsn])).rows[0]?.past === true;
     try {
-      await app.dataSource.transaction((manager) => app.publisher.add(manager, note('confirm-1', 'confirmed')));
+      await app.dataSource.transaction((manager) => app.publisher.add(manager, note('confirm-1', 'held')));
       const afterCommit = (await admin.query(`SELECT pg_current_wal_lsn()::text AS lsn`)).rows[0].lsn as string;
-      await waitFor('the event published', () => labels(transport, 'confirm-1').includes('confirmed'));
-      await waitFor('the slot confirmed past the commit', async () => {
-        const { rows } = await admin.query(`SELECT confirmed_flush_lsn >= $2::pg_lsn AS past FROM pg_replication_slots WHERE slot_name = $1`, [sandbox.slotName, afterCommit]);
-        return rows[0]?.past === true;
-      });
+      await waitFor('the event to reach the transport, which holds its acknowledgement', () => transport.reached);
+      // More WAL behind the held commit: a stream that confirmed what it had read, not what was acknowledged, would pass it now.
+      await admin.query(`CREATE TABLE ${sandbox.schema}.after_held (n integer)`);
+      await admin.query(`INSERT INTO ${sandbox.schema}.after_held SELECT generate_series(1, 20)`);
+      await staysAtMostAfterGrace('slot confirmed past the commit while its message is unacknowledged (1 = yes)', async () => ((await slotPast(afterCommit)) ? 1 : 0), 0);
+      expect(labels(transport, 'confirm-1')).toEqual([]);
+      transport.open();
+      await waitFor('the event published', () => labels(transport, 'confirm-1').includes('held'));
+      await waitFor('the slot confirmed past the commit', () => slotPast(afterCommit));
     } finally {
+      transport.open();
       await admin.end();
     }
   });

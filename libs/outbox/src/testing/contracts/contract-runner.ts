@@ -60,3 +60,18 @@ export async function waitUntil<T>(
   const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
   throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
 }
+
+/**
+ * Watches `count` for `graceMs` after what a test awaited has arrived, and throws as soon as it
+ * passes `max`: a copy sent again (a retry, a redelivery) arrives after the first one, so a count
+ * taken at the instant the awaited messages are in would miss it. Returns the last count.
+ */
+export async function staysAtMost(what: string, count: () => Promise<number> | number, max: number, graceMs: number, everyMs = 20): Promise<number> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const value = await count();
+    if (value > max) throw new Error(`${what}: ${value}, more than the ${max} allowed (watched for ${graceMs} ms after the awaited messages arrived)`);
+    if (Date.now() >= deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

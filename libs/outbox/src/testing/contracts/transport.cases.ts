@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { OutgoingMessage } from '../../core/outbox-message';
 import type { OutboxTransport } from '../../core/outbox-transport.port';
-import { waitUntil } from './contract-runner';
+import { staysAtMost, waitUntil } from './contract-runner';
 import { contractOutgoing, freshKey, type BrokerDestination, type OpenTransport, type OutboxTransportContractSubject, type ReceivedMessage } from './transport-contract.context';
 
 /** A case on a reachable broker: a connected transport and a watched destination of its own. */
@@ -19,6 +19,18 @@ export async function arrivals(context: TransportCaseContext, expected: Outgoing
     const received = (await context.destination.received()).filter((message) => ids.has(message.envelope.id));
     return new Set(received.map((message) => message.envelope.id)).size === ids.size && received;
   }, context.waitMs);
+}
+
+/** How long a case keeps watching after every message arrived, so that a copy sent again late is counted. */
+const LATE_COPY_GRACE_MS = 1_000;
+
+/** Waits until every message has arrived, then fails if any arrives a second time within the grace period. */
+async function arrivalsEachOnce(context: TransportCaseContext, expected: OutgoingMessage[]): Promise<ReceivedMessage[]> {
+  await arrivals(context, expected);
+  const ids = new Set(expected.map((message) => message.envelope.id));
+  const copies = async () => (await context.destination.received()).filter((message) => ids.has(message.envelope.id)).length;
+  await staysAtMost(`arrivals of ${ids.size} message(s) at ${context.destination.name} (a message arrived more than once)`, copies, ids.size, LATE_COPY_GRACE_MS);
+  return (await context.destination.received()).filter((message) => ids.has(message.envelope.id));
 }
 
 /** Per key, the ids in the order they arrived (or were given). */
@@ -48,7 +60,7 @@ export async function publishResolvesOnceAtTheBroker(context: TransportCaseConte
   await context.open.transport.publish(message);
   // Closed at once: a transport that resolved before the broker had the message may lose it here.
   await context.open.close();
-  const received = await arrivals(context, [message]);
+  const received = await arrivalsEachOnce(context, [message]);
   assert.equal(received.length, 1, 'the message arrived more than once');
 }
 
@@ -77,7 +89,7 @@ export async function batchReportsEachMessage(context: TransportCaseContext): Pr
   const outcomes = await publishBatchOf(context.open.transport, messages);
   assert.equal(outcomes.length, messages.length, 'publishBatch must return one outcome per message');
   outcomes.forEach((outcome, index) => assert.equal(outcome, undefined, `message ${index} failed on a healthy broker: ${String(outcome)}`));
-  const received = await arrivals(context, messages);
+  const received = await arrivalsEachOnce(context, messages);
   assert.equal(received.length, messages.length, 'a message arrived more than once');
 }
 
