@@ -17,9 +17,15 @@ describe('StreamRelay: publishing in commit order, confirming what was acknowled
     const broker = new FakeBroker();
     const confirmed: bigint[] = [];
     const relay = relayOn(broker, confirmed, 10);
-    broker.refuse = 3;
+    const attempts = jest.spyOn(broker, 'publish');
+    broker.refuse = Number.MAX_SAFE_INTEGER;
     await relay.accept(commit(10n, 'a'));
     await relay.accept(commit(20n, 'a'));
+    await settled(() => attempts.mock.calls.length >= 5);
+    // While 10-0 fails: retried, 20-0 (same aggregate) never tried past it, and no commit confirmed.
+    expect(new Set(attempts.mock.calls.map(([outgoing]) => outgoing.envelope.id))).toEqual(new Set(['10-0']));
+    expect(confirmed).toEqual([]);
+    broker.refuse = 0;
     await settled(() => confirmed.includes(20n));
     expect(broker.published.map((m) => m.envelope.id)).toEqual(['10-0', '20-0']);
     await relay.stop();
