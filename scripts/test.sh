@@ -10,6 +10,8 @@
 #   2. the tests that stop a shared service mid-run (Kafka, PostgreSQL, RabbitMQ, NATS, Redis,
 #      MQTT), look at server-wide state, or rebuild the library's dist (npm pack), one file at a
 #      time, alone.
+# Each phase counts its test files first (jest --listTests): one that selects none fails rather
+# than pass having run nothing.
 # The exit code is non-zero if any group failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,16 +65,45 @@ alone=(
   '/test/postgres-notifications\.'   # counts LISTEN connections server-wide
 )
 
+# How many test files a jest selection holds (jest's own --listTests, same arguments): a phase whose
+# path patterns stopped matching must fail, not pass having run nothing (no --passWithNoTests).
+count_tests() { npx jest --selectProjects integration --listTests "$@" 2>/dev/null | grep -c '^/' || true; }
+# Arguments given to this script (a path, a pattern) may leave a phase legitimately empty; without them it never is.
+no_tests() {
+  local phase=$1
+  shift
+  if (($# > 0)); then echo "── ${phase}: no test file matches the arguments given, skipped"; return 0; fi
+  echo "── ${phase} selects no test file: its path patterns in scripts/test.sh no longer match (see 'alone')" >&2
+  return 1
+}
+
 groups="${OUTBOX_TEST_GROUPS:-2}"
 started=$SECONDS
+failed=()
+phase1_files=$(count_tests --testPathIgnorePatterns "${alone[@]}" -- "$@")
+((phase1_files > 0)) || no_tests "phase 1" "$@" || failed+=("phase 1 (no test file)")
+# jest deals whole shards of ceil(files / groups), so a group may be empty even with as many files
+# as groups (5 files, 4 groups: 2 2 1 0): such a group is skipped, but the groups together must list
+# every file of the phase.
 pids=()
-# Each group fails after 20 minutes if jest does not exit (a handle left open) rather than hang CI.
+sharded=0
 for ((i = 1; i <= groups; i++)); do
-  timeout --kill-after=10 1200 npx jest --selectProjects integration --runInBand --passWithNoTests --shard="$i/$groups" --testPathIgnorePatterns "${alone[@]}" -- "$@" \
-    >"$logs/group-$i.log" 2>&1 &
+  files=$(count_tests --shard="$i/$groups" --testPathIgnorePatterns "${alone[@]}" -- "$@")
+  sharded=$((sharded + files))
+  if ((files == 0)); then
+    echo "── integration group $i/$groups: no file in its shard (${phase1_files} files in ${groups} groups)" >"$logs/group-$i.log"
+    true &
+  else
+    # Each group fails after 20 minutes if jest does not exit (a handle left open) rather than hang CI.
+    timeout --kill-after=10 1200 npx jest --selectProjects integration --runInBand --shard="$i/$groups" --testPathIgnorePatterns "${alone[@]}" -- "$@" \
+      >"$logs/group-$i.log" 2>&1 &
+  fi
   pids+=($!)
 done
-failed=()
+if ((sharded != phase1_files)); then
+  echo "── phase 1's groups list ${sharded} test files, the phase ${phase1_files}" >&2
+  failed+=("phase 1 (groups miss files)")
+fi
 for ((i = 1; i <= groups; i++)); do
   if wait "${pids[$((i - 1))]}"; then
     echo "── integration group $i/$groups: passed"
@@ -101,7 +132,11 @@ started=$SECONDS
 status=0
 echo "── integration tests that stop a shared service, one at a time"
 # No --forceExit: every test closes what it opened; a run that does not exit fails after 20 minutes.
-timeout --kill-after=10 1200 npx jest --selectProjects integration --runInBand --passWithNoTests --testPathPatterns "${alone[@]}" -- "$@" || status=$?
+if (($(count_tests --testPathPatterns "${alone[@]}" -- "$@") > 0)); then
+  timeout --kill-after=10 1200 npx jest --selectProjects integration --runInBand --testPathPatterns "${alone[@]}" -- "$@" || status=$?
+else
+  no_tests "phase 2" "$@" || status=1
+fi
 echo "── phase 2 took $((SECONDS - started)) s"
 ((status == 0)) || failed+=("phase 2")
 
