@@ -37,7 +37,8 @@ module.exports = {
   // Integration tests wait for brokers with their own deadlines; this is the outer bound.
   testTimeout: 90_000,
   projects: [
-    { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
+    // test/chaos: the chaos ledger's analysis and its self tests, on made-up histories (no services).
+    { ...common, displayName: 'unit', rootDir: __dirname, testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/chaos/**/*.spec.ts'] },
     { ...common, displayName: 'integration', rootDir: __dirname, testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
 };

@@ -38,7 +38,18 @@ export interface Finding {
   check: string;
   ok: boolean;
   detail: string;
+  /** Nothing was there to compare (e.g. every stalled relay was idle): shown as such, never as "ok". */
+  notChecked?: boolean;
 }
+
+/**
+ * A run too small to judge by fails: with few events, or few orders with more than one event, the
+ * loss, duplicate and order checks pass because there was little to break. The default profile
+ * writes some 5,000 events (140 s × 40 operations/s, about half placing an order, the rest paying or
+ * cancelling a recent one), so over a thousand orders with two or three events.
+ */
+export const MIN_COMMITTED_EVENTS = 1_000;
+export const MIN_AGGREGATES_WITH_SEVERAL_EVENTS = 100;
 
 export interface Analysis {
   figures: Array<[string, string | number]>;
@@ -212,11 +223,17 @@ export function analyse(input: AnalysisInput): Analysis {
   }
   const rolledBack = input.writer.filter((record) => record.outcome === 'rolled-back').length;
 
+  const eventsPerAggregate = new Map<string, number>();
+  for (const row of rows) eventsPerAggregate.set(row.aggregateId, (eventsPerAggregate.get(row.aggregateId) ?? 0) + 1);
+  const aggregatesWithSeveral = [...eventsPerAggregate.values()].filter((count) => count >= 2).length;
+
   const pending = rows.filter((row) => row.status === 'pending').length;
   const dead = rows.filter((row) => row.status === 'dead').length;
   const distinctDelivered = [...copies.keys()].filter((id) => byId.has(id)).length;
 
   findings.push(
+    { check: `enough committed events to judge by (≥ ${MIN_COMMITTED_EVENTS})`, ok: rows.length >= MIN_COMMITTED_EVENTS, detail: String(rows.length) },
+    { check: `orders with ≥ 2 events, whose order is checked (≥ ${MIN_AGGREGATES_WITH_SEVERAL_EVENTS})`, ok: aggregatesWithSeveral >= MIN_AGGREGATES_WITH_SEVERAL_EVENTS, detail: String(aggregatesWithSeveral) },
     { check: 'committed events delivered', ok: missing.length === 0, detail: `${distinctDelivered} of ${rows.length} (missing ${missing.length})` },
     { check: 'ghost events (delivered, not in the database)', ok: ghosts.length === 0, detail: String(ghosts.length) },
     { check: 'rows written by rolled-back or failed transactions', ok: rowsOfRolledBack + rowsWithoutTransaction === 0, detail: `${rowsOfRolledBack + rowsWithoutTransaction} (of ${rolledBack} deliberate rollbacks)` },
@@ -251,4 +268,16 @@ export function analyse(input: AnalysisInput): Analysis {
     ['dead / pending rows at the end', `${dead} / ${pending}`],
   ];
   return { figures, findings, evidence, duplicatesByCause };
+}
+
+/**
+ * Whether a relay woken from a stall left alone the rows that others had taken over meanwhile. A
+ * stall is compared only when its relay held rows and the database could be read around SIGCONT;
+ * when none was, the promise was not checked, and the report says so.
+ */
+export function stallFinding(stalls: number, compared: number, violations: string[]): Finding {
+  const check = 'stalled relay left rows taken over by others alone';
+  if (violations.length > 0) return { check, ok: false, detail: `${violations.length} rows changed` };
+  const detail = `${compared} of ${stalls} stalls compared (the others: relay idle or database unavailable)`;
+  return compared === 0 ? { check, ok: true, notChecked: true, detail } : { check, ok: true, detail };
 }

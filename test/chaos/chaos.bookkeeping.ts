@@ -62,6 +62,8 @@ export const counters = {
   streamerKills: 0,
   unexpectedExits: 0,
   stalls: 0,
+  /** Stalls whose rows were read before and after SIGCONT, so that what the woken relay did could be compared. */
+  stallsCompared: 0,
   stallMs: 0,
   brokerOutages: 0,
   brokerDownMs: 0,

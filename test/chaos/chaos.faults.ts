@@ -91,6 +91,7 @@ export async function staller(profile: Profile, random: () => number, at: number
     stallReports.push(`${victim.relayId} batch ${batch}: could not read its rows after SIGCONT (database unavailable)`);
     return;
   }
+  counters.stallsCompared += 1;
   let overwritten = 0;
   for (const row of before) {
     const now = after.find((candidate) => candidate.id === row.id);

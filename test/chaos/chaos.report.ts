@@ -27,7 +27,7 @@ export function renderReport({ title, parameters, analysis, stallReports, eviden
     '',
     '| promise | result | |',
     '|---|---|---|',
-    ...analysis.findings.map((finding) => `| ${finding.check} | ${finding.detail} | ${finding.ok ? 'ok' : '**BROKEN**'} |`),
+    ...analysis.findings.map((finding) => `| ${finding.check} | ${finding.detail} | ${!finding.ok ? '**BROKEN**' : finding.notChecked ? 'not checked' : 'ok'} |`),
     '',
     `Duplicates by cause: ${Object.entries(analysis.duplicatesByCause).map(([cause, n]) => `${cause} ${n}`).join(', ') || 'none'}.`,
     '',

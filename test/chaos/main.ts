@@ -13,7 +13,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import { join } from 'node:path';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
 import { requireService, serviceEnv } from '../support/services';
-import { analyse } from './analysis';
+import { analyse, stallFinding } from './analysis';
 import { renderReport } from './chaos.report';
 import { migrate, outboxRows, statusCounts } from './chaos.database';
 import { parseArguments } from './chaos.profile';
@@ -234,8 +234,7 @@ async function main(): Promise<number> {
     ok: counters.unexpectedExits === 0,
     detail: counters.unexpectedExits === 0 ? `${counters.relayStarts} processes, each ended only by the run's kills` : `${counters.unexpectedExits}: ${unexpectedExits.join('; ')}`,
   });
-  if (stallViolations.length > 0) result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: false, detail: `${stallViolations.length} rows changed` });
-  else result.findings.push({ check: 'stalled relay left rows taken over by others alone', ok: true, detail: `${counters.stalls} stalls checked` });
+  result.findings.push(stallFinding(counters.stalls, counters.stallsCompared, stallViolations));
   const inbox = await inboxConsumer.findings(rows.filter((row) => row.status === 'published').map((row) => row.id));
   await inboxConsumer.stop();
   result.findings.push(...inbox.findings);
