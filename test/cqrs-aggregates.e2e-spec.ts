@@ -1,54 +1,27 @@
 import { CqrsModule, EventPublisher } from '@nestjs/cqrs';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
+import type { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxWriteError } from '@nest-outbox/outbox';
-import { captureReader, type CaptureMode, type CapturedMessage } from './support/captured-messages';
-import { outboxMessageEntity, type OutboxMessageRow } from '@nest-outbox/outbox/typeorm';
+import { OutboxWriteError } from '@nest-outbox/outbox';
+import type { CaptureMode, CapturedMessage } from './support/captured-messages';
+import { startCapturingApp, type CapturingApp } from './support/capturing-app';
 import { waitFor } from './support/wait-for';
-import { isolatedDatabase } from './support/outbox-harness';
 import { BookedEntries, EntryBooked, Journal, Ledger } from './support/ledger.fixtures';
 import { PARCEL_ENTITIES } from './support/parcel.fixtures';
 
 // 'postgres-wal': the WAL delivery mode, where the save writes a logical decoding message instead of a row.
 describe.each<CaptureMode>(['postgres', 'postgres-wal', 'sqlite', 'mariadb'])('@nestjs/cqrs aggregates on %s', (mode) => {
-  const database = mode === 'postgres-wal' ? 'postgres' : mode;
-  const captured = captureReader(mode);
+  let app: CapturingApp;
   let module: TestingModule;
   let dataSource: DataSource;
-  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    const isolated = await isolatedDatabase(database);
-    drop = isolated.drop;
-    module = await Test.createTestingModule({
-      imports: [
-        CqrsModule.forRoot(),
-        TypeOrmModule.forRoot({
-          ...isolated.options,
-          entities: [...PARCEL_ENTITIES, Ledger, Journal],
-          autoLoadEntities: true,
-          synchronize: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-          logging: false,
-        } as TypeOrmModuleOptions),
-        OutboxModule.forRoot(captured.options({ relay: false })),
-      ],
-      providers: [BookedEntries],
-    }).compile();
-    module.useLogger(false);
-    await module.init();
-    dataSource = module.get(DataSource);
+    app = await startCapturingApp(mode, { entities: [...PARCEL_ENTITIES, Ledger, Journal], imports: [CqrsModule.forRoot()], providers: [BookedEntries] });
+    ({ module, dataSource } = app);
   });
 
-  afterAll(async () => {
-    if (dataSource) await captured.drop(dataSource);
-    await module?.close();
-    await drop?.();
-  });
+  afterAll(() => app?.close());
 
-  const rowsOf = (aggregate: { id: string }) => captured.of(dataSource, aggregate.id);
+  const rowsOf = (aggregate: { id: string }) => app.captured.of(dataSource, aggregate.id);
 
   it('writes apply()-ed events with the save and commits them to the aggregate, and so to the EventBus, after the commit', async () => {
     const handler = module.get(BookedEntries);

@@ -4,13 +4,14 @@ import { ClientsModule, Transport } from '@nestjs/microservices';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { connect, type ChannelModel } from 'amqplib';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule } from '@nest-outbox/outbox';
+import { OutboxModule } from '@nest-outbox/outbox';
 import { KafkaBrokerControl } from './support/kafka-broker.control';
 import { KafkaTopicReader } from './support/kafka-topic.reader';
-import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { Parcel } from './support/parcel.fixtures';
 import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
+import { postgresSchemaTypeOrm } from './support/capturing-app';
 
 /**
  * One event, two destinations: the internal Kafka topic and a partner's RabbitMQ queue. Each
@@ -34,18 +35,7 @@ describe('an event routed to Kafka and to RabbitMQ', () => {
     await admin(postgres, `CREATE SCHEMA ${schema}`);
     module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url: postgres,
-          schema,
-          extra: { options: `-c search_path=${schema}` },
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          autoLoadEntities: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-          retryAttempts: 0,
-        }),
+        TypeOrmModule.forRoot({ ...postgresSchemaTypeOrm(postgres, schema), autoLoadEntities: true }),
         ClientsModule.register([
           {
             name: 'KAFKA',

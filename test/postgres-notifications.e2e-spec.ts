@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxRelayHost, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
+import { OutboxModule, OutboxRelayHost, type OutboxModuleOptions, type OutboxTransport } from '@nest-outbox/outbox';
 import type { OutgoingMessage } from '@nest-outbox/outbox/core';
-import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { Parcel } from './support/parcel.fixtures';
 import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
+import { postgresSchemaTypeOrm } from './support/capturing-app';
 
 class CollectingTransport implements OutboxTransport {
   readonly name = 'collecting';
@@ -26,18 +27,7 @@ describe('cross-instance wake-up through PostgreSQL LISTEN/NOTIFY', () => {
   async function instance(options: OutboxModuleOptions): Promise<TestingModule> {
     const module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url,
-          schema,
-          extra: { options: `-c search_path=${schema}` },
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          autoLoadEntities: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-          retryAttempts: 0,
-        }),
+        TypeOrmModule.forRoot({ ...postgresSchemaTypeOrm(url, schema), autoLoadEntities: true }),
         OutboxModule.forRoot(options),
       ],
     }).compile();

@@ -3,11 +3,12 @@ import { Client } from 'pg';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type Logger as TypeOrmLogger } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
-import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
+import { Parcel } from './support/parcel.fixtures';
 import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
+import { postgresSchemaTypeOrm } from './support/capturing-app';
 
 /** Counts the statements that carry the outbox notification. */
 class NotifyCounter implements TypeOrmLogger {
@@ -41,19 +42,7 @@ describe('PostgreSQL: one NOTIFY per transaction', () => {
     await admin(url, `CREATE SCHEMA ${schema}`);
     module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url,
-          schema,
-          extra: { options: `-c search_path=${schema}` },
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-          retryAttempts: 0,
-          logging: ['query'],
-          logger: counter,
-        }),
+        TypeOrmModule.forRoot({ ...postgresSchemaTypeOrm(url, schema), logging: ['query'], logger: counter }),
         OutboxModule.forRoot({ relay: false, defaultTopic: 'parcels' }),
       ],
     }).compile();

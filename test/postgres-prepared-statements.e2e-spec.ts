@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, QueryFailedError, type EntityManager, type Logger as TypeOrmLogger } from 'typeorm';
-import { CreateOutboxTable, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
+import { OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
-import { Parcel, PARCEL_ENTITIES } from './support/parcel.fixtures';
+import { Parcel } from './support/parcel.fixtures';
 import { postgresAdmin as admin } from './support/databases';
 import { requireService } from './support/services';
 import { waitFor } from './support/wait-for';
+import { postgresSchemaTypeOrm } from './support/capturing-app';
 
 /** Keeps the outbox INSERTs TypeORM's logger was told about. */
 class InsertLog implements TypeOrmLogger {
@@ -36,19 +37,7 @@ describe('PostgreSQL: the outbox INSERT and the relay’s statements as named pr
     await admin(url, `CREATE SCHEMA ${schema}`);
     const module = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({
-          type: 'postgres',
-          url,
-          schema,
-          extra: { options: `-c search_path=${schema}`, max: 1 },
-          entities: PARCEL_ENTITIES,
-          synchronize: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-          retryAttempts: 0,
-          logging: ['query'],
-          logger: log,
-        }),
+        TypeOrmModule.forRoot({ ...postgresSchemaTypeOrm(url, schema, { max: 1 }), logging: ['query'], logger: log }),
         OutboxModule.forRoot({
           // The LISTEN connection would hold the pool's only connection: the relay polls instead.
           ...(transport ? { transport, pollIntervalMs: 100, notifications: false } : { relay: false }),

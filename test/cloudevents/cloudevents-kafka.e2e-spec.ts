@@ -15,6 +15,7 @@ import { postgresAdmin, privatePostgresSchema } from '../support/databases';
 import { requireService } from '../support/services';
 import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
+import { closeAll } from '../support/teardown';
 
 @OutboxEvent('shop.order-placed', { version: 2 })
 class OrderPlaced {
@@ -149,14 +150,7 @@ describe('CloudEvents on Kafka: binary and structured destinations', () => {
     await app.init();
   }, 90_000);
 
-  afterAll(async () => {
-    await app?.close();
-    await consumerApp?.close();
-    await sdkConsumer?.stop();
-    await producer?.disconnect();
-    await pool?.end();
-    await database?.drop();
-  });
+  afterAll(() => closeAll(() => app?.close(), () => consumerApp?.close(), () => sdkConsumer?.stop(), () => producer?.disconnect(), () => pool?.end(), () => database?.drop()));
 
   const occurredAt = new Date('2026-11-26T10:11:12.345Z');
   const event = (topic: string, orderId: string) => ({

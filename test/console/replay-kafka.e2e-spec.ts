@@ -13,6 +13,7 @@ import { KafkaTopicReader, type ConsumedRecord } from '../support/kafka-topic.re
 import { isolatedDatabase } from '../support/outbox-harness';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
+import { closeAll } from '../support/teardown';
 
 const run = promisify(execFile);
 const root = join(__dirname, '..', '..');
@@ -64,13 +65,7 @@ describe('replay of published messages through the CLI, on Kafka, to inbox consu
     for (const sql of inboxDialectFor('postgres', 'outbox_inbox').createTable()) await pool.query(sql);
   }, 60_000);
 
-  afterAll(async () => {
-    await reader?.stop();
-    await proxy?.close();
-    await h?.close();
-    await pool?.end();
-    await consumerDb?.drop();
-  });
+  afterAll(() => closeAll(() => reader?.stop(), () => proxy?.close(), () => h?.close(), () => pool?.end(), () => consumerDb?.drop()));
 
   // The consumers: every record in the order received, through each one's inbox, in a transaction of its database.
   async function consume(): Promise<void> {

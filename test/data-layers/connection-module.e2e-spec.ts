@@ -20,6 +20,7 @@ import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
 import type { BillingDatabase } from './examples/kysely.example';
 import { inTransaction } from './examples/pg.example';
+import { closeAll } from '../support/teardown';
 
 const TOKEN = `token-${randomBytes(6).toString('hex')}`;
 
@@ -82,13 +83,8 @@ describe('OutboxModule with connection, in an app without TypeORM (Kysely on Pos
     base = `${await app.getUrl()}/ops/outbox`.replace('[::1]', '127.0.0.1');
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await reader?.stop();
-    // The module was given the pool: it leaves it open for the app, which ends it.
-    await db?.destroy();
-    await database?.drop();
-  });
+  // The module was given the pool: it leaves it open for the app, which ends it.
+  afterAll(() => closeAll(() => app?.close(), () => reader?.stop(), () => db?.destroy(), () => database?.drop()));
 
   it('publishes an event added in a committed Kysely transaction, with the envelope', async () => {
     const id = `inv-${randomUUID()}`;
@@ -212,11 +208,7 @@ describe('OutboxInboxModule with connection, without TypeORM (Kysely on PostgreS
     app = await moduleRef.createNestApplication({ logger: false }).init();
   });
 
-  afterAll(async () => {
-    await app?.close();
-    await db?.destroy();
-    await database?.drop();
-  });
+  afterAll(() => closeAll(() => app?.close(), () => db?.destroy(), () => database?.drop()));
 
   const marks = async () => (await pool.query('SELECT consumer, message_id FROM outbox_inbox ORDER BY message_id')).rows;
 

@@ -14,6 +14,7 @@ import { isolatedDatabase } from '../support/outbox-harness';
 import type { InboxVariant } from './inbox.harness';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
+import { closeAll } from '../support/teardown';
 
 const envelope = (id: string, payload: Record<string, unknown> = {}): OutboxEnvelope => ({
   id, type: 'orders.order-placed', version: 1, aggregateType: 'order', aggregateId: 'o-1', occurredAt: new Date().toISOString(), headers: {}, payload,
@@ -97,13 +98,7 @@ describe.each<InboxVariant>(['typeorm', 'connection'])('poison messages behind a
     await waitFor('the warm-up message to be handled', () => handled.length === 1, 30_000);
   }, 60_000);
 
-  afterAll(async () => {
-    await producer?.disconnect();
-    await admin?.disconnect();
-    await app?.close();
-    await pool?.end();
-    await isolated?.drop();
-  });
+  afterAll(() => closeAll(() => producer?.disconnect(), () => admin?.disconnect(), () => app?.close(), () => pool?.end(), () => isolated?.drop()));
 
   const committed = async () => {
     const [entry] = await admin!.fetchOffsets({ groupId, topics: [topic] });

@@ -11,6 +11,7 @@ import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
 import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
+import { closeAll } from '../support/teardown';
 
 const SHARDS = ['orders_0', 'orders_1', 'orders_2'];
 const ORDERS = Symbol('ORDERS_OUTBOX');
@@ -72,12 +73,7 @@ describe('sharded outbox tables: one transaction, each aggregate in its own shar
     sharded = app.get<ShardedOutboxPublisher>(ORDERS);
   }, 60_000);
 
-  afterAll(async () => {
-    await app?.close();
-    await reader?.stop();
-    await pool?.end();
-    await database?.drop();
-  });
+  afterAll(() => closeAll(() => app?.close(), () => reader?.stop(), () => pool?.end(), () => database?.drop()));
 
   it('writes each aggregate\'s events to one shard, the one shardFor names, and publishes them in order', async () => {
     const aggregates = Array.from({ length: 30 }, (_, i) => `order-${suffix}-${i}`);

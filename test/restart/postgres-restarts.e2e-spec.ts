@@ -7,6 +7,7 @@ import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { PrivatePostgres } from '../support/private-postgres';
 import { requireService } from '../support/services';
 import { extraCopies, staysAtMostAfterGrace, waitFor } from '../support/wait-for';
+import { closeAll } from '../support/teardown';
 
 const RESTARTS = 20;
 const CLIENTS = 4;
@@ -147,11 +148,7 @@ describe.each(['table', 'wal'] as const)('the demo while PostgreSQL restarts %#:
     await reader.start();
   }, 150_000);
 
-  afterAll(async () => {
-    await app?.stop();
-    await reader?.stop();
-    await server?.cleanup();
-  }, 60_000);
+  afterAll(() => closeAll(() => app?.stop(), () => reader?.stop(), () => server?.cleanup()), 60_000);
 
   it(`stays up through ${RESTARTS} restarts (fast and immediate), answers 503 while the server is down and publishes every order it saved`, async () => {
     const db = server!;

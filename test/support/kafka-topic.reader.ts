@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import type { OutboxEnvelope } from '@nest-outbox/outbox';
+import type { BrokerDestination } from '@nest-outbox/outbox/testing';
 
 export interface ConsumedRecord {
   key: string | undefined;
@@ -46,4 +48,16 @@ export class KafkaTopicReader {
   async stop(): Promise<void> {
     await this.consumer?.disconnect();
   }
+}
+
+/** A fresh topic (`prefix-<random>`) and a reader of it, as the transport contract's destination. */
+export async function kafkaTopicDestination(brokers: string[], prefix: string): Promise<BrokerDestination> {
+  const topic = `${prefix}-${randomBytes(5).toString('hex')}`;
+  const reader = new KafkaTopicReader(brokers, topic);
+  await reader.start();
+  return {
+    name: topic,
+    received: async () => reader.records.map((record) => ({ envelope: record.value as unknown as OutboxEnvelope, key: record.key, headers: record.headers })),
+    close: () => reader.stop(),
+  };
 }

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import type { OutboxEnvelope } from '@nest-outbox/outbox';
 import { ConfluentKafkaTransport, type ConfluentKafkaTransportOptions } from '@nest-outbox/outbox/kafka';
-import { describeOutboxTransportContract, type BrokerDestination, type OpenTransport } from '@nest-outbox/outbox/testing';
-import { KafkaTopicReader } from '../support/kafka-topic.reader';
+import { describeOutboxTransportContract, type OpenTransport } from '@nest-outbox/outbox/testing';
+import { kafkaTopicDestination } from '../support/kafka-topic.reader';
+import { freePort } from '../support/free-port';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 
@@ -14,29 +13,9 @@ import { waitFor } from '../support/wait-for';
 
 const brokers = () => requireService('kafka').split(',');
 
-/** A loopback port nothing listens on: a broker address that refuses connections. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 function confluentTransport(options: Partial<ConfluentKafkaTransportOptions> = {}): OpenTransport {
   const transport = new ConfluentKafkaTransport({ brokers: brokers(), clientId: `contract-${randomBytes(4).toString('hex')}`, ...options });
   return { transport, close: () => transport.close() };
-}
-
-async function openTopic(): Promise<BrokerDestination> {
-  const topic = `contract-ckjs-${randomBytes(5).toString('hex')}`;
-  const reader = new KafkaTopicReader(brokers(), topic);
-  await reader.start();
-  return {
-    name: topic,
-    received: async () => reader.records.map((record) => ({ envelope: record.value as unknown as OutboxEnvelope, key: record.key, headers: record.headers })),
-    close: () => reader.stop(),
-  };
 }
 
 describe('@confluentinc/kafka-javascript on the Kafka test broker', () => {
@@ -78,9 +57,9 @@ describe('@confluentinc/kafka-javascript on the Kafka test broker', () => {
 describeOutboxTransportContract({
   name: 'ConfluentKafkaTransport',
   createTransport: async () => confluentTransport(),
-  openDestination: openTopic,
+  openDestination: () => kafkaTopicDestination(brokers(), 'contract-ckjs'),
   batching: 'keeps-key-order',
   carries: { key: true, headers: true },
-  unreachable: { createTransport: async () => confluentTransport({ brokers: [`127.0.0.1:${await closedPort()}`], connectTimeoutMs: 1_000, deliveryTimeoutMs: 1_000, closeTimeoutMs: 0 }) },
+  unreachable: { createTransport: async () => confluentTransport({ brokers: [`127.0.0.1:${await freePort()}`], connectTimeoutMs: 1_000, deliveryTimeoutMs: 1_000, closeTimeoutMs: 0 }) },
   waitMs: 20_000,
 });

@@ -1,24 +1,14 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { logLevel } from 'kafkajs';
 import { ClientKafka, ClientProxyFactory, Transport, type KafkaOptions } from '@nestjs/microservices';
-import type { OutboxEnvelope } from '@nest-outbox/outbox';
-import { describeOutboxTransportContract, type BrokerDestination, type OpenTransport } from '@nest-outbox/outbox/testing';
+import { describeOutboxTransportContract, type OpenTransport } from '@nest-outbox/outbox/testing';
 import { ClientProxyTransport } from '../../libs/outbox/src/transports/client-proxy.transport';
-import { KafkaTopicReader } from '../support/kafka-topic.reader';
+import { kafkaTopicDestination } from '../support/kafka-topic.reader';
+import { freePort } from '../support/free-port';
 import { requireService } from '../support/services';
 import { StreamRelayTransport } from './stream-relay.transport';
-
-/** A loopback port nothing listens on: a broker address that refuses connections. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function kafkaTransport(brokers: string[], client: Partial<NonNullable<KafkaOptions['options']>['client']> = {}): OpenTransport {
   const proxy = ClientProxyFactory.create({
@@ -28,16 +18,7 @@ function kafkaTransport(brokers: string[], client: Partial<NonNullable<KafkaOpti
   return { transport: new ClientProxyTransport(proxy), close: () => proxy.close() };
 }
 
-async function openTopic(): Promise<BrokerDestination> {
-  const topic = `contract-${randomBytes(5).toString('hex')}`;
-  const reader = new KafkaTopicReader(requireService('kafka').split(','), topic);
-  await reader.start();
-  return {
-    name: topic,
-    received: async () => reader.records.map((record) => ({ envelope: record.value as unknown as OutboxEnvelope, key: record.key, headers: record.headers })),
-    close: () => reader.stop(),
-  };
-}
+const openTopic = () => kafkaTopicDestination(requireService('kafka').split(','), 'contract');
 
 /** `scripts/services.sh kafka-down` / `kafka-up` on the services this run uses: the broker refuses connections, then accepts them. */
 function brokers(command: 'kafka-down' | 'kafka-up'): void {
@@ -52,7 +33,7 @@ describeOutboxTransportContract({
   batching: 'keeps-key-order',
   carries: { key: true, headers: true },
   // One attempt, short connection timeout: the refused connection fails the publish at once.
-  unreachable: { createTransport: async () => kafkaTransport([`127.0.0.1:${await closedPort()}`], { retry: { retries: 0 }, connectionTimeout: 500 }) },
+  unreachable: { createTransport: async () => kafkaTransport([`127.0.0.1:${await freePort()}`], { retry: { retries: 0 }, connectionTimeout: 500 }) },
   waitMs: 20_000,
 });
 

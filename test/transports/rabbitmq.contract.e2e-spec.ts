@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { connect, type ChannelModel } from 'amqplib';
 import { ClientProxyFactory, Transport } from '@nestjs/microservices';
 import type { OutboxEnvelope } from '@nest-outbox/outbox';
 import { describeOutboxTransportContract, type OpenTransport, type ReceivedMessage } from '@nest-outbox/outbox/testing';
 import { ClientProxyTransport } from '../../libs/outbox/src/transports/client-proxy.transport';
+import { freePort } from '../support/free-port';
 import { requireService } from '../support/services';
 import { stringHeaders } from './transport-contract';
 
@@ -12,15 +12,6 @@ import { stringHeaders } from './transport-contract';
 // publishes under a pattern of its own, and both sides declare the queue alike.
 const QUEUE = `outbox-port-contract-${randomBytes(4).toString('hex')}`;
 const QUEUE_OPTIONS = { durable: true, arguments: { 'x-expires': 300_000 } };
-
-/** A loopback port nothing listens on: a broker address that refuses connections. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function rabbitTransport(url: string): OpenTransport {
   const client = ClientProxyFactory.create({
@@ -57,6 +48,6 @@ describeOutboxTransportContract({
   },
   batching: 'none',
   carries: { key: true, headers: true },
-  unreachable: { createTransport: async () => rabbitTransport(`amqp://guest:guest@127.0.0.1:${await closedPort()}`) },
+  unreachable: { createTransport: async () => rabbitTransport(`amqp://guest:guest@127.0.0.1:${await freePort()}`) },
   publishTimeoutMs: 3_000,
 });

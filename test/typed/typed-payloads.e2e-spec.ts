@@ -1,19 +1,16 @@
-import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { IsInt, IsString, Min, MinLength, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import {
-  CreateOutboxTable,
   OutboxAggregateRoot,
   OutboxEvent,
-  OutboxModule,
   OutboxPublisher,
   PublishesEvents,
   toOutboxEvent,
 } from '@nest-outbox/outbox';
 import { outboxMessageEntity } from '@nest-outbox/outbox/typeorm';
-import { isolatedDatabase, type TestDatabase } from '../support/outbox-harness';
+import { startCapturingApp, type CapturingApp } from '../support/capturing-app';
+import type { TestDatabase } from '../support/outbox-harness';
 
 class InvoiceLine {
   @IsString()
@@ -59,34 +56,14 @@ class Invoice extends OutboxAggregateRoot {
 }
 
 describe.each<TestDatabase>(['sqlite', 'postgres'])('typed payloads on %s', (database) => {
-  let isolated: Awaited<ReturnType<typeof isolatedDatabase>>;
-  let module: TestingModule;
+  let app: CapturingApp;
   let dataSource: DataSource;
 
   beforeAll(async () => {
-    isolated = await isolatedDatabase(database);
-    module = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRoot({
-          ...isolated.options,
-          entities: [Invoice],
-          autoLoadEntities: true,
-          synchronize: true,
-          migrations: [CreateOutboxTable],
-          migrationsRun: true,
-          logging: false,
-        } as TypeOrmModuleOptions),
-        OutboxModule.forRoot({ relay: false }),
-      ],
-    }).compile();
-    module.useLogger(false);
-    await module.init();
-    dataSource = module.get(DataSource);
+    app = await startCapturingApp(database, { entities: [Invoice] });
+    dataSource = app.dataSource;
   });
-  afterAll(async () => {
-    await module?.close();
-    await isolated?.drop();
-  });
+  afterAll(() => app?.close());
 
   const outboxRows = () => dataSource.getRepository(outboxMessageEntity()).count();
 
@@ -101,7 +78,7 @@ describe.each<TestDatabase>(['sqlite', 'postgres'])('typed payloads on %s', (dat
   });
 
   it('fails the explicit API the same way, and writes a valid payload', async () => {
-    const publisher = module.get(OutboxPublisher);
+    const publisher = app.module.get(OutboxPublisher);
     await expect(
       dataSource.transaction(async (manager) => {
         await manager.save(Object.assign(new Invoice(), { id: 'inv-plain', amountCents: 100 }));

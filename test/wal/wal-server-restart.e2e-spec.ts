@@ -3,6 +3,7 @@ import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { PrivatePostgres } from '../support/private-postgres';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
+import { closeAll } from '../support/teardown';
 
 const BATCH = 20;
 const EVENTS = 200;
@@ -24,11 +25,7 @@ describe('WAL delivery mode: a PostgreSQL restart replays at most what was in fl
     server = await PrivatePostgres.start('wal-restart');
     sandbox = await walSandbox('wal_restart', server.url());
   }, 60_000);
-  afterAll(async () => {
-    await app?.close();
-    await sandbox?.drop();
-    await server?.cleanup();
-  }, 60_000);
+  afterAll(() => closeAll(() => app?.close(), () => sandbox?.drop(), () => server?.cleanup()), 60_000);
 
   // Where the WAL stood just before the last write's commit: a saved position past it covers that commit.
   let beforeLastCommit = '';
