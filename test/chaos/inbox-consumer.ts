@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { OutboxEnvelope } from '@nest-outbox/outbox';
 import { TypeOrmInbox, TypeOrmInboxStore } from '@nest-outbox/outbox/typeorm';
 import type { Finding } from './analysis';
+import { subscribedFromTheStart } from './ledger';
 
 const CONSUMER = 'chaos.order-projector';
 /** Every this-many-th record is handled twice at once, as a broker redelivering it concurrently would. */
@@ -51,18 +52,7 @@ export class InboxConsumer {
     this.inbox = new TypeOrmInbox(this.dataSource, new TypeOrmInboxStore(this.dataSource, 'outbox_inbox'));
     this.admin = this.kafka.admin();
     await this.admin.connect();
-    this.consumer = this.kafka.consumer({
-      groupId: `chaos-inbox-${randomBytes(5).toString('hex')}`,
-      allowAutoTopicCreation: true,
-      maxWaitTimeInMs: 200,
-      sessionTimeout: 6_000,
-      rebalanceTimeout: 6_000,
-      heartbeatInterval: 1_000,
-      retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 3_000 },
-    });
-    this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`inbox consumer crashed (${event.payload.error?.message}); restart: ${event.payload.restart}`));
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    this.consumer = await subscribedFromTheStart(this.kafka, 'inbox', this.topic, this.log);
     await this.consumer.run({
       partitionsConsumedConcurrently: 3,
       eachMessage: async ({ message, partition }) => {

@@ -38,18 +38,7 @@ export class KafkaLedger {
   async start(): Promise<void> {
     this.admin = this.kafka.admin();
     await this.admin.connect();
-    this.consumer = this.kafka.consumer({
-      groupId: `chaos-ledger-${randomBytes(5).toString('hex')}`,
-      allowAutoTopicCreation: true,
-      maxWaitTimeInMs: 200,
-      sessionTimeout: 6_000,
-      rebalanceTimeout: 6_000,
-      heartbeatInterval: 1_000,
-      retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 3_000 },
-    });
-    this.consumer.on(this.consumer.events.CRASH, (event) => this.log(`ledger consumer crashed (${event.payload.error?.message}); restart: ${event.payload.restart}`));
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic: this.topic, fromBeginning: true });
+    this.consumer = await subscribedFromTheStart(this.kafka, 'ledger', this.topic, this.log);
     await this.consumer.run({
       eachMessage: async ({ message, partition }) => {
         const where = `${partition}:${message.offset}`;
@@ -104,4 +93,24 @@ export class KafkaLedger {
     await this.consumer?.disconnect().catch(() => undefined);
     await this.admin?.disconnect().catch(() => undefined);
   }
+}
+
+/**
+ * A consumer of the run's topic from its first record, in a group of its own, that rides out the
+ * broker outage: kafkajs restarts it after a crash (logged), with short session and rebalance times.
+ */
+export async function subscribedFromTheStart(kafka: Kafka, role: string, topic: string, log: (line: string) => void): Promise<Consumer> {
+  const consumer = kafka.consumer({
+    groupId: `chaos-${role}-${randomBytes(5).toString('hex')}`,
+    allowAutoTopicCreation: true,
+    maxWaitTimeInMs: 200,
+    sessionTimeout: 6_000,
+    rebalanceTimeout: 6_000,
+    heartbeatInterval: 1_000,
+    retry: { retries: 8, initialRetryTime: 300, maxRetryTime: 3_000 },
+  });
+  consumer.on(consumer.events.CRASH, (event) => log(`${role} consumer crashed (${event.payload.error?.message}); restart: ${event.payload.restart}`));
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  return consumer;
 }

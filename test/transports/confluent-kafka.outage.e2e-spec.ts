@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { DataSource } from 'typeorm';
-import { OutboxModule } from '@nest-outbox/outbox';
 import { ConfluentKafkaTransport } from '@nest-outbox/outbox/kafka';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
+import { publishedBeforeOutage, startOutageApp, type OutageApp } from '../support/kafka-outage.app';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { Parcel } from '../support/parcel.fixtures';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
-import { parcelsOnSqlite } from '../support/sqlite-parcels';
+import { closeAll } from '../support/teardown';
 
 interface Row {
   aggregate_id: string;
@@ -23,56 +18,29 @@ interface Row {
 
 // A Nest app relaying through ConfluentKafkaTransport while the shared Kafka test broker goes away
 // and comes back (so this file runs alone: scripts/test.sh, phase 2). Read back with kafkajs, by a
-// reader that is stopped before the outage and a new one after it: a kafkajs 2.2.4 consumer that
-// lives through a broker restart leaves its LeaveGroup connection open when it disconnects.
+// reader that is stopped before the outage and a new one after it (see publishedBeforeOutage).
 describe('ConfluentKafkaTransport across a broker outage (relay in a Nest app, Kafka test broker)', () => {
   const suffix = randomBytes(4).toString('hex');
   const topic = `parcels-ckjs-outage-${suffix}`;
-  let dir: string;
-  let module: TestingModule;
+  let app: OutageApp;
   let reader: KafkaTopicReader | undefined;
   let brokers: string[];
   const broker = new KafkaBrokerControl();
 
   beforeAll(async () => {
     brokers = requireService('kafka').split(',');
-    dir = mkdtempSync(join(tmpdir(), 'outbox-ckjs-outage-'));
-    module = await Test.createTestingModule({
-      imports: [
-        parcelsOnSqlite(dir),
-        OutboxModule.forRoot({
-          // librdkafka gives up on a message (2.5 s) before the relay does (3 s), as the option's documentation asks.
-          transport: new ConfluentKafkaTransport({ brokers, clientId: `outage-${suffix}`, deliveryTimeoutMs: 2_500 }),
-          resolveTopic: () => topic,
-          pollIntervalMs: 200,
-          backoff: { initialMs: 200, maxMs: 1_000, jitter: 0 },
-          publishTimeoutMs: 3_000,
-        }),
-      ],
-    }).compile();
-    module.useLogger(false);
-    await module.init();
+    // librdkafka gives up on a message (2.5 s) before the relay does (3 s), as the option's documentation asks.
+    app = await startOutageApp('ckjs-outage', topic, new ConfluentKafkaTransport({ brokers, clientId: `outage-${suffix}`, deliveryTimeoutMs: 2_500 }));
   });
 
-  afterAll(async () => {
-    await reader?.stop();
-    await module?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeAll(() => reader?.stop(), () => app?.close()));
 
   const rowsOf = async (ids: Set<string>): Promise<Row[]> =>
-    ((await module.get(DataSource).query(`SELECT * FROM outbox_messages ORDER BY position`)) as Row[]).filter((row) => ids.has(row.aggregate_id));
+    ((await app.dataSource.query(`SELECT * FROM outbox_messages ORDER BY position`)) as Row[]).filter((row) => ids.has(row.aggregate_id));
 
   it('records failed attempts while the broker is down, then delivers every event once it is back, in order per aggregate', async () => {
-    const dataSource = module.get(DataSource);
-    const first = new KafkaTopicReader(brokers, topic);
-    reader = first;
-    await first.start();
-    const before = Parcel.register('before', 1);
-    await dataSource.getRepository(Parcel).save(before);
-    await waitFor('the event saved before the outage', () => first.forKey(before.id).length === 1, 20_000);
-    await first.stop();
-    reader = undefined;
+    const { dataSource } = app;
+    const { parcel: before } = await publishedBeforeOutage(app, brokers, topic);
 
     const during = [Parcel.register('during-a', 2), Parcel.register('during-b', 3), Parcel.register('during-c', 4)];
     for (const parcel of during) parcel.relabel(`${parcel.label}-relabelled`);

@@ -1,19 +1,7 @@
-import { Transport, type ClientOptions, type NatsContext } from '@nestjs/microservices';
+import { Transport, type ClientOptions } from '@nestjs/microservices';
 import { JetStreamTransport } from '@nest-outbox/outbox';
-import { describeTransportContract, serviceOutage, type TransportRun } from './transport-contract';
-
-interface NatsHeaders {
-  keys(): string[];
-  get(name: string): string;
-}
-
-const connection = (run: TransportRun, role: 'consumer' | 'probe') => ({
-  servers: run.url('nats'),
-  name: `outbox-${role}-${run.suffix}`,
-  maxReconnectAttempts: -1,
-  reconnectTimeWait: role === 'probe' ? 20 : 250,
-  ...(role === 'probe' ? { reconnectJitter: 0 } : {}),
-});
+import { natsConnection as connection, natsHeadersOf } from './nats.connection';
+import { describeTransportContract, serviceOutage } from './transport-contract';
 
 // The producer is the library's JetStreamTransport (publish acks from a stream); the consumer is a
 // plain Nest NATS microservice, which receives what the stream captures on the same subject.
@@ -38,10 +26,8 @@ describeTransportContract({
   consumer: (run) => ({ transport: Transport.NATS, options: connection(run, 'consumer') }),
   metadata: {
     read: (context) => {
-      const natsHeaders = (context as NatsContext).getHeaders() as NatsHeaders | undefined;
-      const headers = Object.fromEntries((natsHeaders?.keys() ?? []).filter((name) => name !== 'Nats-Msg-Id').map((name) => [name, natsHeaders!.get(name)]));
-      const messageId = natsHeaders?.get('Nats-Msg-Id');
-      return { key: headers['outbox-key'], headers, properties: { subject: (context as NatsContext).getSubject(), messageId } };
+      const { headers, subject, raw } = natsHeadersOf(context, ['Nats-Msg-Id']);
+      return { key: headers['outbox-key'], headers, properties: { subject, messageId: raw?.get('Nats-Msg-Id') } };
     },
     headers: 'envelope',
     // The message id doubles as JetStream's deduplication id.

@@ -1,17 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { logLevel } from 'kafkajs';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { Test, type TestingModule } from '@nestjs/testing';
-import { DataSource } from 'typeorm';
-import { OutboxModule } from '@nest-outbox/outbox';
+import type { DataSource } from 'typeorm';
 import { KafkaBrokerControl } from '../support/kafka-broker.control';
+import { publishedBeforeOutage, startOutageApp, type OutageApp } from '../support/kafka-outage.app';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { Parcel } from '../support/parcel.fixtures';
 import { requireKafkaMockFrom, requireService } from '../support/services';
-import { parcelsOnSqlite } from '../support/sqlite-parcels';
+import { closeAll } from '../support/teardown';
 import { waitFor } from '../support/wait-for';
 
 interface Row {
@@ -34,8 +30,7 @@ interface Row {
 describe('Nest ClientKafka with the kafkajs idempotent producer across a broker outage (Kafka test broker from librdkafka 2.15)', () => {
   const suffix = randomBytes(4).toString('hex');
   const topic = `parcels-kafkajs-idempotent-${suffix}`;
-  let dir: string;
-  let module: TestingModule | undefined;
+  let app: OutageApp | undefined;
   let reader: KafkaTopicReader | undefined;
   let brokers: string[];
   let broker: KafkaBrokerControl;
@@ -44,56 +39,32 @@ describe('Nest ClientKafka with the kafkajs idempotent producer across a broker 
     brokers = requireService('kafka').split(',');
     requireKafkaMockFrom('2.15', 'kafkajs gets no idempotent producer id from the mock of librdkafka 2.0.2');
     broker = new KafkaBrokerControl();
-    dir = mkdtempSync(join(tmpdir(), 'outbox-kafkajs-idempotent-'));
-    module = await Test.createTestingModule({
-      imports: [
-        parcelsOnSqlite(dir),
-        ClientsModule.register([
-          {
-            name: 'KAFKA',
-            transport: Transport.KAFKA,
-            options: {
-              client: { clientId: `idempotent-${suffix}`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 } },
-              // kafkajs keeps a partition's order across its retries only with one request in flight.
-              producer: { idempotent: true, maxInFlightRequests: 1 },
-              producerOnlyMode: true,
-            },
+    app = await startOutageApp('kafkajs-idempotent', topic, 'KAFKA', [
+      ClientsModule.register([
+        {
+          name: 'KAFKA',
+          transport: Transport.KAFKA,
+          options: {
+            client: { clientId: `idempotent-${suffix}`, brokers, logLevel: logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 100 } },
+            // kafkajs keeps a partition's order across its retries only with one request in flight.
+            producer: { idempotent: true, maxInFlightRequests: 1 },
+            producerOnlyMode: true,
           },
-        ]),
-        OutboxModule.forRoot({
-          transport: 'KAFKA',
-          resolveTopic: () => topic,
-          pollIntervalMs: 200,
-          backoff: { initialMs: 200, maxMs: 1_000, jitter: 0 },
-          publishTimeoutMs: 3_000,
-        }),
-      ],
-    }).compile();
-    module.useLogger(false);
-    await module.init();
+        },
+      ]),
+    ]);
   });
 
-  afterAll(async () => {
-    await reader?.stop();
-    await module?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeAll(() => reader?.stop(), () => app?.close()));
 
   const rowsOf = async (dataSource: DataSource, ids: Set<string>): Promise<Row[]> =>
     ((await dataSource.query(`SELECT * FROM outbox_messages ORDER BY position`)) as Row[]).filter((row) => ids.has(row.aggregate_id));
 
   it('publishes with a producer id, retries through the outage and keeps each aggregate’s order', async () => {
-    const dataSource = module!.get(DataSource);
-    const first = new KafkaTopicReader(brokers, topic);
-    reader = first;
-    await first.start();
-    const before = Parcel.register('before', 1);
-    await dataSource.getRepository(Parcel).save(before);
-    const [record] = await waitFor('the event saved before the outage', () => first.forKey(before.id).length === 1 && first.forKey(before.id), 20_000);
+    const { dataSource } = app!;
+    const { record } = await publishedBeforeOutage(app!, brokers, topic);
     // A producer id other than -1: the broker granted kafkajs its idempotent producer id and took its batch.
     expect(record.producerId).toMatch(/^\d+$/);
-    await first.stop();
-    reader = undefined;
 
     const during = [Parcel.register('during-a', 2), Parcel.register('during-b', 3), Parcel.register('during-c', 4)];
     for (const parcel of during) parcel.relabel(`${parcel.label}-relabelled`);

@@ -1,20 +1,7 @@
-import { Transport, type ClientOptions, type NatsContext } from '@nestjs/microservices';
-import { describeTransportContract, serviceOutage, type TransportRun } from './transport-contract';
+import { Transport, type ClientOptions } from '@nestjs/microservices';
+import { natsConnection as connection, natsHeadersOf } from './nats.connection';
+import { describeTransportContract, serviceOutage } from './transport-contract';
 
-interface NatsHeaders {
-  keys(): string[];
-  get(name: string): string;
-}
-
-// Reconnect for ever, every 250 ms (the defaults give up after 10 attempts 2 s apart). The probe
-// client retries every 20 ms, so that a probe arrives as soon as the consumer is subscribed again.
-const connection = (run: TransportRun, role: 'producer' | 'consumer' | 'probe') => ({
-  servers: run.url('nats'),
-  name: `outbox-${role}-${run.suffix}`,
-  maxReconnectAttempts: -1,
-  reconnectTimeWait: role === 'probe' ? 20 : 250,
-  ...(role === 'probe' ? { reconnectJitter: 0 } : {}),
-});
 
 describeTransportContract({
   name: 'nats',
@@ -24,9 +11,8 @@ describeTransportContract({
   consumer: (run) => ({ transport: Transport.NATS, options: connection(run, 'consumer') }),
   metadata: {
     read: (context) => {
-      const natsHeaders = (context as NatsContext).getHeaders() as NatsHeaders | undefined;
-      const headers = Object.fromEntries((natsHeaders?.keys() ?? []).map((name) => [name, natsHeaders!.get(name)]));
-      return { key: headers['outbox-key'], headers, properties: { subject: (context as NatsContext).getSubject() } };
+      const { headers, subject } = natsHeadersOf(context);
+      return { key: headers['outbox-key'], headers, properties: { subject } };
     },
     headers: 'envelope',
     expectedProperties: (_envelope, run) => ({ subject: run.topic }),
