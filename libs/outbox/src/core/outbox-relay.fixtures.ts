@@ -58,3 +58,17 @@ export function relay(store: InMemoryOutboxStore, transport: OutboxTransport, ov
     ...overrides,
   });
 }
+
+/**
+ * What every relay spec starts from, fresh before each test of the describe that calls it: a clock
+ * the test moves (`bench.now`), an in-memory store on that clock and a recording transport.
+ */
+export function relayBench(): { now: number; store: InMemoryOutboxStore; transport: RecordingTransport } {
+  const bench = { now: 0 } as { now: number; store: InMemoryOutboxStore; transport: RecordingTransport };
+  beforeEach(() => {
+    bench.now = 1_000_000;
+    bench.store = new InMemoryOutboxStore(() => bench.now);
+    bench.transport = new RecordingTransport();
+  });
+  return bench;
+}

@@ -1,24 +1,15 @@
-import { InMemoryOutboxStore } from './in-memory-outbox.store';
 import type { OutboxTransport } from './outbox-transport.port';
-import { message, messagesMade, RecordingTransport, relay } from './outbox-relay.fixtures';
+import { message, messagesMade, RecordingTransport, relay, relayBench } from './outbox-relay.fixtures';
 
 describe('OutboxRelay: publishing, in order per aggregate, through the transport each row names', () => {
-  let now: number;
-  let store: InMemoryOutboxStore;
-  let transport: RecordingTransport;
-
-  beforeEach(() => {
-    now = 1_000_000;
-    store = new InMemoryOutboxStore(() => now);
-    transport = new RecordingTransport();
-  });
+  const bench = relayBench();
 
   it('publishes claimed rows with key and envelope headers, then marks them published', async () => {
-    store.add([message('a'), message('b')]);
-    const outcome = await relay(store, transport).publishBatch();
+    bench.store.add([message('a'), message('b')]);
+    const outcome = await relay(bench.store, bench.transport).publishBatch();
     expect(outcome).toEqual({ claimed: 2, published: 2, retried: 0, dead: 0 });
-    expect(store.rows.map((row) => row.status)).toEqual(['published', 'published']);
-    expect(transport.delivered[0]).toMatchObject({
+    expect(bench.store.rows.map((row) => row.status)).toEqual(['published', 'published']);
+    expect(bench.transport.delivered[0]).toMatchObject({
       destination: 'things',
       key: 'a',
       headers: { 'outbox-event-type': 'thing.happened', 'outbox-aggregate-id': 'a', 'outbox-message-id': 'm-' + (messagesMade() - 1) },
@@ -27,18 +18,18 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
   });
 
   it('claims runs of an aggregate from its first unpublished row, oldest first, and nothing behind a row it cannot take', async () => {
-    store.add([message('a'), message('a'), message('b'), message('a')]);
-    expect((await store.claim({ owner: 'x', token: 'x-1', limit: 1, leaseMs: 1_000 })).map((row) => row.position)).toEqual(['1']);
+    bench.store.add([message('a'), message('a'), message('b'), message('a')]);
+    expect((await bench.store.claim({ owner: 'x', token: 'x-1', limit: 1, leaseMs: 1_000 })).map((row) => row.position)).toEqual(['1']);
     // Row 1 is leased: the rest of aggregate a waits, b does not.
-    expect((await store.claim({ owner: 'x', token: 'x-2', limit: 10, leaseMs: 1_000 })).map((row) => row.position)).toEqual(['3']);
-    await store.release('x');
-    const claimed = await store.claim({ owner: 'x', token: 'x-3', limit: 10, leaseMs: 1_000 });
+    expect((await bench.store.claim({ owner: 'x', token: 'x-2', limit: 10, leaseMs: 1_000 })).map((row) => row.position)).toEqual(['3']);
+    await bench.store.release('x');
+    const claimed = await bench.store.claim({ owner: 'x', token: 'x-3', limit: 10, leaseMs: 1_000 });
     expect(claimed.map((row) => [row.aggregateId, row.position])).toEqual([['a', '1'], ['a', '2'], ['b', '3'], ['a', '4']]);
   });
 
   it('publishes the rows of one aggregate in a batch one after another, never two at once', async () => {
     const rows = [message('a'), message('b'), message('a'), message('a'), message('b')];
-    store.add(rows);
+    bench.store.add(rows);
     const inFlight = new Map<string, number>();
     let overlapped = false;
     const slow: OutboxTransport = {
@@ -48,21 +39,21 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
         overlapped ||= (inFlight.get(outgoing.key) ?? 0) > 1;
         await new Promise((resolve) => setImmediate(resolve));
         inFlight.set(outgoing.key, (inFlight.get(outgoing.key) ?? 0) - 1);
-        transport.delivered.push(outgoing);
+        bench.transport.delivered.push(outgoing);
       },
     };
-    expect(await relay(store, slow).publishBatch()).toEqual({ claimed: 5, published: 5, retried: 0, dead: 0 });
+    expect(await relay(bench.store, slow).publishBatch()).toEqual({ claimed: 5, published: 5, retried: 0, dead: 0 });
     expect(overlapped).toBe(false);
-    expect(transport.delivered.filter((m) => m.key === 'a').map((m) => m.envelope.id)).toEqual([rows[0].id, rows[2].id, rows[3].id]);
+    expect(bench.transport.delivered.filter((m) => m.key === 'a').map((m) => m.envelope.id)).toEqual([rows[0].id, rows[2].id, rows[3].id]);
   });
 
   it('gives back the rows behind a failure in its aggregate unsent and uncharged, while other aggregates publish', async () => {
     const rows = [message('a'), message('a'), message('b'), message('a')];
-    store.add(rows);
-    transport.failNext.set(rows[1].id, 1);
-    expect(await relay(store, transport).publishBatch()).toEqual({ claimed: 4, published: 2, retried: 1, dead: 0 });
-    expect(transport.delivered.map((m) => m.envelope.id)).toEqual([rows[0].id, rows[2].id]);
-    expect(store.rows.map((row) => [row.status, row.attempts, row.leaseToken ?? null, row.lastError ?? null])).toEqual([
+    bench.store.add(rows);
+    bench.transport.failNext.set(rows[1].id, 1);
+    expect(await relay(bench.store, bench.transport).publishBatch()).toEqual({ claimed: 4, published: 2, retried: 1, dead: 0 });
+    expect(bench.transport.delivered.map((m) => m.envelope.id)).toEqual([rows[0].id, rows[2].id]);
+    expect(bench.store.rows.map((row) => [row.status, row.attempts, row.leaseToken ?? null, row.lastError ?? null])).toEqual([
       ['published', 1, null, null],
       ['pending', 1, null, `broker refused ${rows[1].id}`],
       ['published', 1, null, null],
@@ -72,7 +63,7 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
 
   it('hands a whole run to a transport that keeps key order within a batch, and gives back what follows a failure', async () => {
     const rows = [message('a'), message('a'), message('a'), message('b')];
-    store.add(rows);
+    bench.store.add(rows);
     const calls: string[][] = [];
     const ordered: OutboxTransport = {
       name: 'ordered',
@@ -83,10 +74,10 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
         return messages.map((m) => (m.envelope.id === rows[1].id ? new Error('partition leader moved') : undefined));
       },
     };
-    expect(await relay(store, ordered).publishBatch()).toEqual({ claimed: 4, published: 2, retried: 1, dead: 0 });
+    expect(await relay(bench.store, ordered).publishBatch()).toEqual({ claimed: 4, published: 2, retried: 1, dead: 0 });
     expect(calls).toEqual([rows.map((row) => row.id)]);
     // Row 3 was acknowledged but follows the failed row 2: it is not marked published (it goes again after row 2).
-    expect(store.rows.map((row) => [row.status, row.attempts])).toEqual([
+    expect(bench.store.rows.map((row) => [row.status, row.attempts])).toEqual([
       ['published', 1],
       ['pending', 1],
       ['pending', 0],
@@ -96,17 +87,17 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
 
   it('keeps per-aggregate order when an early event fails and is retried', async () => {
     const rows = [message('a'), message('a'), message('a'), message('b')];
-    store.add(rows);
-    transport.failNext.set(rows[0].id, 1);
-    const subject = relay(store, transport);
+    bench.store.add(rows);
+    bench.transport.failNext.set(rows[0].id, 1);
+    const subject = relay(bench.store, bench.transport);
 
     await subject.trigger();
-    expect(transport.delivered.map((m) => m.envelope.id)).toEqual([rows[3].id]);
-    expect(store.rows[0]).toMatchObject({ status: 'pending', attempts: 1, lastError: `broker refused ${rows[0].id}`, nextAttemptAt: now + 1_000 });
+    expect(bench.transport.delivered.map((m) => m.envelope.id)).toEqual([rows[3].id]);
+    expect(bench.store.rows[0]).toMatchObject({ status: 'pending', attempts: 1, lastError: `broker refused ${rows[0].id}`, nextAttemptAt: bench.now + 1_000 });
 
-    now += 1_000;
+    bench.now += 1_000;
     await subject.trigger();
-    const order = transport.delivered.filter((m) => m.key === 'a').map((m) => m.envelope.id);
+    const order = bench.transport.delivered.filter((m) => m.key === 'a').map((m) => m.envelope.id);
     expect(order).toEqual(rows.slice(0, 3).map((row) => row.id));
   });
 
@@ -122,11 +113,11 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
         return messages.map((m) => (m.key === 'b' ? new Error('partition offline') : undefined));
       },
     };
-    store.add([message('a'), message('b'), message('c')]);
-    const outcome = await relay(store, batching).publishBatch();
+    bench.store.add([message('a'), message('b'), message('c')]);
+    const outcome = await relay(bench.store, batching).publishBatch();
     expect(batches).toEqual([['a', 'b', 'c']]);
     expect(outcome).toEqual({ claimed: 3, published: 2, retried: 1, dead: 0 });
-    expect(store.rows.map((row) => [row.status, row.lastError])).toEqual([
+    expect(bench.store.rows.map((row) => [row.status, row.lastError])).toEqual([
       ['published', undefined],
       ['pending', 'partition offline'],
       ['published', undefined],
@@ -139,12 +130,12 @@ describe('OutboxRelay: publishing, in order per aggregate, through the transport
     const toPartner = { ...message('a'), transport: 'partner', destination: 'partner.things' };
     const laterInternal = message('a');
     const laterPartner = { ...message('a'), transport: 'partner', destination: 'partner.things' };
-    store.add([message('a'), toPartner, laterInternal, laterPartner, { ...message('z'), transport: 'gone' }]);
-    internal.failNext.set(store.rows[0].message.id, 5);
-    const subject = relay(store, internal, { transports: new Map<string, OutboxTransport>([['default', internal], ['partner', partner]]) });
+    bench.store.add([message('a'), toPartner, laterInternal, laterPartner, { ...message('z'), transport: 'gone' }]);
+    internal.failNext.set(bench.store.rows[0].message.id, 5);
+    const subject = relay(bench.store, internal, { transports: new Map<string, OutboxTransport>([['default', internal], ['partner', partner]]) });
     await subject.trigger();
     expect(partner.delivered.map((m) => m.envelope.id)).toEqual([toPartner.id, laterPartner.id]);
     expect(internal.delivered).toHaveLength(0);
-    expect(store.rows[4]).toMatchObject({ status: 'pending', lastError: expect.stringContaining('No transport named "gone"') });
+    expect(bench.store.rows[4]).toMatchObject({ status: 'pending', lastError: expect.stringContaining('No transport named "gone"') });
   });
 });
