@@ -9,6 +9,7 @@
 #   npm run chaos -- --full          # larger: more relays, kills, outages (about 9 minutes)
 #   npm run chaos -- --seed=1234     # replay a run's random choices (timing still varies)
 #   CHAOS_SELF_TEST=drop npm run chaos   # corrupts the ledger on purpose: must exit non-zero
+#   (the checks and the drop/ghost/reorder/dup corruptions also run as unit tests, test/chaos/analysis.spec.ts)
 #
 # Starts PostgreSQL and the Kafka test broker with scripts/services.sh (OUTBOX_SERVICES_DIR,
 # OUTBOX_POSTGRES_PORT... are honoured, see scripts/README.md) and stops them on exit. Exit code 0
