@@ -10,7 +10,7 @@ import * as observability from '@nest-outbox/outbox/observability';
 import * as consoleEntry from '@nest-outbox/outbox/console';
 import * as testing from '@nest-outbox/outbox/testing';
 import { createSqlOutboxConsoleStore } from '../libs/outbox/src/typeorm/outbox-sql.factory';
-import { walNames } from '../libs/outbox/src/core/stream/wal-options';
+import { walNames } from '../libs/outbox/src/wal/wal-names';
 
 /** Every entry point of the package, and two internals the module feeds with names from its options. */
 const outbox = { ...root, ...core, ...typeorm, ...observability, ...consoleEntry, ...testing, createSqlOutboxConsoleStore, walNames };

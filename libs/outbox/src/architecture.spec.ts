@@ -63,6 +63,8 @@ const LAYERS: Record<string, number> = {
   wal: 2,
   // TypeORM's integration over its adapter: the entity, the capture on save, the migrations and stores.
   typeorm: 3,
+  // The delivery modes: the one file outside wal/ that knows the WAL delivery (delivery-modes.ts).
+  delivery: 3,
   migrations: 3,
   cli: 4,
   nest: 5,
@@ -124,8 +126,15 @@ describe('the package reads one way: core ← sql ← adapters ← typeorm ← n
   });
 
   it('wal/, the WAL delivery, knows neither Nest nor the layers that run it: nest/ makes it (OUTBOX_STREAM), cli/ and observability/ read it', () => {
-    const above = inside('wal').filter(({ target, own }) => target.startsWith('@nestjs/') || (own && ['nest', 'cli', 'observability', 'console', 'migrations'].includes(layerOf(target))));
+    const above = inside('wal').filter(({ target, own }) => target.startsWith('@nestjs/') || (own && ['nest', 'cli', 'observability', 'console', 'migrations', 'delivery'].includes(layerOf(target))));
     expect(above).toEqual([]);
+  });
+
+  it('nothing outside wal/ imports wal/, not even types, but delivery/delivery-modes.ts: a second streaming source needs no other file to change', () => {
+    const seam = 'delivery/delivery-modes.ts';
+    const users = Object.keys(LAYERS).filter((layer) => layer !== 'wal').flatMap((layer) => importsUnder(layer));
+    expect(users.some(({ file }) => file === seam)).toBe(true);
+    expect(users.filter(({ file, target, own }) => own && layerOf(target) === 'wal' && file !== seam)).toEqual([]);
   });
 
   it('nothing but testing/ imports testing/', () => {

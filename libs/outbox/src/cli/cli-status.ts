@@ -4,8 +4,7 @@ import { createSqlOutboxStatsSource } from '../sql/outbox-sql.factory';
 import type { CliIo } from './cli-io';
 import type { OutboxTable } from '../sql/dialects/outbox-table';
 import { poisonStatusLines, readPoisonSummary, type PoisonTables } from './cli-status-poison';
-import { walNames } from '../core/stream/wal-options';
-import { walSlotState, type WalSlotLag } from '../wal/wal-slot.setup';
+import { readWalSlotsOfTable, type WalSlotReading } from '../delivery/delivery-modes';
 
 const seconds = (ms: number | null) => (ms === null ? '-' : `${(ms / 1000).toFixed(1)} s`);
 
@@ -55,8 +54,6 @@ export async function printStatus(
   return failures.length === 0 ? 0 : 1;
 }
 
-type WalSlotReading = WalSlotLag & { slotName: string; missing?: boolean };
-
 /** What is wrong with a slot this database streamed, said after its name; undefined when nothing is. */
 function slotProblem(slot: WalSlotReading): string | undefined {
   if (slot.missing) return 'does not exist in this database, though its stream saved a position here: an instance that relays makes it anew (see docs/wal-mode.md, "What survives what")';
@@ -65,21 +62,8 @@ function slotProblem(slot: WalSlotReading): string | undefined {
   return undefined;
 }
 
-/**
- * PostgreSQL: the WAL mode's slots of this table: those whose stream saved a position beside it
- * (`<table>_wal_positions`), missing or not, else the default name (`outbox_<schema>_<table>`) if
- * this database has that slot. Slots are the server's: one of another database is not this table's.
- */
+/** PostgreSQL: the WAL mode's slots of this table (none elsewhere). */
 async function readWalSlots(connection: SqlConnection, table: OutboxTable): Promise<WalSlotReading[]> {
   if (connection.dialect !== 'postgres') return [];
-  const query = async (sql: string, params?: unknown[]) => (await connection.run({ sql, params: params ?? [] })).records;
-  const [positions] = await query(`SELECT to_regclass($1) IS NOT NULL AS "present"`, [table.walPositions.quoted()]);
-  const saved = positions?.present === true ? (await query(`SELECT slot_name AS "slotName" FROM ${table.walPositions.quoted()} ORDER BY 1`)).map((row) => String(row.slotName)) : [];
-  if (saved.length === 0) {
-    const slotName = walNames({ tableName: table.name, schema: table.schema }).slotName;
-    const state = await walSlotState(query, slotName);
-    return state && state.foreignDatabase === undefined ? [{ slotName, ...state }] : [];
-  }
-  const slots = await Promise.all(saved.map(async (slotName) => ({ slotName, state: await walSlotState(query, slotName) })));
-  return slots.map(({ slotName, state }) => (state ? { slotName, ...state } : { slotName, missing: true, retainedBytes: 0, lagSeconds: null, active: false }));
+  return readWalSlotsOfTable(async (sql, params) => (await connection.run({ sql, params: params ?? [] })).records, table);
 }

@@ -1,7 +1,6 @@
 import type { OutboxTable } from '../sql/dialects/outbox-table';
-import { validateDelivery, walNames } from '../core/stream/wal-options';
-import { dropWalSlot, walSlotBacklog, walSlotState, type WalQuery } from '../wal/wal-slot.setup';
-import { walMessagePrefix } from '../core/stream/wal-record';
+import { validateDelivery } from '../core/stream/wal-options';
+import { dropWalSlot, walMessagePrefix, walNames, walSlotBacklog, walSlotState, type WalQuery } from '../delivery/delivery-modes';
 import { CliError } from './cli.error';
 import { missingUrl, needsArgument, walNeedsPostgresUrl, walSlotHoldsEvents, walSlotOfAnotherDatabase } from './cli.messages';
 import { connect } from './cli-connection';

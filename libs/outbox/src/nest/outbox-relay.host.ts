@@ -26,7 +26,6 @@ import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OutboxStats } from './observe/outbox.stats';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
-import { refuseStrandedWalEvents, releaseStreamOwnedRows } from '../wal/wal-mode-switch.check';
 import { DatabaseUnreachableError, whileServerRestarts } from '../sql/server-restart';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
@@ -95,14 +94,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
     this.checkAcknowledgements(transports);
     this.checkListenerPool();
     gate.check();
-    if (this.connection.dialect === 'postgres' && this.delivery.mode === 'table') {
-      const formerSlot = this.delivery.formerSlot;
-      const query = async (sql: string, params?: unknown[]) => (await this.connection.run({ sql, params: params ?? [] })).records;
-      const leftBehind = await whileServerRestarts('looking for a WAL slot left behind', () => refuseStrandedWalEvents(query, formerSlot), restarts);
-      if (leftBehind) this.logger.warn(leftBehind);
-      const released = await whileServerRestarts('taking over the rows of the WAL mode', () => releaseStreamOwnedRows(query, this.extras), restarts);
-      if (released > 0) this.logger.log(`${released} row(s) the WAL stream had not published yet go to this relay (table mode).`);
-    }
+    // What a streaming mode that ran here before left behind: refused while events would be lost.
+    if (this.delivery.mode === 'table') for (const check of this.delivery.leftBehind) await check(this.connection, this.logger);
     this.transports = transports;
     this.store = store;
     this.gate = gate;

@@ -11,7 +11,6 @@ import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import { walNeedsPostgres } from '../core/stream/stream.messages';
 import { connectionWalNeedsPg } from '../adapters/connection/connection.messages';
 import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
-import { WalStream } from '../wal/wal-stream';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS, OUTBOX_STREAM } from './outbox.constants';
@@ -20,8 +19,8 @@ import type { OutboxModuleOptions } from './outbox-module.options';
 import { resolveTransports } from './outbox-transports.resolver';
 
 /**
- * The delivery's stream, made from the delivery plan: the WAL mode's `WalStream`, or `null` in the
- * table mode, where nothing of the WAL mode is made or loaded. `OutboxStreamHost` runs it; stats and
+ * The delivery's stream, made by the delivery plan of a streaming mode, or `null` in the table
+ * mode, where nothing of a streaming mode is made or loaded. `OutboxStreamHost` runs it; stats and
  * health read it.
  */
 export const outboxStreamProvider: Provider = {
@@ -46,10 +45,7 @@ export const outboxStreamProvider: Provider = {
     if (connection.dialect !== 'postgres') {
       throw new OutboxConfigurationError(dataSource ? walNeedsPostgres(dataSource.options.type) : connectionWalNeedsPg(connection.layer));
     }
-    return new WalStream({
-      slot: plan.slot,
-      prefix: plan.prefix,
-      write: plan.write,
+    return plan.createStream({
       settings,
       table: extras,
       connection,

@@ -4,7 +4,7 @@ import { resolveOutboxSettings } from '../core/outbox-options';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_OPENED_CONNECTION, OUTBOX_SETTINGS, OUTBOX_TRACKER } from './outbox.constants';
-import { resolveDeliveryPlan } from '../core/stream/delivery-plan';
+import { resolveDeliveryPlan } from '../delivery/delivery-modes';
 import { OutboxConnectionHost } from './outbox-connection.host';
 import type { OpenedConnection } from '../adapters/connection/open-connection';
 import {

@@ -23,7 +23,7 @@ export { OutboxHealthIndicator } from '../nest/observe/outbox.health-indicator';
 export { OutboxInboxPoisonHealthIndicator } from '../nest/observe/outbox-inbox-poison.health-indicator';
 export { OutboxWalHealthIndicator } from '../nest/observe/outbox-wal.health-indicator';
 export { OutboxTenantsHealthIndicator } from '../nest/tenants/outbox-tenants.health-indicator';
-export type { WalSlotLag } from '../wal/wal-slot.setup';
+export type { StreamLag as WalSlotLag } from '../core/stream/delivery-stream.port';
 
 // Metrics (prom-client)
 export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './metrics/metrics.options';

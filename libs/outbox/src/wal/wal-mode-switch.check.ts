@@ -1,6 +1,6 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { walEventsStrandedInSlot, walSlotLeftBehind, walSlotUncheckable } from '../core/stream/stream.messages';
-import { walMessagePrefix } from '../core/stream/wal-record';
+import { walMessagePrefix } from './wal-names';
 import { walSlotBacklog, type WalNames, type WalQuery } from './wal-slot.setup';
 import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
 import type { OutboxTableLocation } from '../sql/dialects/outbox-table';

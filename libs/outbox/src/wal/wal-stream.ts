@@ -6,7 +6,8 @@ import type { RelayObserver } from '../core/observe/relay-observer';
 import { loadOptional } from '../core/optional-peer';
 import { RetryPolicy } from '../core/retry-policy';
 import type { SqlConnection } from '../core/sql-connection.port';
-import type { DeliveryStream, StopSteps, StreamIncident } from '../core/stream/delivery-stream.port';
+import type { StreamDependencies } from '../core/stream/delivery-plan';
+import type { DeliveryStream, StopSteps, StreamHealth, StreamHealthThresholds, StreamIncident, StreamSource } from '../core/stream/delivery-stream.port';
 import { formatLsn } from '../core/stream/stream-message';
 import type { WalWrite } from '../core/stream/wal-options';
 import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
@@ -23,6 +24,7 @@ import { replicationConnection } from './replication-connection';
 import { TableOverflow } from './table-overflow';
 import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag, type WalSlotMade } from './wal-slot.setup';
 import { registerWalSlotMetrics } from './wal-slot.metrics';
+import { judgeWalSlot } from './wal-slot.health';
 import { DEFAULT_OUTBOX_NAME, ofOutbox } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
 import { WalStreamLock } from './wal-stream.lock';
@@ -41,25 +43,13 @@ const BATCHES_AHEAD = 4;
 // How PostgreSQL refuses a slot that is gone or can stream nothing again (PostgreSQL 15's texts).
 const SLOT_GONE = /replication slot "[^"]*" does not exist|can no longer get changes from replication slot|has been invalidated/i;
 
-export interface WalStreamConfig {
-  /** The slot and publication, and the prefix of the WAL messages the writer emits (the delivery plan's). */
+/** The module's pieces, and the slot and publication, the prefix and the write of the WAL delivery plan. */
+export interface WalStreamConfig extends StreamDependencies {
   slot: WalNames;
+  /** The prefix of the WAL messages the writer emits. */
   prefix: string;
-  settings: ResolvedOutboxSettings;
-  /** The outbox's table, and its name (`OutboxModule.forRoot({ name })`) for the gauges' `outbox` label. */
-  table: { tableName: string; schema?: string; name?: string };
-  connection: SqlConnection;
-  /** The transports by name, resolved when the stream is prepared (after every module is constructed). */
-  transports: () => Map<string, OutboxTransport>;
-  /** Read for each new connection's relay: observers may join after the stream was made. */
-  observer: () => RelayObserver;
-  logger: { log(message: string): void; warn(message: string): void; error(message: string): void };
   /** What the writers write (`wal.write`): rows the stream settles by deleting them, or WAL messages. */
   write: WalWrite;
-  /** The slot's gauges, when metrics are on. */
-  metrics?: { registry?: unknown; prefix: string };
-  /** How long a reading of the slot's lag is shared (`stats.refreshIntervalMs`). */
-  lagReadingMs: number;
 }
 
 /**
@@ -123,8 +113,23 @@ export class WalStream implements DeliveryStream {
     else this.config.logger.warn(text);
   }
 
-  get source(): WalNames {
-    return this.config.slot;
+  /** The replication slot, by name. */
+  get source(): StreamSource {
+    return { name: this.config.slot.slotName };
+  }
+
+  /** The slot and the stream judged (see judgeWalSlot); `wal.maxRetainedBytes` unless the caller gives its own limit. */
+  async health(thresholds: StreamHealthThresholds): Promise<StreamHealth> {
+    const { slotName } = this.config.slot;
+    let lag;
+    try {
+      lag = await this.lag();
+    } catch (error) {
+      return { healthy: false, reasons: [`the replication slot cannot be read: ${errorText(error)}`], details: {} };
+    }
+    const maxRetainedBytes = thresholds.maxRetainedBytes !== undefined ? thresholds.maxRetainedBytes : (this.config.settings.wal.maxRetainedBytes ?? WAL_DEFAULTS.maxRetainedBytes);
+    const waitingMs = this.waitingSince === undefined ? undefined : Date.now() - this.waitingSince;
+    return judgeWalSlot(slotName, lag, { maxRetainedBytes, maxLagMs: thresholds.maxLagMs }, this.incident, waitingMs);
   }
 
   /** Messages the stream has published since it last (re)connected. */

@@ -1,7 +1,6 @@
 import { OutboxConfigurationError } from '../outbox.errors';
 import { resolveOutboxSettings } from '../outbox-options';
 import { decodeWalRecord, encodeWalRecord } from './wal-record';
-import { walNames } from './wal-options';
 
 const resolve = (options: object) => resolveOutboxSettings(options, () => 'relay-1');
 
@@ -17,11 +16,6 @@ describe('delivery and wal options', () => {
     expect(() => resolve({ delivery: 'wal', wal: { publicationName: 'x'.repeat(64) } })).toThrow('"wal.publicationName"');
     expect(() => resolve({ delivery: 'wal', wal: 'slot' })).toThrow('"wal"');
     expect(() => resolve({ delivery: 'wal', wal: { attemptsBeforeTable: 0 } })).toThrow('"wal.attemptsBeforeTable": expected an integer from 1 to 1000');
-  });
-
-  it('name the slot after the table and its schema', () => {
-    expect(walNames({ tableName: 'outbox_messages' })).toEqual({ slotName: 'outbox_outbox_messages', publicationName: 'outbox_outbox_messages' });
-    expect(walNames({ tableName: 'Events', schema: 'Billing' }, { publicationName: 'pub' })).toEqual({ slotName: 'outbox_billing_events', publicationName: 'pub' });
   });
 });
 

@@ -76,20 +76,6 @@ export function validateDelivery(delivery: unknown, wal: unknown): void {
   checkWalNames({ slotName, publicationName });
 }
 
-/**
- * The slot and publication of an outbox table, defaults applied. The names go into SQL text, so
- * they are checked here, defaults too: a table or schema name that is no identifier is refused.
- */
-export function walNames(table: { tableName: string; schema?: string; name?: string }, wal: WalDeliveryOptions = {}): { slotName: string; publicationName: string } {
-  // A named outbox's name is in it: slots are per server, and two outboxes of one app may use two databases of the same server.
-  const named = table.name === undefined ? '' : `${table.name}_`;
-  const stem = `outbox_${named}${table.schema === undefined ? '' : `${table.schema}_`}${table.tableName}`.toLowerCase().slice(0, 63);
-  const slotName = wal.slotName ?? stem;
-  const names = { slotName, publicationName: wal.publicationName ?? slotName };
-  checkWalNames(names);
-  return names;
-}
-
 /** Slot and publication names go into SQL text: only what PostgreSQL takes as a slot name passes. */
 export function checkWalNames(names: { slotName: unknown; publicationName: unknown }): void {
   for (const key of ['slotName', 'publicationName'] as const) {

@@ -12,15 +12,6 @@ interface WalRecord {
   messages: Array<Omit<NewOutboxMessage, 'occurredAt' | 'payloadJson' | 'delayMs'> & { occurredAt: string; payload: string }>;
 }
 
-/**
- * The prefix of the outbox's logical messages for one stream. A slot decodes every message of its
- * database, so the prefix names the slot the messages are for: apps (or tests) that share a
- * database with slots of their own never read each other's events.
- */
-export function walMessagePrefix(slotName: string): string {
-  return `nest-outbox:${slotName}`;
-}
-
 export function encodeWalRecord(messages: readonly NewOutboxMessage[]): string {
   // Delayed messages never reach the WAL (the writer keeps them in the table), so delayMs is dropped.
   const record: WalRecord = {

@@ -1,13 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import type { ResolvedObservability } from '../../core/observe/observability.options';
-import type { ResolvedOutboxSettings } from '../../core/outbox-options';
-import { errorText } from '../../core/error-text';
-import { WAL_DEFAULTS } from '../../core/stream/wal-options';
-import type { DeliveryStream } from '../../core/stream/delivery-stream.port';
-import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS, OUTBOX_STREAM } from '../outbox.constants';
+import type { DeliveryStream, StreamHealthThresholds } from '../../core/stream/delivery-stream.port';
+import { OUTBOX_OBSERVABILITY, OUTBOX_STREAM } from '../outbox.constants';
 import { loadOptional } from '../../core/optional-peer';
-import { judgeWalSlot, type WalHealthThresholds } from '../../wal/wal-slot.health';
 
 /**
  * The WAL delivery mode's `@nestjs/terminus` indicator: down when this database's slot is missing,
@@ -26,24 +22,17 @@ export class OutboxWalHealthIndicator {
   constructor(
     @Inject(OUTBOX_STREAM) private readonly stream: DeliveryStream | null,
     @Inject(OUTBOX_OBSERVABILITY) private readonly observability: ResolvedObservability,
-    @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
   ) {}
 
-  async isHealthy<Key extends string = 'outbox-wal'>(key: Key = 'outbox-wal' as Key, thresholds: Partial<WalHealthThresholds> = {}): Promise<HealthIndicatorResult<Key>> {
+  async isHealthy<Key extends string = 'outbox-wal'>(key: Key = 'outbox-wal' as Key, thresholds: Partial<StreamHealthThresholds> = {}): Promise<HealthIndicatorResult<Key>> {
     this.indicators ??= new (loadOptional<typeof import('@nestjs/terminus')>('@nestjs/terminus', 'OutboxWalHealthIndicator').HealthIndicatorService)();
     const indicator = this.indicators.check(key);
     if (!this.stream) return indicator.up({ delivery: 'table' });
-    const slot = this.stream.source;
-    let lag;
-    try {
-      lag = await this.stream.lag();
-    } catch (error) {
-      return indicator.down({ reason: `the replication slot cannot be read: ${errorText(error)}` });
-    }
-    const verdict = judgeWalSlot(slot.slotName, lag, {
-      maxRetainedBytes: thresholds.maxRetainedBytes !== undefined ? thresholds.maxRetainedBytes : (this.settings.wal.maxRetainedBytes ?? WAL_DEFAULTS.maxRetainedBytes),
+    // The stream judges its own source; the module's health.maxLagMs unless the caller gives its own.
+    const verdict = await this.stream.health({
+      maxRetainedBytes: thresholds.maxRetainedBytes,
       maxLagMs: thresholds.maxLagMs !== undefined ? thresholds.maxLagMs : this.observability.health.maxLagMs,
-    }, this.stream.incident, this.stream.waitingSince === undefined ? undefined : Date.now() - this.stream.waitingSince);
+    });
     return verdict.healthy ? indicator.up(verdict.details) : indicator.down({ reason: verdict.reasons.join('; '), ...verdict.details });
   }
 }

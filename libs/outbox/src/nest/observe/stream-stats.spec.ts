@@ -1,7 +1,7 @@
 import { streamStatsOf } from './stream-stats';
 
 describe('streamStatsOf', () => {
-  const source = { slotName: 'orders_outbox', publicationName: 'orders_outbox' };
+  const source = { name: 'orders_outbox' };
 
   it('is undefined in the table mode (no stream), without reading anything', async () => {
     expect(await streamStatsOf(null)).toBeUndefined();

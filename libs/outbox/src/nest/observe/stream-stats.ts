@@ -5,5 +5,5 @@ import type { DeliveryStream } from '../../core/stream/delivery-stream.port';
 export async function streamStatsOf(stream: Pick<DeliveryStream, 'source' | 'lag'> | null): Promise<OutboxWalStats | undefined> {
   if (!stream) return undefined;
   const lag = await stream.lag();
-  return { slot: stream.source.slotName, retainedBytes: lag?.retainedBytes ?? null, lagSeconds: lag?.lagSeconds ?? null, active: lag?.active ?? false };
+  return { slot: stream.source.name, retainedBytes: lag?.retainedBytes ?? null, lagSeconds: lag?.lagSeconds ?? null, active: lag?.active ?? false };
 }
