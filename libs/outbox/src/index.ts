@@ -6,6 +6,7 @@
 //   @nest-outbox/outbox/typeorm        the TypeORM pieces for use without OutboxModule
 //   @nest-outbox/outbox/kafka          ConfluentKafkaTransport: Kafka on librdkafka (optional peer @confluentinc/kafka-javascript)
 //   @nest-outbox/outbox/asyncapi       OutboxAsyncApi: the AsyncAPI 3.0 document of what the app publishes
+//   @nest-outbox/outbox/tenants        several outboxes beyond @InjectOutbox: tenant databases, shards, tokens by name
 // index.spec.ts holds this list: a name added here must be added there, and the root stays at 40 names at most.
 // Nothing here may load an optional peer (prom-client, @nestjs/terminus, OpenTelemetry, ...), even as a type.
 
@@ -14,8 +15,7 @@ export { OutboxModule } from './nest/outbox.module';
 export type { OutboxModuleOptions, OutboxModuleExtras } from './nest/outbox-module.options';
 export type { OutboxConnectionOptions } from './adapters/connection/outbox-connection.options';
 export { OutboxPublisher } from './nest/outbox.publisher';
-export { InjectOutbox, getOutboxToken } from './nest/named/outbox-tokens';
-export { ShardedOutboxPublisher } from './nest/named/sharded-outbox.publisher';
+export { InjectOutbox } from './nest/named/outbox-tokens';
 export type { OutboxMessageInput } from './core/outbox-message-input';
 export type { OutboxDataLayerTransaction } from './adapters/data-layer-transaction';
 export { OutboxRelayHost } from './nest/outbox-relay.host';
@@ -26,7 +26,7 @@ export { JetStreamTransport, type JetStreamTransportOptions } from './transports
 // Aggregates and events
 export { PublishesEvents } from './decorators/publishes-events.decorator';
 export { OutboxEvent, type OutboxEventOptions } from './decorators/outbox-event.decorator';
-export type { PublishesEventsOptions, OutboxUpcaster } from './core/event-metadata';
+export type { PublishesEventsOptions } from './core/event-metadata';
 export { OutboxAggregateRoot, WithOutboxEvents, recordEvent } from './core/recorded-events';
 export type { OutboxEnvelope, RecordEventOptions } from './core/outbox-message';
 export { isOutboxEnvelope } from './core/poison/poison-decoding';

@@ -22,6 +22,8 @@ export { envelopeOfCloudEvent, isStructuredCloudEvent, type ReceivedKafkaMessage
 export { OutboxRelay, type BatchOutcome } from './outbox-relay';
 export { RetryPolicy, type BackoffOptions } from './retry-policy';
 export type { RetryIf } from './failure-classification';
+// An event's upcaster as a type of its own (the root's @OutboxEvent takes one inline).
+export type { OutboxUpcaster } from './event-metadata';
 export { InMemoryOutboxStore } from './in-memory-outbox.store';
 export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './outbox-cleaner';
 export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './outbox-options';
