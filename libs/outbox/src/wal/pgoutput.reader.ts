@@ -1,6 +1,6 @@
 import { errorText } from '../core/error-text';
 import { formatLsn, parseLsn, type StreamCommit, type StreamMessage } from '../core/stream/stream-message';
-import { walUndecodableMessage } from '../core/stream/stream.messages';
+import { walUndecodableMessage } from './wal.messages';
 import { decodeWalRecord } from '../core/stream/wal-record';
 import type { WalNames } from './wal-slot.setup';
 import { loadPgLogicalReplication, type ReplicationConnectionConfig } from './pg-logical-replication.loader';

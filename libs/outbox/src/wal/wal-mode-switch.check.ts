@@ -1,5 +1,5 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
-import { walEventsStrandedInSlot, walSlotLeftBehind, walSlotUncheckable } from '../core/stream/stream.messages';
+import { walEventsStrandedInSlot, walSlotLeftBehind, walSlotUncheckable } from './wal.messages';
 import { walMessagePrefix } from './wal-names';
 import { walSlotBacklog, type WalNames, type WalQuery } from './wal-slot.setup';
 import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';

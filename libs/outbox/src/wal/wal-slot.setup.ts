@@ -1,16 +1,7 @@
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import type { StreamLag } from '../core/stream/delivery-stream.port';
 import { checkWalNames } from '../core/stream/wal-options';
-import {
-  walLevelNotLogical,
-  walNoFreeSlot,
-  walPositionTableRefused,
-  walPublicationTableRefused,
-  walRoleLacksReplication,
-  walSlotInvalidatedWriteOnly,
-  walSlotOfAnotherDatabase,
-  walSlotPluginMismatch,
-} from '../core/stream/stream.messages';
+import { walLevelNotLogical, walNoFreeSlot, walPositionTableRefused, walPublicationTableRefused, walRoleLacksReplication, walSlotInvalidatedWriteOnly, walSlotOfAnotherDatabase, walSlotPluginMismatch } from './wal.messages';
 import { parseLsn } from '../core/stream/stream-message';
 import type { WalWrite } from '../core/stream/wal-options';
 import { isServerRestarting } from '../sql/server-restart';

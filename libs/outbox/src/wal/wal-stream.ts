@@ -14,7 +14,7 @@ import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
 import { StreamRowSettlement } from './stream-row.settlement';
 import { RememberedPosition } from '../core/stream/remembered-position';
 import { StreamRelay } from '../core/stream/stream-relay';
-import { walSlotMadeAnew, walTableUnreachable } from '../core/stream/stream.messages';
+import { walSlotMadeAnew, walTableUnreachable } from './wal.messages';
 import { WAL_DEFAULTS } from '../core/stream/wal-options';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel } from '../sql/postgres-notification.listener';
