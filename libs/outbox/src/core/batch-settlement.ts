@@ -4,6 +4,7 @@ import type { RetryPolicy } from './retry-policy';
 import type { MessageOutcome, SettledBatch } from './observe/relay-observer';
 import { NOT_SENT, type SendResult } from './batch-runs';
 import { errorText, stackOf } from './error-text';
+import { failedRowsTakenOver, publishedRowsTakenOver } from './outbox.messages';
 
 /** What became of each row of a claimed batch, sorted the way the store records it. */
 export interface SortedOutcomes {
@@ -82,23 +83,13 @@ export async function recordOutcomes(
     if (published.length > 0) {
       const marked = await store.markPublished(token, published);
       leaseLost.published = published.length - marked;
-      if (marked < published.length) {
-        logger.warn(
-          `Outbox relay ${owner}: ${published.length - marked} published row(s) had been taken over after the lease expired; ` +
-            `they may be published again (at-least-once). Consider a longer leaseMs.`,
-        );
-      }
+      if (marked < published.length) logger.warn(publishedRowsTakenOver(owner, published.length - marked));
     }
     if (failed.length > 0) {
       const recorded = await store.markFailed(token, failed);
       leaseLost.failed = failed.length - recorded;
-      if (recorded < failed.length) {
-        // The lease expired meanwhile and another relay holds these rows: nothing was scheduled here.
-        logger.warn(
-          `Outbox relay ${owner}: ${failed.length - recorded} failed row(s) had been taken over after the lease expired; ` +
-            `their outcome is the new holder's. A late acknowledgement may still publish them twice (at-least-once).`,
-        );
-      }
+      // The lease expired meanwhile and another relay holds these rows: nothing was scheduled here.
+      if (recorded < failed.length) logger.warn(failedRowsTakenOver(owner, failed.length - recorded));
     }
     return { leaseLost };
   } catch (error) {

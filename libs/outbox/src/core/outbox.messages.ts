@@ -239,3 +239,11 @@ export const sqliteConnectionWaitTimedOut = (waitedMs: number) =>
 export const invalidTransportName = (name: string, problem: string, rule: string) =>
   `OutboxModule option "transports": the transport name ${describe(name)} is refused: ${problem}. A transport name is ${rule}; ` +
   `each row records it in its "transport" column.`;
+
+export const publishedRowsTakenOver = (relay: string, rows: number) =>
+  `Outbox relay ${relay}: ${rows} published row(s) had been taken over after the lease expired; ` +
+  `they may be published again (at-least-once). Consider a longer leaseMs.`;
+
+export const failedRowsTakenOver = (relay: string, rows: number) =>
+  `Outbox relay ${relay}: ${rows} failed row(s) had been taken over after the lease expired; ` +
+  `their outcome is the new holder's. A late acknowledgement may still publish them twice (at-least-once).`;

@@ -1,7 +1,7 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, type DialectOptions, type OutboxTableDialect } from './outbox-sql.dialect';
+import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, EVENT_COLUMNS, type DialectOptions, type OutboxTableDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { requeued } from './due-time.sql';
@@ -163,12 +163,7 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
       `CREATE TABLE ${t} (
         position bigint NOT NULL AUTO_INCREMENT PRIMARY KEY,
         id char(36) NOT NULL,
-        event_type varchar(255) NOT NULL,
-        event_version int NOT NULL,
-        aggregate_type varchar(255) NOT NULL,
-        aggregate_id varchar(255) NOT NULL,
-        transport varchar(64) NOT NULL DEFAULT 'default',
-        destination varchar(255) NOT NULL,
+        ${EVENT_COLUMNS}
         occurred_at varchar(30) NOT NULL,
         correlation_id varchar(255) NULL,
         causation_id varchar(255) NULL,

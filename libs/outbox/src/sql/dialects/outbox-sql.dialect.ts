@@ -185,3 +185,11 @@ export function partialIndexes(table: string, part: (suffix: string) => string):
     `CREATE INDEX ${part('dead_idx')} ON ${table} (dead_at) WHERE status IN ('dead', 'discarded')`,
   ];
 }
+
+/** The event's and its route's columns, alike on every database (MariaDB takes `integer` for its `int`). */
+export const EVENT_COLUMNS = `event_type varchar(255) NOT NULL,
+        event_version integer NOT NULL,
+        aggregate_type varchar(255) NOT NULL,
+        aggregate_id varchar(255) NOT NULL,
+        transport varchar(64) NOT NULL DEFAULT 'default',
+        destination varchar(255) NOT NULL,`;

@@ -1,7 +1,7 @@
 import { ERROR_LIMITS } from '../../core/message-limits';
 import type { NewOutboxMessage } from '../../core/outbox-message';
 import type { FailedDelivery } from '../../core/outbox-store.port';
-import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, partialIndexes, type DialectOptions, type InsertOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
+import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, EVENT_COLUMNS, partialIndexes, type DialectOptions, type InsertOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
@@ -18,12 +18,7 @@ const COLUMN_TYPES: Record<number, string> = Object.fromEntries(
 
 /** The columns after `position`, the same in the plain and the partitioned table. */
 const COLUMNS = `        id uuid NOT NULL,
-        event_type varchar(255) NOT NULL,
-        event_version integer NOT NULL,
-        aggregate_type varchar(255) NOT NULL,
-        aggregate_id varchar(255) NOT NULL,
-        transport varchar(64) NOT NULL DEFAULT 'default',
-        destination varchar(255) NOT NULL,
+        ${EVENT_COLUMNS}
         occurred_at timestamptz NOT NULL,
         correlation_id varchar(255),
         causation_id varchar(255),
