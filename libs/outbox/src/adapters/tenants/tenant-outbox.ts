@@ -21,6 +21,7 @@ import { SqlOutboxWriter } from '../../sql/sql-outbox.writer';
 import type { TenantDatabase } from './tenant-database';
 import { tenantStatementTimedOut } from './tenants.messages';
 import { TenantRelayFailureTracker, type TenantRelayFailure } from './tenant-relay-failure';
+import { TenantRelayLog } from './tenant-relay.log';
 
 /** What every tenant's outbox shares: the settings, the transports, the turns and the rows' factory. */
 export interface TenantOutboxShared {
@@ -56,6 +57,7 @@ export class TenantOutbox {
     readonly tenant: TenantDatabase,
     private readonly opened: OpenedConnection,
     shared: TenantOutboxShared,
+    log: TenantRelayLog,
   ) {
     const { settings, table } = shared;
     const store = createSqlOutboxStore(opened.connection, table, { deadLetterPolicy: settings.deadLetterPolicy, deleteOnPublish: settings.cleanup.deleteOnPublish, preparedStatements: settings.preparedStatements });
@@ -68,8 +70,8 @@ export class TenantOutbox {
       batchSize: settings.batchSize,
       leaseMs: settings.leaseMs,
       publishTimeoutMs: settings.publishTimeoutMs,
-      logger: shared.logger,
-      observer: combineObservers([this.activity, this.failures, shared.observer]),
+      logger: log,
+      observer: combineObservers([this.activity, this.failures, log, shared.observer]),
       retryIf: settings.retryIf,
       turns: shared.turns,
     });
@@ -82,7 +84,9 @@ export class TenantOutbox {
   /** Opens the tenant's pool and checks its outbox table; rejects (and leaves nothing open) when either fails. */
   static async open(tenant: TenantDatabase, target: ConnectionTarget, shared: TenantOutboxShared): Promise<TenantOutbox> {
     const queryTimeout = { ms: shared.queryTimeoutMs, error: (ms: number) => tenantStatementTimedOut(tenant.id, ms) };
-    const opened = openConnection(target, { connectTimeoutMs: shared.connectTimeoutMs, idleTimeoutMs: shared.idleTimeoutMs, logger: shared.logger, queryTimeout });
+    // Every line of the tenant's relay and pool names the tenant and its table.
+    const log = new TenantRelayLog(shared.logger, `Outbox of tenant "${tenant.id}" (${shared.table.schema ? `${shared.table.schema}.` : ''}${shared.table.tableName})`);
+    const opened = openConnection(target, { connectTimeoutMs: shared.connectTimeoutMs, idleTimeoutMs: shared.idleTimeoutMs, logger: log, queryTimeout });
     try {
       const probe = createSqlOutboxStore(opened.connection, shared.table);
       await probe.probe();
@@ -90,7 +94,7 @@ export class TenantOutbox {
       await opened.close().catch(() => undefined);
       throw new Error(errorText(error));
     }
-    return new TenantOutbox(tenant, opened, shared);
+    return new TenantOutbox(tenant, opened, shared, log);
   }
 
   /** Adds messages inside the tenant's transaction; the relay finds them at its next poll, or is woken by `wake()` after the commit. */

@@ -26,3 +26,9 @@ export const tenantNotOpen = (id: string, reason: string | undefined) =>
 
 export const tenantsRefuseWal = () =>
   `OutboxTenantsModule does not run the WAL mode ("delivery": 'wal'): tenant outboxes are relayed from their tables. Leave "delivery" out, or declare a named OutboxModule per database for the WAL mode.`;
+
+export const tenantRelayStillFailing = (repeats: number, since: Date, text: string) =>
+  `the relay still fails: ${repeats} more time(s) as above since the last line, failing since ${since.toISOString()} (${text}). Its events wait in its table; status() and the health indicator show it.`;
+
+export const tenantRelayRecovered = (seconds: number, failures: number) =>
+  `the relay completes its rounds again, after ${seconds.toFixed(1)} s and ${failures} failure(s).`;
