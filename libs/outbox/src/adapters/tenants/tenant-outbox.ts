@@ -12,7 +12,7 @@ import { RetryPolicy } from '../../core/retry-policy';
 import type { RoundTurns } from '../../core/round-turns';
 import type { SqlTransaction } from '../../core/sql-transaction.port';
 import { OutboxStatsReader } from '../../core/stats/outbox-stats.reader';
-import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
+import type { OutboxStatsSnapshot, RelayActivity } from '../../core/stats/outbox-stats';
 import { RelayActivityTracker } from '../../core/observe/relay-activity';
 import { combineObservers } from '../../core/observe/relay-observer';
 import type { OutboxTableLocation } from '../../sql/dialects/outbox-table';
@@ -38,6 +38,18 @@ export interface TenantOutboxShared {
   statsRefreshIntervalMs: number;
   logger: RelayLogger;
   observer?: RelayObserver;
+  /** Makes one tenant's metrics (its series labelled with its id), fed by its relay and read from its stats; none when undefined. */
+  metrics?: (tenantId: string, sources: TenantMetricsSources) => TenantMetrics;
+}
+
+export interface TenantMetricsSources {
+  stats: () => Promise<OutboxStatsSnapshot>;
+  activity: () => RelayActivity;
+}
+
+/** One tenant's metrics: they observe its relay, and `remove()` takes its series out when the tenant closes. */
+export interface TenantMetrics extends RelayObserver {
+  remove(): void;
 }
 
 /**
@@ -52,6 +64,7 @@ export class TenantOutbox {
   private readonly failures = new TenantRelayFailureTracker();
   private readonly delayed = new DelayedWakeUps(() => void this.relay.trigger());
   private readonly pollTimer: NodeJS.Timeout;
+  private readonly metrics?: TenantMetrics;
 
   private constructor(
     readonly tenant: TenantDatabase,
@@ -60,6 +73,8 @@ export class TenantOutbox {
     log: TenantRelayLog,
   ) {
     const { settings, table } = shared;
+    this.stats = new OutboxStatsReader({ source: createSqlOutboxStatsSource(opened.connection, table), refreshIntervalMs: shared.statsRefreshIntervalMs, relayActivity: () => this.activity.activity() });
+    this.metrics = shared.metrics?.(tenant.id, { stats: () => this.stats.snapshot(), activity: () => this.activity.activity() });
     const store = createSqlOutboxStore(opened.connection, table, { deadLetterPolicy: settings.deadLetterPolicy, deleteOnPublish: settings.cleanup.deleteOnPublish, preparedStatements: settings.preparedStatements });
     this.writer = new SqlOutboxWriter(shared.factory, table, { onDelayed: (delayMs) => this.delayed.schedule(delayMs) });
     this.relay = new OutboxRelay({
@@ -71,11 +86,10 @@ export class TenantOutbox {
       leaseMs: settings.leaseMs,
       publishTimeoutMs: settings.publishTimeoutMs,
       logger: log,
-      observer: combineObservers([this.activity, this.failures, log, shared.observer]),
+      observer: combineObservers([this.activity, this.failures, log, this.metrics, shared.observer]),
       retryIf: settings.retryIf,
       turns: shared.turns,
     });
-    this.stats = new OutboxStatsReader({ source: createSqlOutboxStatsSource(opened.connection, table), refreshIntervalMs: shared.statsRefreshIntervalMs, relayActivity: () => this.activity.activity() });
     this.activity.running = true;
     this.pollTimer = setInterval(() => void this.relay.trigger(), settings.pollIntervalMs);
     void this.relay.trigger();
@@ -90,11 +104,12 @@ export class TenantOutbox {
     try {
       const probe = createSqlOutboxStore(opened.connection, shared.table);
       await probe.probe();
+      // Inside the try: a refused metric (a name already in the registry) fails the opening and closes the pool.
+      return new TenantOutbox(tenant, opened, shared, log);
     } catch (error) {
       await opened.close().catch(() => undefined);
       throw new Error(errorText(error));
     }
-    return new TenantOutbox(tenant, opened, shared, log);
   }
 
   /** Adds messages inside the tenant's transaction; the relay finds them at its next poll, or is woken by `wake()` after the commit. */
@@ -122,6 +137,8 @@ export class TenantOutbox {
     this.delayed.stop();
     this.activity.running = false;
     await this.relay.stop(timeoutMs);
+    // A tenant gone from the list takes its series along: no stale gauge for a database no longer relayed.
+    this.metrics?.remove();
     await this.opened.close();
   }
 }

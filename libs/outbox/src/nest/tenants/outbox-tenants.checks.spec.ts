@@ -16,3 +16,15 @@ describe('OutboxTenantsModule queryTimeoutMs', () => {
     expect(() => resolve({ queryTimeoutMs: value as number })).toThrow(/OutboxTenantsModule.*"queryTimeoutMs".*an integer from 100 to 300000/);
   });
 });
+
+describe('OutboxTenantsModule metrics', () => {
+  it('is off unless set, and takes OutboxModule\'s metrics options', () => {
+    expect(resolve({}).metrics).toBeUndefined();
+    expect(resolve({ metrics: { prefix: 'app_outbox_' } }).metrics).toMatchObject({ prefix: 'app_outbox_' });
+  });
+
+  it('refuses a bad metrics option, naming it and this module', () => {
+    expect(() => resolve({ metrics: { prefix: '1-bad' } })).toThrow(/^Invalid OutboxTenantsModule option "metrics.prefix": expected letters, digits and _/);
+    expect(() => resolve({ metrics: { registy: {} } as never })).toThrow(/OutboxTenantsModule.*registy/);
+  });
+});

@@ -6,6 +6,7 @@ import { resolveOutboxSettings, type ResolvedOutboxSettings } from '../../core/o
 import { DEFAULT_OUTBOX_TABLE } from '../../sql/dialects/outbox-table';
 import { checkTransportOptions } from '../outbox-transports.resolver';
 import { tenantsRefuseWal } from '../../adapters/tenants/tenants.messages';
+import { resolveMetricsOptions, type ResolvedMetricsOptions } from '../../observability/metrics/metrics.options';
 import { TENANT_MODULE_KEYS, TENANT_SETTING_KEYS, type OutboxTenantsModuleOptions } from './outbox-tenants.options';
 
 export interface ResolvedTenantsOptions {
@@ -17,6 +18,8 @@ export interface ResolvedTenantsOptions {
   queryTimeoutMs: number;
   idleTimeoutMs: number;
   table: { tableName: string; schema?: string };
+  /** Undefined when metrics are off. */
+  metrics?: ResolvedMetricsOptions;
 }
 
 const KEYS = { ...OUTBOX_OPTION_KEYS, '': [...TENANT_MODULE_KEYS, ...TENANT_SETTING_KEYS] };
@@ -35,7 +38,14 @@ export function resolveTenantsOptions(options: OutboxTenantsModuleOptions, relay
   const settingsPart = Object.fromEntries(TENANT_SETTING_KEYS.filter((key) => options[key] !== undefined).map((key) => [key, options[key]]));
   // No cleanup runs over tenant databases: a published row is deleted when it is marked published.
   const settings = resolveOutboxSettings({ ...settingsPart, cleanup: { deleteOnPublish: true } }, relayId);
+  let metrics: ResolvedMetricsOptions | undefined;
+  try {
+    metrics = resolveMetricsOptions(options.metrics);
+  } catch (error) {
+    throw error instanceof OutboxConfigurationError ? new OutboxConfigurationError(error.message.replaceAll('OutboxModule', 'OutboxTenantsModule')) : error;
+  }
   return {
+    metrics,
     settings,
     refreshIntervalMs: integer('refreshIntervalMs', options.refreshIntervalMs ?? 30_000, 1_000, 3_600_000),
     poolSize: integer('poolSize', options.poolSize ?? 2, 2, 100),

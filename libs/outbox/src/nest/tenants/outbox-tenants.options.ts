@@ -1,6 +1,7 @@
 import type { OutboxSettings } from '../../core/outbox-settings';
 import type { TenantDatabase } from '../../adapters/tenants/tenant-database';
 import type { OutboxTransportOption } from '../outbox-module.options';
+import type { OutboxMetricsOptions } from '../../observability/metrics/metrics.options';
 
 /** The settings a tenant's relay takes; the others (WAL mode, partitions, metrics, …) are those of `OutboxModule`. */
 export type TenantRelaySettings = Pick<
@@ -41,11 +42,21 @@ export interface OutboxTenantsModuleOptions extends TenantRelaySettings {
   tableName?: string;
   /** Its PostgreSQL schema. Default: none, the connection's `search_path` decides. */
   schema?: string;
+  /**
+   * Prometheus metrics with `prom-client` (an optional peer, loaded only when this is set): the
+   * outbox metrics of `OutboxModule`'s `metrics` option, per tenant, labelled `outbox="tenants"` and
+   * `tenant="<id>"`; a tenant removed from the list takes its series out. On the same registry and
+   * prefix as an `OutboxModule`'s metrics, they share the metrics (its series have no `tenant` label).
+   * Default: none.
+   */
+  metrics?: boolean | OutboxMetricsOptions;
   /** Register `OutboxTenants` globally. Default `true`. */
   isGlobal?: boolean;
 }
 
-export const TENANT_MODULE_KEYS = ['tenants', 'transport', 'transports', 'refreshIntervalMs', 'poolSize', 'maxConcurrentRounds', 'connectTimeoutMs', 'queryTimeoutMs', 'idleTimeoutMs', 'tableName', 'schema', 'isGlobal'] as const;
+export const TENANT_MODULE_KEYS = [
+  'tenants', 'transport', 'transports', 'refreshIntervalMs', 'poolSize', 'maxConcurrentRounds', 'connectTimeoutMs', 'queryTimeoutMs', 'idleTimeoutMs', 'tableName', 'schema', 'metrics', 'isGlobal',
+] as const;
 export const TENANT_SETTING_KEYS = [
   'pollIntervalMs', 'batchSize', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff', 'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'routes', 'maxPayloadBytes',
   'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'preparedStatements',

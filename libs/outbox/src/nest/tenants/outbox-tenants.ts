@@ -6,11 +6,18 @@ import type { OutboxMessageInput } from '../../core/outbox-message-input';
 import { RoundTurns } from '../../core/round-turns';
 import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
 import { TenantOutboxes, type TenantStatus } from '../../adapters/tenants/tenant-outboxes';
+import type * as PromClient from 'prom-client';
+import { loadOptional } from '../../core/optional-peer';
+import { OutboxMetrics } from '../../observability/metrics/outbox-metrics';
 import { defaultRelayId } from '../outbox-relay.host';
 import { resolveTransports } from '../outbox-transports.resolver';
 import type { OutboxModuleOptions } from '../outbox-module.options';
 import { resolveTenantsOptions, type ResolvedTenantsOptions } from './outbox-tenants.checks';
 import { OUTBOX_TENANTS_OPTIONS, type OutboxTenantsModuleOptions } from './outbox-tenants.options';
+import type { TenantOutboxShared } from '../../adapters/tenants/tenant-outbox';
+
+/** The `outbox` label of every tenant's series; `tenant` tells them apart. */
+export const TENANT_METRICS_OUTBOX = 'tenants';
 
 /**
  * The outboxes of the tenants' databases: `add(tenantId, tx, messages)` writes in a tenant's
@@ -52,6 +59,7 @@ export class OutboxTenants implements OnModuleInit, OnApplicationBootstrap, Befo
         idleTimeoutMs: resolved.idleTimeoutMs,
         statsRefreshIntervalMs: 5_000,
         logger: this.logger,
+        metrics: this.metricsPerTenant(resolved),
       },
     });
     await this.runtime.start();
@@ -93,6 +101,13 @@ export class OutboxTenants implements OnModuleInit, OnApplicationBootstrap, Befo
   /** The stats of one tenant's outbox table and relay. */
   stats(tenantId: string, options?: { fresh?: boolean }): Promise<OutboxStatsSnapshot> {
     return this.started().outbox(tenantId).snapshot(options);
+  }
+
+  /** Every tenant's series carry `outbox="tenants"` and `tenant="<id>"`: one alert per tenant from the shipped rules. */
+  private metricsPerTenant({ metrics }: ResolvedTenantsOptions): TenantOutboxShared['metrics'] {
+    if (!metrics) return undefined;
+    const prom = loadOptional<typeof PromClient>('prom-client', 'metrics');
+    return (tenantId, sources) => new OutboxMetrics(prom, metrics, sources, Date.now, TENANT_METRICS_OUTBOX, tenantId);
   }
 
   private started(): TenantOutboxes {

@@ -41,4 +41,28 @@ describe('OutboxMetrics', () => {
     expect(() => new OutboxMetrics(prom, resolveMetricsOptions({ registry: other })!, { stats: async () => summarize([], 0, idle), activity: () => idle }))
       .toThrow('outbox_publish_consecutive_failures');
   });
+
+  it('labels a tenant outbox\'s series with its tenant, leaves the label off an outbox of its own, and takes a removed tenant\'s series out', async () => {
+    const stats = async () => summarize([], 0, idle);
+    const acme = new OutboxMetrics(prom, resolveMetricsOptions({ registry })!, { stats, activity: () => idle }, Date.now, 'tenants', 'acme');
+    const globex = new OutboxMetrics(prom, resolveMetricsOptions({ registry })!, { stats, activity: () => idle }, Date.now, 'tenants', 'globex');
+    settle(ok('orders'));
+    acme.settled({ relayId: 'r/acme', outcomes: [ok('orders'), failed('orders')], leaseLost: { published: 1, failed: 0 } });
+    globex.settled({ relayId: 'r/globex', outcomes: [ok('orders')], leaseLost: { published: 0, failed: 0 } });
+    const lines = async (name: string) => (await registry.metrics()).split('\n').filter((line) => line.startsWith(`${name}{`));
+    expect(await lines('outbox_messages_published_total')).toEqual([
+      'outbox_messages_published_total{outbox="default",transport="default",destination="orders",event_type="order.placed"} 1',
+      'outbox_messages_published_total{outbox="tenants",tenant="acme",transport="default",destination="orders",event_type="order.placed"} 1',
+      'outbox_messages_published_total{outbox="tenants",tenant="globex",transport="default",destination="orders",event_type="order.placed"} 1',
+    ]);
+    expect(await lines('outbox_relay_up')).toEqual(['outbox_relay_up{outbox="default"} 1', 'outbox_relay_up{outbox="tenants",tenant="acme"} 1', 'outbox_relay_up{outbox="tenants",tenant="globex"} 1']);
+    expect(await lines('outbox_lease_lost_total')).toEqual(['outbox_lease_lost_total{outbox="tenants",tenant="acme",outcome="published"} 1']);
+
+    acme.remove();
+    const after = await registry.metrics();
+    expect(after).not.toContain('tenant="acme"');
+    expect(after).toContain('outbox_messages_published_total{outbox="default"');
+    expect(await lines('outbox_relay_up')).toEqual(['outbox_relay_up{outbox="default"} 1', 'outbox_relay_up{outbox="tenants",tenant="globex"} 1']);
+    globex.remove();
+  });
 });

@@ -10,7 +10,7 @@ describe('destination_paused gauge', () => {
     const at = (destinations: string[]): OutboxStatsSnapshot =>
       summarize([], 0, relay, destinations.map((destination) => ({ destination, pausedAt: '2026-11-24T04:00:00.000Z', reason: null })));
     let next: OutboxStatsSnapshot | undefined = at(['billing', 'audit']);
-    pausedDestinationsGauge(prom, 'outbox_destination_paused', [registry], new Map([['default', async () => next]]));
+    pausedDestinationsGauge(prom, 'outbox_destination_paused', [registry], new Map([['default', { labels: { outbox: 'default' }, snapshot: async () => next }]]));
     const read = async () => (await registry.metrics()).split('\n').filter((line) => line.startsWith('outbox_destination_paused{'));
     expect(await read()).toEqual(['outbox_destination_paused{outbox="default",destination="billing"} 1', 'outbox_destination_paused{outbox="default",destination="audit"} 1']);
     next = at(['audit']);
