@@ -49,7 +49,7 @@ export class OutboxConsoleController {
   @Header('Cache-Control', 'no-store')
   page(@Req() request: { originalUrl?: string; url: string }): string {
     const path = (request.originalUrl ?? request.url).split('?')[0];
-    return pageHtml(path.endsWith('/') ? path : `${path}/`, this.options.refreshIntervalMs, this.options.outbox);
+    return pageHtml(path.endsWith('/') ? path : `${path}/`, this.options.refreshIntervalMs, this.service.heading() ?? this.options.outbox);
   }
 
   @Get('assets/:file')

@@ -13,6 +13,9 @@ import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from '../nest/outbox.constants';
 import { OutboxStats } from '../nest/observe/outbox.stats';
 import { OutboxRelayHost } from '../nest/outbox-relay.host';
 import { OutboxAsyncApi } from '../nest/asyncapi/outbox-asyncapi.service';
+import { outboxConsoleTarget } from './console-target';
+import { TenantConsoleListController } from './tenants/tenant-console-list.controller';
+import { TenantConsoles, tenantConsoleTarget } from './tenants/tenant-consoles';
 
 // This mount's controllers: the routes the connection middleware covers.
 const MOUNTED_CONTROLLERS = Symbol('OutboxConsoleMountedControllers');
@@ -36,19 +39,38 @@ export class OutboxConsoleModule implements NestModule {
     const { OutboxConsoleController } = loadController();
     // A subclass per mount, so that the path and guard of one mount never leak into another.
     class MountedOutboxConsoleController extends OutboxConsoleController {}
-    Controller(resolved.path)(MountedOutboxConsoleController);
+    // Over tenant outboxes, each tenant's console sits one level below the list: <path>/<tenant>/.
+    Controller(resolved.tenants ? `${resolved.path}/:tenant` : resolved.path)(MountedOutboxConsoleController);
     if (resolved.guard) UseGuards(resolved.guard)(MountedOutboxConsoleController);
+    const guardProvider: Provider[] = typeof resolved.guard === 'function' ? [resolved.guard as Type] : [];
+    const shared: Provider[] = [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, ...guardProvider];
+    if (resolved.tenants) {
+      const list = mountController(TenantConsoleListController, resolved.path, resolved.guard);
+      const controllers = [list, MountedOutboxConsoleController];
+      return {
+        module: OutboxConsoleModule,
+        controllers,
+        providers: [...shared, { provide: MOUNTED_CONTROLLERS, useValue: controllers }, TenantConsoles, tenantConsoleTarget],
+      };
+    }
     const poison = mountPoisonController(resolved.path, resolved.guard);
     const asyncApi = mountAsyncApiController(resolved.path, resolved.guard);
-    const guardProvider: Provider[] = typeof resolved.guard === 'function' ? [resolved.guard as Type] : [];
     return {
       module: OutboxConsoleModule,
       controllers: [MountedOutboxConsoleController, poison, asyncApi],
-      providers: [{ provide: OUTBOX_CONSOLE_OPTIONS, useValue: resolved }, OutboxConsoleService, ConsoleErrorFilter, ConsoleActionGuard, ConsoleConnections, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison, asyncApi] }, ...guardProvider,
+      providers: [...shared, { provide: MOUNTED_CONTROLLERS, useValue: [MountedOutboxConsoleController, poison, asyncApi] }, outboxConsoleTarget,
         // The named outbox's table, stats and relay, in place of those an unnamed outbox exports to every module.
         ...useOutboxNamed([OUTBOX_CONNECTION, OUTBOX_EXTRAS, OutboxStats, OutboxRelayHost, OutboxAsyncApi], resolved.outbox)],
     };
   }
+}
+
+/** A subclass of `base` at `path`, behind `guard`. */
+function mountController(base: Type, path: string, guard: Parameters<typeof UseGuards>[0] | undefined): Type {
+  const Mounted = class extends base {};
+  Controller(path)(Mounted);
+  if (guard) UseGuards(guard)(Mounted);
+  return Mounted;
 }
 
 /** The inbox's poison records, at the same path and behind the same guard as the rest of the console. */

@@ -3,6 +3,7 @@ import { OutboxConfigurationError } from '../core/outbox.errors';
 import { OUTBOX_NAME } from '../core/outbox-name';
 import type { MessageDetail } from '../core/console/outbox-console.port';
 import { consoleNeedsAuth, invalidConsoleOption, unknownConsoleOption } from './outbox-console.messages';
+import { consoleTenantsWithOutbox } from './tenants/tenant-console.messages';
 
 /** `OutboxConsoleModule.forRoot(options)`. The console is mounted only when this module is imported. */
 export interface OutboxConsoleOptions {
@@ -29,6 +30,12 @@ export interface OutboxConsoleOptions {
    * Default: the outbox declared without a name.
    */
   outbox?: string;
+  /**
+   * Show the outboxes of `OutboxTenantsModule` instead of an `OutboxModule`'s: a list of the tenants
+   * at `path` (state, counts), and each tenant's console, as for one outbox, at `<path>/<tenant>/`.
+   * Excludes `outbox`. Default `false`.
+   */
+  tenants?: boolean;
   /** Largest page of the message list. Default `200`. */
   maxPageSize?: number;
   /**
@@ -48,10 +55,11 @@ export interface ResolvedConsoleOptions {
   maxPageSize: number;
   refreshIntervalMs: number;
   outbox?: string;
+  tenants: boolean;
 }
 
 /** Known keys, for the unknown-key check. */
-export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize', 'refreshIntervalMs', 'outbox'] as const;
+export const CONSOLE_OPTION_KEYS = ['path', 'guard', 'noAuth', 'readOnly', 'redactPayload', 'maxPageSize', 'refreshIntervalMs', 'outbox', 'tenants'] as const;
 
 const PATH = /^[A-Za-z0-9._~\-/]*$/;
 
@@ -78,8 +86,11 @@ export function resolveConsoleOptions(options: OutboxConsoleOptions = {}): Resol
   if (options.outbox !== undefined && (typeof options.outbox !== 'string' || !OUTBOX_NAME.test(options.outbox))) {
     fail('outbox', 'the name of an outbox declared with OutboxModule.forRoot({ name })', options.outbox);
   }
+  if (options.tenants !== undefined && typeof options.tenants !== 'boolean') fail('tenants', 'true or false', options.tenants);
+  if (options.tenants && options.outbox !== undefined) throw new OutboxConfigurationError(consoleTenantsWithOutbox());
   return {
     outbox: options.outbox,
+    tenants: options.tenants ?? false,
     path: path.replace(/^\/+|\/+$/g, ''),
     guard,
     noAuth: options.noAuth === true && !guard,

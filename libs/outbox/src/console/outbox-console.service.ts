@@ -1,15 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { OutboxConsole, type BulkOutcome, type MessagePage, type PauseRequest } from '../core/console/outbox-console';
+import type { BulkOutcome, MessagePage, OutboxConsole, PauseRequest } from '../core/console/outbox-console';
 import type { MessageDetail, MessageFilter, PausedDestination, ThroughputPoint } from '../core/console/outbox-console.port';
 import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
-import { OutboxStats } from '../nest/observe/outbox.stats';
-import { OUTBOX_CONNECTION, OUTBOX_EXTRAS } from '../nest/outbox.constants';
-import type { ResolvedOutboxExtras } from '../nest/outbox.module-definition';
-import { OutboxRelayHost } from '../nest/outbox-relay.host';
-import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, createSqlReplayStore } from '../sql/outbox-sql.factory';
-import { OutboxReplay, type ReplayOutcome, type ReplayRequest } from '../core/replay/outbox-replay';
-import type { SqlConnection } from '../core/sql-connection.port';
+import type { ReplayOutcome, ReplayRequest } from '../core/replay/outbox-replay';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
+import { CONSOLE_TARGET, type ConsoleTargetRef } from './console-target';
 import { errorText } from '../core/error-text';
 import { consoleMounted, consoleWithoutAuth, pausedLog, PAYLOAD_WITHHELD, redactionFailed, replayedLog } from './outbox-console.messages';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
@@ -24,25 +19,26 @@ export interface ConsoleSummary {
   maxPageSize: number;
 }
 
-/** The console's Nest face: the core console on this module's table, the shared stats, redaction and relay wake-ups. */
+/**
+ * The console's Nest face: the core console on the target's table (this module's outbox, or the
+ * tenant a request names), its stats, redaction and relay wake-ups.
+ */
 @Injectable()
 export class OutboxConsoleService implements OnApplicationBootstrap {
   private readonly logger = new Logger('OutboxConsole');
-  private readonly console: OutboxConsole;
-  private readonly replayer: OutboxReplay;
 
   constructor(
-    @Inject(OUTBOX_CONNECTION) connection: SqlConnection,
-    @Inject(OUTBOX_EXTRAS) extras: ResolvedOutboxExtras,
+    @Inject(CONSOLE_TARGET) private readonly target: ConsoleTargetRef,
     @Inject(OUTBOX_CONSOLE_OPTIONS) private readonly options: ResolvedConsoleOptions,
-    private readonly stats: OutboxStats,
-    private readonly relayHost: OutboxRelayHost,
-  ) {
-    this.console = new OutboxConsole(
-      createSqlOutboxConsoleStore(connection, extras),
-      createSqlOutboxMaintenanceStore(connection, extras),
-    );
-    this.replayer = new OutboxReplay(createSqlReplayStore(connection, extras));
+  ) {}
+
+  private get console(): OutboxConsole {
+    return this.target().console;
+  }
+
+  /** What the page's heading names: a tenant's id on a mount over tenant outboxes, else none. */
+  heading(): string | undefined {
+    return this.target().heading;
   }
 
   onApplicationBootstrap(): void {
@@ -53,7 +49,7 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
 
   /** `fresh`: read the stats now (after an action, or asked by the operator) instead of the shared cached snapshot. */
   async summary(fresh = false): Promise<ConsoleSummary> {
-    const [stats, throughput, paused] = await Promise.all([this.stats.snapshot({ fresh }), this.console.throughput(60), this.console.paused()]);
+    const [stats, throughput, paused] = await Promise.all([this.target().stats({ fresh }), this.console.throughput(60), this.console.paused()]);
     return { stats, throughput, paused, readOnly: this.options.readOnly, maxPageSize: this.options.maxPageSize };
   }
 
@@ -101,7 +97,7 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
 
   /** Published messages again, in their original order (see OutboxReplay); logged with its reason, as a pause is. */
   async replay(request: Omit<ReplayRequest, 'by'>): Promise<ReplayOutcome> {
-    const outcome = await this.replayer.replay({ ...request, by: 'console' });
+    const outcome = await this.target().replayer.replay({ ...request, by: 'console' });
     if (outcome.replayed > 0) {
       this.logger.warn(replayedLog(outcome.replayed, outcome.replayId!, request.reason));
       this.wakeRelay();
@@ -134,6 +130,6 @@ export class OutboxConsoleService implements OnApplicationBootstrap {
 
   // Released rows (a discard frees later rows of its aggregate, a retry is due now) go out now rather than at the next poll.
   private wakeRelay(): void {
-    this.relayHost.drain().catch((error: unknown) => this.logger.warn(`Relay wake-up after a console action failed: ${String(error)}`));
+    this.target().wakeRelay().catch((error: unknown) => this.logger.warn(`Relay wake-up after a console action failed: ${String(error)}`));
   }
 }

@@ -16,7 +16,9 @@ import type { OutboxStatsSnapshot, RelayActivity } from '../../core/stats/outbox
 import { RelayActivityTracker } from '../../core/observe/relay-activity';
 import { combineObservers } from '../../core/observe/relay-observer';
 import type { OutboxTableLocation } from '../../sql/dialects/outbox-table';
-import { createSqlOutboxStatsSource, createSqlOutboxStore } from '../../sql/outbox-sql.factory';
+import { createSqlOutboxConsoleStore, createSqlOutboxMaintenanceStore, createSqlOutboxStatsSource, createSqlOutboxStore, createSqlReplayStore } from '../../sql/outbox-sql.factory';
+import { OutboxConsole } from '../../core/console/outbox-console';
+import { OutboxReplay } from '../../core/replay/outbox-replay';
 import { SqlOutboxWriter } from '../../sql/sql-outbox.writer';
 import type { TenantDatabase } from './tenant-database';
 import { tenantStatementTimedOut } from './tenants.messages';
@@ -42,6 +44,12 @@ export interface TenantOutboxShared {
   metrics?: (tenantId: string, sources: TenantMetricsSources) => TenantMetrics;
 }
 
+/** What the operator console works with on one tenant's table: its rows (list, requeue, discard, pause) and replay. */
+export interface TenantConsoleParts {
+  console: OutboxConsole;
+  replayer: OutboxReplay;
+}
+
 export interface TenantMetricsSources {
   stats: () => Promise<OutboxStatsSnapshot>;
   activity: () => RelayActivity;
@@ -65,6 +73,8 @@ export class TenantOutbox {
   private readonly delayed = new DelayedWakeUps(() => void this.relay.trigger());
   private readonly pollTimer: NodeJS.Timeout;
   private readonly metrics?: TenantMetrics;
+  private consoleParts?: TenantConsoleParts;
+  private readonly table: OutboxTableLocation;
 
   private constructor(
     readonly tenant: TenantDatabase,
@@ -73,6 +83,7 @@ export class TenantOutbox {
     log: TenantRelayLog,
   ) {
     const { settings, table } = shared;
+    this.table = table;
     this.stats = new OutboxStatsReader({ source: createSqlOutboxStatsSource(opened.connection, table), refreshIntervalMs: shared.statsRefreshIntervalMs, relayActivity: () => this.activity.activity() });
     this.metrics = shared.metrics?.(tenant.id, { stats: () => this.stats.snapshot(), activity: () => this.activity.activity() });
     const store = createSqlOutboxStore(opened.connection, table, { deadLetterPolicy: settings.deadLetterPolicy, deleteOnPublish: settings.cleanup.deleteOnPublish, preparedStatements: settings.preparedStatements });
@@ -125,6 +136,16 @@ export class TenantOutbox {
   /** Why the relay's rounds fail, while they do (see `TenantRelayFailureTracker`). */
   relayFailure(): TenantRelayFailure | undefined {
     return this.failures.current();
+  }
+
+  /** The console's view of the tenant's table, made on first use, over the tenant's own pool. */
+  console(): TenantConsoleParts {
+    const { connection } = this.opened;
+    this.consoleParts ??= {
+      console: new OutboxConsole(createSqlOutboxConsoleStore(connection, this.table), createSqlOutboxMaintenanceStore(connection, this.table)),
+      replayer: new OutboxReplay(createSqlReplayStore(connection, this.table)),
+    };
+    return this.consoleParts;
   }
 
   snapshot(options: { fresh?: boolean } = {}): Promise<OutboxStatsSnapshot> {

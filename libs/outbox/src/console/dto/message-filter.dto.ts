@@ -55,6 +55,8 @@ export class PauseDto extends DestinationDto {
 
 export class MessageIdParams {
   @IsUUID() id: string;
+  /** On a mount over tenant outboxes, the tenant of the URL (`<path>/<tenant>/api/…`), checked when the request's target is found. */
+  @IsOptional() @IsString() tenant?: string;
 }
 
 export function toFilter(dto: MessageFilterDto): MessageFilter {

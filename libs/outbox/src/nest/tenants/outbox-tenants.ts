@@ -14,7 +14,7 @@ import { resolveTransports } from '../outbox-transports.resolver';
 import type { OutboxModuleOptions } from '../outbox-module.options';
 import { resolveTenantsOptions, type ResolvedTenantsOptions } from './outbox-tenants.checks';
 import { OUTBOX_TENANTS_OPTIONS, type OutboxTenantsModuleOptions } from './outbox-tenants.options';
-import type { TenantOutboxShared } from '../../adapters/tenants/tenant-outbox';
+import type { TenantConsoleParts, TenantOutboxShared } from '../../adapters/tenants/tenant-outbox';
 
 /** The `outbox` label of every tenant's series; `tenant` tells them apart. */
 export const TENANT_METRICS_OUTBOX = 'tenants';
@@ -96,6 +96,11 @@ export class OutboxTenants implements OnModuleInit, OnApplicationBootstrap, Befo
   /** Each tenant: open, or failing with why (tried again at each refresh). */
   status(): TenantStatus[] {
     return this.runtime?.status() ?? [];
+  }
+
+  /** The operator console's view of one tenant's table (`OutboxConsoleModule.forRoot({ tenants: true })`). */
+  console(tenantId: string): TenantConsoleParts {
+    return this.started().outbox(tenantId).console();
   }
 
   /** The stats of one tenant's outbox table and relay. */

@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Module, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Client } from 'pg';
+import request from 'supertest';
+import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
+import { OutboxTenants, OutboxTenantsModule } from '@nest-outbox/outbox/tenants';
+import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
+import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
+import { postgresAdmin } from '../support/databases';
+import { RecordingTransport } from '../support/recording.transport';
+import { requireService } from '../support/services';
+import { silentLogger } from '../support/silent-logger';
+import { waitFor } from '../support/wait-for';
+
+const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
+
+@Injectable()
+class OperatorGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    if (context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-operator'] !== 'on-call') throw new UnauthorizedException();
+    return true;
+  }
+}
+
+/**
+ * The console over tenant outboxes (`OutboxConsoleModule.forRoot({ tenants: true })`), through its
+ * HTTP API on real tenant databases: the list of tenants with their counts, each tenant's own rows
+ * at `<path>/<tenant>/api/…`, a requeue that the tenant's relay publishes, and an unknown tenant
+ * refused only behind the guard.
+ */
+describe('tenant databases: the console lists tenant outboxes and shows each one\'s rows', () => {
+  const suffix = randomBytes(4).toString('hex');
+  const server = requireService('postgres');
+  const names = { acme: `tenant_console_acme_${suffix}`, globex: `tenant_console_globex_${suffix}` };
+  const urls: Record<string, string> = {};
+  const transport = new RecordingTransport();
+  let app: INestApplication;
+  let outboxes: OutboxTenants;
+
+  async function tenantDatabase(name: string): Promise<string> {
+    await postgresAdmin(server, `CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url.toString(), sql);
+    return url.toString();
+  }
+
+  /** Commits one event of the tenant; `before` runs with its id before the commit. */
+  async function commitEvent(tenant: string, options: { delayMs?: number; before?: (id: string) => void } = {}): Promise<string> {
+    const client = new Client({ connectionString: urls[tenant] });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      const [id] = await outboxes.add(tenant, client, { type: 'tenants.note-written', aggregateType: 'note', aggregateId: `${tenant}-${randomBytes(3).toString('hex')}`, payload: { tenant }, delayMs: options.delayMs });
+      options.before?.(id);
+      await client.query('COMMIT');
+      void outboxes.wake(tenant);
+      return id;
+    } finally {
+      await client.end();
+    }
+  }
+
+  const get = (path: string) => request(app.getHttpServer()).get(`/ops/tenants${path}`).set('x-operator', 'on-call');
+  // Actions are JSON posts (the console's guard against cross-site forms).
+  const post = (path: string) => request(app.getHttpServer()).post(`/ops/tenants${path}`).set('x-operator', 'on-call').send({});
+
+  beforeAll(async () => {
+    urls.acme = await tenantDatabase(names.acme);
+    urls.globex = await tenantDatabase(names.globex);
+    @Module({
+      imports: [
+        OutboxTenantsModule.forRoot({
+          tenants: () => [{ id: 'acme', url: urls.acme }, { id: 'globex', url: urls.globex }],
+          transport, defaultTopic: `tenant-console-${suffix}`, maxAttempts: 1,
+          pollIntervalMs: 200, refreshIntervalMs: 60_000, shutdownTimeoutMs: 2_000,
+        }),
+        OutboxConsoleModule.forRoot({ path: 'ops/tenants', tenants: true, guard: OperatorGuard }),
+      ],
+    })
+    class TenantConsoleApp {}
+    const moduleRef = await Test.createTestingModule({ imports: [TenantConsoleApp] }).setLogger(silentLogger).compile();
+    app = moduleRef.createNestApplication({ logger: silentLogger });
+    await app.init();
+    outboxes = app.get(OutboxTenants);
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    for (const name of Object.values(names)) await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }, 60_000);
+
+  it('lists the tenants with their counts, shows each tenant\'s rows, and requeues a dead row that its relay then publishes', async () => {
+    // acme's event is refused once and, with one attempt, goes dead; globex's waits 10 minutes.
+    const dead = await commitEvent('acme', { before: (id) => transport.failTimes(id, 1) });
+    const later = await commitEvent('globex', { delayMs: 600_000 });
+
+    // Counts come from each tenant's stats, cached up to 5 s: asked until they show the commits.
+    const tenants = await waitFor('the tenant list with acme\'s dead row and globex\'s pending one', async () => {
+      const { body } = await get('/api/tenants').expect(200);
+      const byId = Object.fromEntries((body as Array<{ id: string; counts?: { dead: number; pending: number } }>).map((tenant) => [tenant.id, tenant]));
+      return byId.acme?.counts?.dead === 1 && byId.globex?.counts?.pending === 1 && body;
+    }, 15_000);
+    expect(tenants).toEqual([
+      { id: 'acme', state: 'open', counts: { pending: 0, inFlight: 0, retrying: 0, dead: 1, oldestPendingAgeMs: null } },
+      // A row due later counts as pending (and as waiting for its time, with the retrying ones), not as lag.
+      { id: 'globex', state: 'open', counts: { pending: 1, inFlight: 0, retrying: 1, dead: 0, oldestPendingAgeMs: null } },
+    ]);
+    const page = await get('/').expect(200);
+    expect(page.text).toMatch(/<a href="acme\/">acme<\/a>/);
+    expect(page.text).toMatch(/<a href="globex\/">globex<\/a>/);
+
+    // Each tenant's console is the one-outbox console over that tenant's table only.
+    const tenantPage = await get('/acme/').expect(200);
+    expect(tenantPage.text).toContain('tenant acme');
+    expect(tenantPage.text).toContain('<base href="/ops/tenants/acme/">');
+    const acmeDead = (await get('/acme/api/messages?status=dead').expect(200)).body as { messages: Array<{ id: string }> };
+    expect(acmeDead.messages.map((message) => message.id)).toEqual([dead]);
+    expect(((await get('/globex/api/messages?status=dead').expect(200)).body as { messages: unknown[] }).messages).toEqual([]);
+    const globexPending = (await get('/globex/api/messages?status=pending').expect(200)).body as { messages: Array<{ id: string }> };
+    expect(globexPending.messages.map((message) => message.id)).toEqual([later]);
+    expect(((await get(`/acme/api/messages/${dead}`).expect(200)).body as { id: string; payload: unknown }).payload).toEqual({ tenant: 'acme' });
+    expect(((await get('/acme/api/summary?fresh=true').expect(200)).body as { stats: { dead: number } }).stats.dead).toBe(1);
+
+    // A requeue on acme's console: acme's relay is woken and publishes the row.
+    await post(`/acme/api/messages/${dead}/requeue`).expect(200, { id: dead, status: 'pending' });
+    await waitFor('acme\'s requeued row to be published', () => transport.delivered.some((message) => message.envelope.id === dead), 10_000);
+    // Not another tenant's row: globex has no such id.
+    await post(`/globex/api/messages/${dead}/requeue`).expect(404);
+  }, 60_000);
+
+  it('refuses an unknown tenant with 404 naming it, and only behind the guard', async () => {
+    const unknown = await get('/nobody/api/summary').expect(404);
+    expect(unknown.body.message).toContain('No tenant "nobody"');
+    await request(app.getHttpServer()).get('/ops/tenants/nobody/api/summary').expect(401);
+    await request(app.getHttpServer()).get('/ops/tenants/acme/api/summary').expect(401);
+    await request(app.getHttpServer()).get('/ops/tenants/api/tenants').expect(401);
+  });
+});
