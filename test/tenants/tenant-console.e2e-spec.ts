@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, Module, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
 import request from 'supertest';
-import { OutboxConsoleModule } from '@nest-outbox/outbox/console';
+import { OutboxConsoleModule, consoleBasicAuth } from '@nest-outbox/outbox/console';
 import { OutboxTenants, OutboxTenantsModule } from '@nest-outbox/outbox/tenants';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
+import { launchChromium } from '../support/chromium';
 import { postgresAdmin } from '../support/databases';
 import { RecordingTransport } from '../support/recording.transport';
 import { requireService } from '../support/services';
@@ -15,13 +16,7 @@ import { waitFor } from '../support/wait-for';
 
 const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
 
-@Injectable()
-class OperatorGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
-    if (context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['x-operator'] !== 'on-call') throw new UnauthorizedException();
-    return true;
-  }
-}
+const operator = { username: 'ops', password: 'on-call' };
 
 /**
  * The console over tenant outboxes (`OutboxConsoleModule.forRoot({ tenants: true })`), through its
@@ -62,9 +57,9 @@ describe('tenant databases: the console lists tenant outboxes and shows each one
     }
   }
 
-  const get = (path: string) => request(app.getHttpServer()).get(`/ops/tenants${path}`).set('x-operator', 'on-call');
+  const get = (path: string) => request(app.getHttpServer()).get(`/ops/tenants${path}`).auth(operator.username, operator.password);
   // Actions are JSON posts (the console's guard against cross-site forms).
-  const post = (path: string) => request(app.getHttpServer()).post(`/ops/tenants${path}`).set('x-operator', 'on-call').send({});
+  const post = (path: string) => request(app.getHttpServer()).post(`/ops/tenants${path}`).auth(operator.username, operator.password).send({});
 
   beforeAll(async () => {
     urls.acme = await tenantDatabase(names.acme);
@@ -76,13 +71,13 @@ describe('tenant databases: the console lists tenant outboxes and shows each one
           transport, defaultTopic: `tenant-console-${suffix}`, maxAttempts: 1,
           pollIntervalMs: 200, refreshIntervalMs: 60_000, shutdownTimeoutMs: 2_000,
         }),
-        OutboxConsoleModule.forRoot({ path: 'ops/tenants', tenants: true, guard: OperatorGuard }),
+        OutboxConsoleModule.forRoot({ path: 'ops/tenants', tenants: true, guard: consoleBasicAuth(operator) }),
       ],
     })
     class TenantConsoleApp {}
     const moduleRef = await Test.createTestingModule({ imports: [TenantConsoleApp] }).setLogger(silentLogger).compile();
     app = moduleRef.createNestApplication({ logger: silentLogger });
-    await app.init();
+    await app.listen(0, '127.0.0.1');
     outboxes = app.get(OutboxTenants);
   }, 60_000);
 
@@ -133,8 +128,38 @@ describe('tenant databases: the console lists tenant outboxes and shows each one
   it('refuses an unknown tenant with 404 naming it, and only behind the guard', async () => {
     const unknown = await get('/nobody/api/summary').expect(404);
     expect(unknown.body.message).toContain('No tenant "nobody"');
+    // Without credentials: 401 whether the tenant exists or not, so the guard tells no one which tenants there are.
     await request(app.getHttpServer()).get('/ops/tenants/nobody/api/summary').expect(401);
     await request(app.getHttpServer()).get('/ops/tenants/acme/api/summary').expect(401);
     await request(app.getHttpServer()).get('/ops/tenants/api/tenants').expect(401);
   });
+
+  it('shows the tenants in Chromium, and a tenant\'s console one click away with its dead row', async () => {
+    const dead = await commitEvent('acme', { before: (id) => transport.failTimes(id, 1) });
+    const browser = await launchChromium({ httpCredentials: operator });
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${await app.getUrl()}/ops/tenants/`);
+      // The list is rendered on the server from stats cached up to 5 s: reloaded until it shows the dead row.
+      await waitFor('acme\'s dead row in the tenant list', async () => {
+        const cells = await page.locator('#tenants tr[data-tenant="acme"] td').allTextContents();
+        if (cells[5] === '1') return true;
+        await page.reload();
+        return false;
+      }, 15_000);
+      expect(await page.locator('#tenants tbody tr').count()).toBe(2);
+      expect(await page.locator('#tenants tr[data-tenant="globex"] td').nth(1).textContent()).toBe('open');
+
+      await page.click('#tenants a[href="acme/"]');
+      await page.waitForURL(/\/ops\/tenants\/acme\/$/);
+      expect(await page.locator('h1').textContent()).toContain('tenant acme');
+      await waitFor('the dead count of acme\'s console', async () => (await page.locator('[data-count="dead"]').textContent()) === '1');
+      await page.selectOption('#filters select[name=status]', 'dead');
+      await page.click('#filters button[type=submit]');
+      await waitFor('acme\'s dead row in its console', async () => (await page.locator('#messages').getAttribute('data-rows')) === '1');
+      expect(await page.locator('#messages tbody').textContent()).toContain(dead.slice(0, 8));
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
