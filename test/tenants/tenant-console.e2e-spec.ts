@@ -123,6 +123,15 @@ describe('tenant databases: the console lists tenant outboxes and shows each one
     await waitFor('acme\'s requeued row to be published', () => transport.delivered.some((message) => message.envelope.id === dead), 10_000);
     // Not another tenant's row: globex has no such id.
     await post(`/globex/api/messages/${dead}/requeue`).expect(404);
+
+    // A pause is the tenant's own: globex's destination paused, acme's not.
+    const topic = `tenant-console-${suffix}`;
+    await request(app.getHttpServer()).post('/ops/tenants/globex/api/destinations/pause').auth(operator.username, operator.password)
+      .send({ destination: topic, reason: 'consumer fix', confirmUnknown: true }).expect(200, { destination: topic, paused: true, changed: true });
+    expect(((await get('/globex/api/destinations/paused').expect(200)).body as Array<{ destination: string }>).map((paused) => paused.destination)).toEqual([topic]);
+    expect((await get('/acme/api/destinations/paused').expect(200)).body).toEqual([]);
+    await request(app.getHttpServer()).post('/ops/tenants/globex/api/destinations/resume').auth(operator.username, operator.password)
+      .send({ destination: topic }).expect(200, { destination: topic, paused: false, changed: true });
   }, 60_000);
 
   it('refuses an unknown tenant with 404 naming it, and only behind the guard', async () => {
