@@ -55,8 +55,6 @@ const LAYERS: Record<string, number> = {
   decorators: 1,
   sql: 1,
   transports: 1,
-  // Stats, metrics, health checks and tracing without Nest; the Nest providers over them are nest/observe/.
-  observability: 1,
   // One folder per data layer, TypeORM's transaction bridge included, each behind data-layer.port.ts.
   adapters: 2,
   // The WAL delivery: the slot, the stream, its lock and saved position, its table overflow and its gauges.
@@ -75,7 +73,7 @@ const LAYERS: Record<string, number> = {
 /**
  * The entry points, the root's `index.ts` and one for each subpath that package.json exports: the
  * top layer. Each gathers what an application imports from wherever it lives (the observability
- * entry point hands out nest/observe's providers beside observability/'s pieces), and nothing in
+ * entry point hands out nest/observe's providers beside core/observe's pieces), and nothing in
  * the package imports one.
  */
 const ENTRY_POINTS = Object.keys((JSON.parse(readFileSync(join(SRC, '..', 'package.json'), 'utf8')) as { exports: Record<string, unknown> }).exports)
@@ -89,7 +87,7 @@ const inside = (folder: string) => importsUnder(folder).filter(({ file }) => !is
 const ownFiles = <T extends { own: boolean }>(imports: T[]) => imports.filter(({ own }) => own);
 const fileOf = (target: string) => [`${target}.ts`, `${target}/index.ts`].find((path) => existsSync(join(SRC, path)));
 
-describe('the package reads one way: core ← sql ← adapters ← typeorm ← nest, deliveries and observability beside, entry points on top', () => {
+describe('the package reads one way: core ← sql ← adapters ← typeorm ← nest, deliveries beside, entry points on top', () => {
   it('(the scan sees imports: typeorm/ imports typeorm, nest/ imports Nest; the entry points are the exported ones)', () => {
     expect(importsUnder('typeorm').some(({ target }) => target === 'typeorm')).toBe(true);
     expect(importsUnder('nest').some(({ target }) => target === '@nestjs/common')).toBe(true);
@@ -119,14 +117,14 @@ describe('the package reads one way: core ← sql ← adapters ← typeorm ← n
     expect(importsUnder('decorators').filter(({ target }) => !allowed.has(target))).toEqual([]);
   });
 
-  it('neither cli/ nor observability/ imports nest/ or a Nest package; adapters/ and typeorm/ import nothing of nest/', () => {
-    const nest = [...inside('cli'), ...inside('observability'), ...inside('adapters'), ...inside('typeorm')].filter(({ target, own }) => own && target.startsWith('nest/'));
-    const nestPackages = [...inside('cli'), ...inside('observability'), ...inside('adapters'), ...inside('typeorm')].filter(({ target }) => target.startsWith('@nestjs/'));
+  it('cli/ imports neither nest/ nor a Nest package; adapters/ and typeorm/ import nothing of nest/', () => {
+    const nest = [...inside('cli'), ...inside('adapters'), ...inside('typeorm')].filter(({ target, own }) => own && target.startsWith('nest/'));
+    const nestPackages = [...inside('cli'), ...inside('adapters'), ...inside('typeorm')].filter(({ target }) => target.startsWith('@nestjs/'));
     expect([...nest, ...nestPackages]).toEqual([]);
   });
 
-  it('wal/, the WAL delivery, knows neither Nest nor the layers that run it: nest/ makes it (OUTBOX_STREAM), cli/ and observability/ read it', () => {
-    const above = inside('wal').filter(({ target, own }) => target.startsWith('@nestjs/') || (own && ['nest', 'cli', 'observability', 'console', 'migrations', 'delivery'].includes(layerOf(target))));
+  it('wal/, the WAL delivery, knows neither Nest nor the layers that run it: nest/ makes it (OUTBOX_STREAM), cli/ reads it through delivery/', () => {
+    const above = inside('wal').filter(({ target, own }) => target.startsWith('@nestjs/') || (own && ['nest', 'cli', 'console', 'migrations', 'delivery'].includes(layerOf(target))));
     expect(above).toEqual([]);
   });
 

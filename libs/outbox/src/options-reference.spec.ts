@@ -7,8 +7,8 @@ import { OUTBOX_OPTION_KEYS } from './core/option-keys';
 import { resolveOutboxSettings } from './core/outbox-options';
 import { WAL_DEFAULTS } from './core/stream/wal-options';
 import { CONSOLE_OPTION_KEYS } from './console/outbox-console.options';
-import { resolveMetricsOptions } from './observability/metrics/metrics.options';
-import { resolveTracingOptions } from './observability/tracing/tracing.options';
+import { resolveMetricsOptions } from './core/observe/metrics/metrics.options';
+import { resolveTracingOptions } from './core/observe/tracing/tracing.options';
 import { BOUNDED_SHUTDOWN_DEFAULTS } from './nest/shutdown/bounded-shutdown';
 
 /**

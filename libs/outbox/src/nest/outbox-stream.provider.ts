@@ -10,7 +10,7 @@ import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import { walNeedsPostgres } from '../core/stream/stream.messages';
 import { connectionWalNeedsPg } from '../adapters/connection/connection.messages';
-import { resolveMetricsOptions } from '../observability/metrics/metrics.options';
+import { resolveMetricsOptions } from '../core/observe/metrics/metrics.options';
 import { InProcessHandlers } from './in-process/in-process-handlers';
 import { OutboxObservers } from './observe/outbox-observers.registry';
 import { OUTBOX_CONNECTION, OUTBOX_DATA_SOURCE, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS, OUTBOX_STREAM } from './outbox.constants';

@@ -26,9 +26,9 @@ export { OutboxTenantsHealthIndicator } from '../nest/tenants/outbox-tenants.hea
 export type { StreamLag as WalSlotLag } from '../core/stream/delivery-stream.port';
 
 // Metrics (prom-client)
-export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from './metrics/metrics.options';
-export { OutboxMetrics, type OutboxMetricsSources } from './metrics/outbox-metrics';
+export { DEFAULT_LATENCY_BUCKETS, resolveMetricsOptions, type OutboxMetricsOptions, type MetricsRegistry } from '../core/observe/metrics/metrics.options';
+export { OutboxMetrics, type OutboxMetricsSources } from '../core/observe/metrics/outbox-metrics';
 
 // Tracing (@opentelemetry/api)
-export type { OutboxTracingOptions } from './tracing/tracing.options';
-export { continueOutboxTrace, type ContinueTraceOptions } from './tracing/continue-outbox-trace';
+export type { OutboxTracingOptions } from '../core/observe/tracing/tracing.options';
+export { continueOutboxTrace, type ContinueTraceOptions } from '../core/observe/tracing/continue-outbox-trace';

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import type { InboxSettings } from '../../core/inbox/inbox.port';
-import type { OutboxMetricsOptions } from '../../observability/metrics/metrics.options';
+import type { OutboxMetricsOptions } from '../../core/observe/metrics/metrics.options';
 import type { OutboxConnectionOptions } from '../../adapters/connection/outbox-connection.options';
 
 /** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */

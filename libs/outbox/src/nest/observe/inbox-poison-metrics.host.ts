@@ -4,8 +4,8 @@ import type { ResolvedInboxSettings } from '../../core/inbox/inbox-settings';
 import { INBOX_SETTINGS, OutboxInbox } from '../inbox/outbox-inbox';
 import type { OutboxInboxModuleOptions } from '../inbox/outbox-inbox.options';
 import { loadOptional } from '../../core/optional-peer';
-import { resolveMetricsOptions } from '../../observability/metrics/metrics.options';
-import { InboxPoisonMetrics } from '../../observability/metrics/inbox-poison-metrics';
+import { resolveMetricsOptions } from '../../core/observe/metrics/metrics.options';
+import { InboxPoisonMetrics } from '../../core/observe/metrics/inbox-poison-metrics';
 
 /** Registers the inbox's poison gauge when `OutboxInboxModule` has `metrics` set and the poison policy on; removes it on shutdown. */
 @Injectable()

@@ -4,7 +4,7 @@ import { errorText } from '../../core/error-text';
 import { summarizePoison } from '../../core/poison/poison-summary';
 import { OutboxInbox } from '../inbox/outbox-inbox';
 import { loadOptional } from '../../core/optional-peer';
-import { judgeInboxPoison } from '../../observability/health/inbox-poison.health';
+import { judgeInboxPoison } from '../../core/observe/health/inbox-poison.health';
 
 /**
  * The inbox's `@nestjs/terminus` indicator (from `OutboxInboxModule`): down while poison messages

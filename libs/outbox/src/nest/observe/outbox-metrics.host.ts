@@ -7,8 +7,8 @@ import { OUTBOX_EXTRAS } from '../outbox.constants';
 import { DEFAULT_OUTBOX_NAME } from '../../core/outbox-name';
 import type { OutboxModuleOptions } from '../outbox-module.options';
 import { loadOptional } from '../../core/optional-peer';
-import { resolveMetricsOptions } from '../../observability/metrics/metrics.options';
-import { OutboxMetrics } from '../../observability/metrics/outbox-metrics';
+import { resolveMetricsOptions } from '../../core/observe/metrics/metrics.options';
+import { OutboxMetrics } from '../../core/observe/metrics/outbox-metrics';
 
 /** Registers the outbox metrics when `metrics` is set, and takes them out of the registry on shutdown. */
 @Injectable()

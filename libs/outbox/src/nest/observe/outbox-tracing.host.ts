@@ -4,8 +4,8 @@ import { OutboxObservers } from './outbox-observers.registry';
 import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
 import type { OutboxModuleOptions } from '../outbox-module.options';
 import { loadOptional } from '../../core/optional-peer';
-import { OutboxTracing, traceContextCapture } from '../../observability/tracing/outbox-tracing';
-import { resolveTracingOptions } from '../../observability/tracing/tracing.options';
+import { OutboxTracing, traceContextCapture } from '../../core/observe/tracing/outbox-tracing';
+import { resolveTracingOptions } from '../../core/observe/tracing/tracing.options';
 
 /** With `tracing` set: the write-time capture of the trace context, and publish spans on the relay. */
 @Injectable()

@@ -6,8 +6,8 @@ import { errorText } from '../../core/error-text';
 import { OutboxStats } from './outbox.stats';
 import { OUTBOX_OBSERVABILITY, OUTBOX_SETTINGS } from '../outbox.constants';
 import { loadOptional } from '../../core/optional-peer';
-import { judgeOutboxHealth } from '../../observability/health/outbox-health.check';
-import { leavePausedOut } from '../../observability/health/paused-destinations.health';
+import { judgeOutboxHealth } from '../../core/observe/health/outbox-health.check';
+import { leavePausedOut } from '../../core/observe/health/paused-destinations.health';
 
 /**
  * A `@nestjs/terminus` health indicator (terminus is an optional peer, loaded on first use):

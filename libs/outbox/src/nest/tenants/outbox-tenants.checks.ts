@@ -6,7 +6,7 @@ import { resolveOutboxSettings, type ResolvedOutboxSettings } from '../../core/o
 import { DEFAULT_OUTBOX_TABLE } from '../../sql/dialects/outbox-table';
 import { checkTransportOptions } from '../outbox-transports.resolver';
 import { tenantsRefuseWal } from '../../adapters/tenants/tenants.messages';
-import { resolveMetricsOptions, type ResolvedMetricsOptions } from '../../observability/metrics/metrics.options';
+import { resolveMetricsOptions, type ResolvedMetricsOptions } from '../../core/observe/metrics/metrics.options';
 import { TENANT_MODULE_KEYS, TENANT_SETTING_KEYS, type OutboxTenantsModuleOptions } from './outbox-tenants.options';
 
 export interface ResolvedTenantsOptions {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { loadOptional } from '../../core/optional-peer';
-import { judgeTenants } from '../../observability/health/tenants.health';
+import { judgeTenants } from '../../core/observe/health/tenants.health';
 import { OutboxTenants } from './outbox-tenants';
 
 const DEFAULT_MAX_FAILING_MS = 60_000;

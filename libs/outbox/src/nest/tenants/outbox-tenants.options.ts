@@ -1,7 +1,7 @@
 import type { OutboxSettings } from '../../core/outbox-settings';
 import type { TenantDatabase } from '../../adapters/tenants/tenant-database';
 import type { OutboxTransportOption } from '../outbox-module.options';
-import type { OutboxMetricsOptions } from '../../observability/metrics/metrics.options';
+import type { OutboxMetricsOptions } from '../../core/observe/metrics/metrics.options';
 
 /** The settings a tenant's relay takes; the others (WAL mode, partitions, metrics, …) are those of `OutboxModule`. */
 export type TenantRelaySettings = Pick<

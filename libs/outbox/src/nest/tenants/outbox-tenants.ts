@@ -8,7 +8,7 @@ import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
 import { TenantOutboxes, type TenantStatus } from '../../adapters/tenants/tenant-outboxes';
 import type * as PromClient from 'prom-client';
 import { loadOptional } from '../../core/optional-peer';
-import { OutboxMetrics } from '../../observability/metrics/outbox-metrics';
+import { OutboxMetrics } from '../../core/observe/metrics/outbox-metrics';
 import { defaultRelayId } from '../outbox-relay.host';
 import { resolveTransports } from '../outbox-transports.resolver';
 import type { OutboxModuleOptions } from '../outbox-module.options';

@@ -1,6 +1,6 @@
-import type { HealthThresholds } from '../../core/observe/observability.options';
-import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
-import { destinationLabel } from '../../core/observe/relay-failure.log';
+import type { HealthThresholds } from '../observability.options';
+import type { OutboxStatsSnapshot } from '../../stats/outbox-stats';
+import { destinationLabel } from '../relay-failure.log';
 
 export interface OutboxHealthVerdict {
   healthy: boolean;

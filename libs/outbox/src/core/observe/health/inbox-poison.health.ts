@@ -1,4 +1,4 @@
-import type { PoisonSummary } from '../../core/poison/poison-summary';
+import type { PoisonSummary } from '../../poison/poison-summary';
 
 export interface InboxPoisonHealthVerdict {
   healthy: boolean;

@@ -1,7 +1,7 @@
 import * as prom from 'prom-client';
-import type { ClaimedMessage } from '../../core/outbox-message';
-import type { MessageOutcome } from '../../core/observe/relay-observer';
-import { summarize } from '../../core/stats/outbox-stats.reader';
+import type { ClaimedMessage } from '../../outbox-message';
+import type { MessageOutcome } from '../relay-observer';
+import { summarize } from '../../stats/outbox-stats.reader';
 import { resolveMetricsOptions } from './metrics.options';
 import { OutboxMetrics } from './outbox-metrics';
 

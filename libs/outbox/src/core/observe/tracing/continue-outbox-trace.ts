@@ -1,6 +1,6 @@
 import type * as OtelApi from '@opentelemetry/api';
-import type { OutboxEnvelope } from '../../core/outbox-message';
-import { loadOptional } from '../../core/optional-peer';
+import type { OutboxEnvelope } from '../../outbox-message';
+import { loadOptional } from '../../optional-peer';
 
 export interface ContinueTraceOptions {
   /** Span name. Default `process <event type>`. */

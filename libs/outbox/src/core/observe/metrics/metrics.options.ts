@@ -1,5 +1,5 @@
-import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { invalidOption } from '../../core/outbox.messages';
+import { OutboxConfigurationError } from '../../outbox.errors';
+import { invalidOption } from '../../outbox.messages';
 
 /** The part of a prom-client `Registry` the outbox uses; any `Registry` instance fits. */
 export interface MetricsRegistry {

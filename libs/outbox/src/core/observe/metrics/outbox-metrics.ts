@@ -1,6 +1,6 @@
 import type * as PromClient from 'prom-client';
-import type { RelayObserver, SettledBatch } from '../../core/observe/relay-observer';
-import { DEFAULT_OUTBOX_NAME } from '../../core/outbox-name';
+import type { RelayObserver, SettledBatch } from '../relay-observer';
+import { DEFAULT_OUTBOX_NAME } from '../../outbox-name';
 import type { ResolvedMetricsOptions } from './metrics.options';
 import { DESTINATION_LABELS, MESSAGE_LABELS, OutboxMetricSet, type MemberLabels, type OutboxMetricsSources } from './outbox-metric-set';
 

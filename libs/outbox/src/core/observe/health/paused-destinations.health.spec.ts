@@ -1,4 +1,4 @@
-import { summarize } from '../../core/stats/outbox-stats.reader';
+import { summarize } from '../../stats/outbox-stats.reader';
 import { judgeOutboxHealth } from './outbox-health.check';
 import { leavePausedOut } from './paused-destinations.health';
 

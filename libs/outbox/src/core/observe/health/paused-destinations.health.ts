@@ -1,4 +1,4 @@
-import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
+import type { OutboxStatsSnapshot } from '../../stats/outbox-stats';
 
 /** A paused destination as the health indicator reports it. */
 export interface PausedDestinationHealth {

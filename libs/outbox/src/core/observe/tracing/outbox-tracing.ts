@@ -1,6 +1,6 @@
 import type * as OtelApi from '@opentelemetry/api';
-import type { ClaimedMessage, OutgoingMessage } from '../../core/outbox-message';
-import type { RelayObserver } from '../../core/observe/relay-observer';
+import type { ClaimedMessage, OutgoingMessage } from '../../outbox-message';
+import type { RelayObserver } from '../relay-observer';
 
 type Otel = typeof OtelApi;
 

@@ -1,5 +1,5 @@
-import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { invalidOption } from '../../core/outbox.messages';
+import { OutboxConfigurationError } from '../../outbox.errors';
+import { invalidOption } from '../../outbox.messages';
 
 export interface OutboxTracingOptions {
   /** Name of the tracer the publish spans come from. Default `'@nest-outbox/outbox'`. */

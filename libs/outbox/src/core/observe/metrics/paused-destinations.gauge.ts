@@ -1,5 +1,5 @@
 import type * as PromClient from 'prom-client';
-import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
+import type { OutboxStatsSnapshot } from '../../stats/outbox-stats';
 
 /**
  * `<prefix>destination_paused{outbox, tenant, destination}` (`tenant` for a tenant's outbox only): 1 while an operator holds the destination

@@ -1,6 +1,6 @@
 import * as prom from 'prom-client';
-import { summarize } from '../../core/stats/outbox-stats.reader';
-import type { OutboxStatsSnapshot } from '../../core/stats/outbox-stats';
+import { summarize } from '../../stats/outbox-stats.reader';
+import type { OutboxStatsSnapshot } from '../../stats/outbox-stats';
 import { pausedDestinationsGauge } from './paused-destinations.gauge';
 
 describe('destination_paused gauge', () => {

@@ -1,8 +1,8 @@
 import type * as PromClient from 'prom-client';
-import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { metricAlreadyRegistered } from '../../core/outbox.messages';
-import { metricsOptionsDiffer, outboxMetricsTwice } from '../../core/outbox-name.messages';
-import type { OutboxStatsSnapshot, RelayActivity } from '../../core/stats/outbox-stats';
+import { OutboxConfigurationError } from '../../outbox.errors';
+import { metricAlreadyRegistered } from '../../outbox.messages';
+import { metricsOptionsDiffer, outboxMetricsTwice } from '../../outbox-name.messages';
+import type { OutboxStatsSnapshot, RelayActivity } from '../../stats/outbox-stats';
 import type { ResolvedMetricsOptions } from './metrics.options';
 import { pausedDestinationsGauge } from './paused-destinations.gauge';
 

@@ -1,7 +1,7 @@
 import type * as PromClient from 'prom-client';
-import { OutboxConfigurationError } from '../../core/outbox.errors';
-import { metricAlreadyRegistered } from '../../core/outbox.messages';
-import { POISON_STATES, type PoisonState } from '../../core/poison/poison.port';
+import { OutboxConfigurationError } from '../../outbox.errors';
+import { metricAlreadyRegistered } from '../../outbox.messages';
+import { POISON_STATES, type PoisonState } from '../../poison/poison.port';
 import type { ResolvedMetricsOptions } from './metrics.options';
 
 type Prom = typeof PromClient;
