@@ -22,7 +22,14 @@
  *   - SIGTERM / SIGINT: destroys the cluster cleanly and exits 0.
  *
  * Topics are auto-created on first use (the mock's default: 4 partitions,
- * replication factor min(3, brokers)).
+ * replication factor min(3, brokers)) when the client allows it: from
+ * Metadata v4 on a request carries the client's AllowAutoTopicCreation, and
+ * the 2.15.1 mock (Metadata v0-v12) honours it as Kafka does; the 2.0.2 one
+ * serves Metadata v0-v2, which has no such field, and creates every topic a
+ * client asks about. A Produce creates its topic in both.
+ *
+ * LeaveGroup is capped at v0-v2 on the 2.15.1 mock: it claims v0-v4 but its
+ * handler reads and answers the v0-v2 layout only (see main()).
  *
  * Its connections have Nagle's algorithm off (TCP_NODELAY), as a Kafka
  * broker's have: see accept() at the end of this file.
@@ -257,6 +264,18 @@ int main(int argc, char **argv) {
          * controller here. librdkafka 2.0.2 has no such setting;
          * rd_kafka_mock_set_controller_id is in 2.15. */
         rd_kafka_mock_set_controller_id(mcluster, 1);
+
+        /* The 2.15.1 mock claims LeaveGroup v0-v4, but its handler
+         * (rd_kafka_mock_handle_LeaveGroup) reads a v3 request as v0-v2's
+         * group_id + member_id (v3 sends an array of members: it finds no
+         * member, so the member stays in the group until its session times out)
+         * and answers without v3's member array: kafkajs 2.2.4, which picks v3,
+         * failed each consumer's disconnect with 'LeaveGroup(key: 13,
+         * version: 3) The value of "offset" is out of range'. v0-v2 share the
+         * layout the handler does read. 2.0.2 claims v0-v1, which it reads. */
+        if (rd_kafka_mock_set_apiversion(mcluster, 13 /* LeaveGroup */, 0,
+                                         2) != RD_KAFKA_RESP_ERR_NO_ERROR)
+                log_line("could not cap LeaveGroup at v2");
 #endif
 
         /* Listeners are bound once cluster_new returns. */
