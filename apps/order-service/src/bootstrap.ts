@@ -37,7 +37,8 @@ export async function createOrderServiceApp(config: OrderServiceConfig, logger: 
 export async function serveOrderService(app: INestApplication, port: number): Promise<void> {
   await app.listen(port, '127.0.0.1');
   const readiness = app.get(ConsumerReadiness);
-  const consumers = app.startAllMicroservices().then(() => readiness.watch(app.getMicroservices()));
+  readiness.follow(app.getMicroservices());
+  const consumers = app.startAllMicroservices();
   readiness.track(consumers);
   startRelayWhenListening(app, consumers);
 }
