@@ -5,7 +5,7 @@ import { waitFor } from '../support/wait-for';
 
 /**
  * What kafkajs 2.2.4 consumers meet on the Kafka test broker (scripts/kafka-mock/), pinned here so
- * that a change of the mock's librdkafka shows (docs/development.md, "The Kafka mock and kafkajs").
+ * that a change of the mock's librdkafka shows (docs/development.md, "The Kafka mock and kafkajs consumers: whose bug is what").
  */
 describe('Kafka test broker: kafkajs consumers', () => {
   const errors: string[] = [];
@@ -14,7 +14,7 @@ describe('Kafka test broker: kafkajs consumers', () => {
       clientId: 'mock-consumer-groups',
       brokers: [requireService('kafka')],
       logLevel: logLevel.ERROR,
-      logCreator: () => (entry: LogEntry) => errors.push(`${entry.namespace}: ${entry.log.message} ${entry.log.error ?? ""}`.trim()),
+      logCreator: () => (entry: LogEntry) => errors.push(`${entry.namespace}: ${entry.log.message} ${entry.log.error ?? ''}`.trim()),
     });
   const consumers: Consumer[] = [];
   beforeEach(() => void (errors.length = 0));
