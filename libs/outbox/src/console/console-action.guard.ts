@@ -1,4 +1,4 @@
-import { ForbiddenException, Inject, Injectable, UnsupportedMediaTypeException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { applyDecorators, ForbiddenException, HttpCode, Inject, Injectable, Post, UnsupportedMediaTypeException, UseGuards, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
 import { consoleReadOnly, mutationsNeedJson } from './outbox-console.messages';
 import type { ResolvedConsoleOptions } from './outbox-console.options';
@@ -19,3 +19,6 @@ export class ConsoleActionGuard implements CanActivate {
     return true;
   }
 }
+
+/** An operator's action on the console: a POST that answers 200 once ConsoleActionGuard let it through. */
+export const ConsoleAction = (path: string) => applyDecorators(Post(path), HttpCode(200), UseGuards(ConsoleActionGuard));

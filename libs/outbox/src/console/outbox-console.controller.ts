@@ -3,23 +3,20 @@ import {
   Body,
   Get,
   Header,
-  HttpCode,
   Inject,
   NotFoundException,
   Param,
-  Post,
   Query,
   Req,
   StreamableFile,
   UseFilters,
-  UseGuards,
   UsePipes,
   ValidationPipe,
 } from '@nestjs/common';
 import type { BulkOutcome, MessagePage } from '../core/console/outbox-console';
 import type { MessageDetail, PausedDestination } from '../core/console/outbox-console.port';
 import { pageHtml, readAsset } from './console-assets';
-import { ConsoleActionGuard } from './console-action.guard';
+import { ConsoleAction } from './console-action.guard';
 import { ConsoleErrorFilter } from './console-error.filter';
 import { BulkActionDto, DestinationDto, MessageIdParams, MessageQueryDto, PauseDto, SummaryQueryDto, toFilter } from './dto/message-filter.dto';
 import { OUTBOX_CONSOLE_OPTIONS } from './outbox-console.constants';
@@ -83,78 +80,58 @@ export class OutboxConsoleController {
     return this.service.paused();
   }
 
-  @Post('api/messages/:id/requeue')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/messages/:id/requeue')
   async requeue(@Param() params: MessageIdParams): Promise<{ id: string; status: 'pending' }> {
     await this.service.requeue(params.id);
     return { id: params.id, status: 'pending' };
   }
 
-  @Post('api/messages/:id/discard')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/messages/:id/discard')
   async discard(@Param() params: MessageIdParams): Promise<{ id: string; status: 'discarded' }> {
     await this.service.discard(params.id);
     return { id: params.id, status: 'discarded' };
   }
 
   /** "Retry now": a row waiting in backoff becomes due now; its attempts are kept. */
-  @Post('api/messages/:id/retry-now')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/messages/:id/retry-now')
   async retryNow(@Param() params: MessageIdParams): Promise<{ id: string; status: 'pending'; retryNow: true }> {
     await this.service.retryNow(params.id);
     return { id: params.id, status: 'pending', retryNow: true };
   }
 
-  @Post('api/bulk/retry-now')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/bulk/retry-now')
   bulkRetryNow(@Body() body: BulkActionDto): Promise<BulkOutcome> {
     return this.service.bulkRetryNow(toFilter(body), body.dryRun);
   }
 
-  @Post('api/bulk/requeue')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/bulk/requeue')
   bulkRequeue(@Body() body: BulkActionDto): Promise<BulkOutcome> {
     return this.service.bulkRequeue(toFilter(body), body.dryRun);
   }
 
-  @Post('api/bulk/discard')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/bulk/discard')
   bulkDiscard(@Body() body: BulkActionDto): Promise<BulkOutcome> {
     return this.service.bulkDiscard(toFilter(body), body.dryRun);
   }
 
   /** Re-publishes one published message, with its id, to its destination (see docs/console-and-cli.md, "Replay"). */
-  @Post('api/messages/:id/replay')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/messages/:id/replay')
   replay(@Param() params: MessageIdParams, @Body() body: ReplayOneDto): Promise<ReplayOutcome> {
     return this.service.replay({ filter: { id: params.id }, reason: body.reason });
   }
 
-  @Post('api/bulk/replay')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/bulk/replay')
   bulkReplay(@Body() body: BulkReplayDto): Promise<ReplayOutcome> {
     return this.service.replay({ filter: toReplayFilter(body), reason: body.reason, dryRun: body.dryRun, all: body.all });
   }
 
-  @Post('api/destinations/pause')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/destinations/pause')
   async pause(@Body() body: PauseDto): Promise<{ destination: string; paused: true; changed: boolean }> {
     const changed = await this.service.pause(body.destination, { reason: body.reason, confirmUnknown: body.confirmUnknown });
     return { destination: body.destination, paused: true, changed };
   }
 
-  @Post('api/destinations/resume')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/destinations/resume')
   async resume(@Body() body: DestinationDto): Promise<{ destination: string; paused: false; changed: boolean }> {
     return { destination: body.destination, paused: false, changed: await this.service.resume(body.destination) };
   }

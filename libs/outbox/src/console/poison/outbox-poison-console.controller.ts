@@ -1,10 +1,10 @@
-import { BadRequestException, ConflictException, Get, HttpCode, Inject, NotFoundException, Optional, Param, Post, Query, UseGuards, UsePipes, ValidationPipe } from '@nestjs/common';
+import { BadRequestException, ConflictException, Get, Inject, NotFoundException, Optional, Param, Query, UsePipes, ValidationPipe } from '@nestjs/common';
 import { OutboxAdminError } from '../../core/outbox.errors';
 import { poisonOff } from '../../core/poison/poison.messages';
 import type { PoisonRecord } from '../../core/poison/poison.port';
 import { OutboxInbox } from '../../nest/inbox/outbox-inbox';
 import type { PoisonReplays } from '../../nest/inbox/poison-replays';
-import { ConsoleActionGuard } from '../console-action.guard';
+import { ConsoleAction } from '../console-action.guard';
 import type { MessageDetail } from '../../core/console/outbox-console.port';
 import { OUTBOX_CONSOLE_OPTIONS } from '../outbox-console.constants';
 import { DEFAULT_REDACTION as IDENTITY, type ResolvedConsoleOptions } from '../outbox-console.options';
@@ -42,18 +42,14 @@ export class OutboxPoisonConsoleController {
   }
 
   /** Runs the record's handler again with the stored message; 200 when it succeeded and the record is gone, 409 with the reason otherwise. */
-  @Post('api/poison/:consumer/:key/replay')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/poison/:consumer/:key/replay')
   async replay(@Param() params: PoisonRecordParams): Promise<{ consumer: string; key: string; replayed: true }> {
     await admin(this.replays(), (poison) => poison.replay(params.consumer, params.key));
     return { consumer: params.consumer, key: params.key, replayed: true };
   }
 
   /** Drops the record, and with it the message: for a message that must never be handled. */
-  @Post('api/poison/:consumer/:key/delete')
-  @HttpCode(200)
-  @UseGuards(ConsoleActionGuard)
+  @ConsoleAction('api/poison/:consumer/:key/delete')
   async remove(@Param() params: PoisonRecordParams): Promise<{ consumer: string; key: string; deleted: true }> {
     await admin(this.replays(), (poison) => poison.remove(params.consumer, params.key));
     return { consumer: params.consumer, key: params.key, deleted: true };
