@@ -1,20 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
 import request from 'supertest';
 import { OutboxConsoleModule, consoleBasicAuth } from '@nest-outbox/outbox/console';
 import { OutboxTenants, OutboxTenantsModule } from '@nest-outbox/outbox/tenants';
-import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
-import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { launchChromium } from '../support/chromium';
-import { postgresAdmin } from '../support/databases';
+import { startTenantsApp, createTenantDatabase, dropTenantDatabases } from './tenant-database.fixtures';
 import { RecordingTransport } from '../support/recording.transport';
 import { requireService } from '../support/services';
 import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
-
-const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
 
 const operator = { username: 'ops', password: 'on-call' };
 
@@ -33,13 +28,7 @@ describe('tenant databases: the console lists tenant outboxes and shows each one
   let app: INestApplication;
   let outboxes: OutboxTenants;
 
-  async function tenantDatabase(name: string): Promise<string> {
-    await postgresAdmin(server, `CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url.toString(), sql);
-    return url.toString();
-  }
+  const tenantDatabase = (name: string) => createTenantDatabase(server, name);
 
   /** Commits one event of the tenant; `before` runs with its id before the commit. */
   async function commitEvent(tenant: string, options: { delayMs?: number; before?: (id: string) => void } = {}): Promise<string> {
@@ -75,15 +64,12 @@ describe('tenant databases: the console lists tenant outboxes and shows each one
       ],
     })
     class TenantConsoleApp {}
-    const moduleRef = await Test.createTestingModule({ imports: [TenantConsoleApp] }).setLogger(silentLogger).compile();
-    app = moduleRef.createNestApplication({ logger: silentLogger });
-    await app.listen(0, '127.0.0.1');
-    outboxes = app.get(OutboxTenants);
+    ({ app, outboxes } = await startTenantsApp(TenantConsoleApp, silentLogger, { listen: true }));
   }, 60_000);
 
   afterAll(async () => {
     await app?.close();
-    for (const name of Object.values(names)) await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropTenantDatabases(server, Object.values(names));
   }, 60_000);
 
   it('lists the tenants with their counts, shows each tenant\'s rows, and requeues a dead row that its relay then publishes', async () => {

@@ -1,30 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
 import { OutboxTenantsHealthIndicator } from '@nest-outbox/outbox/observability';
 import { OutboxTenants, OutboxTenantsModule, type TenantDatabase } from '@nest-outbox/outbox/tenants';
-import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
-import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { postgresAdmin, postgresRows } from '../support/databases';
 import { freePort } from '../support/free-port';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { PrivatePostgres } from '../support/private-postgres';
 import { requireService } from '../support/services';
-import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
 import { commitTenantEvents } from './tenant-events';
-
-const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
-
-/** A database of its own per tenant, on the shared server, with the outbox table. */
-async function tenantDatabase(server: string, name: string): Promise<string> {
-  await postgresAdmin(server, `CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url.toString(), sql);
-  return url.toString();
-}
+import { startTenantsApp, createTenantDatabase, createOutboxTable, dropTenantDatabases } from './tenant-database.fixtures';
 
 /**
  * OutboxTenantsModule on a list of tenant databases that changes while the app runs: four
@@ -55,10 +41,10 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
   beforeAll(async () => {
     own = await PrivatePostgres.start('tenant-d');
     await postgresAdmin(own.url(), 'CREATE DATABASE tenant_d');
-    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(own.url('tenant_d'), sql);
-    urls.a = await tenantDatabase(server, names.a);
-    urls.b = await tenantDatabase(server, names.b);
-    urls.c = await tenantDatabase(server, names.c);
+    await createOutboxTable(own.url('tenant_d'));
+    urls.a = await createTenantDatabase(server, names.a);
+    urls.b = await createTenantDatabase(server, names.b);
+    urls.c = await createTenantDatabase(server, names.c);
     urls.d = own.url('tenant_d');
     urls.ghost = `postgres://postgres@127.0.0.1:${await freePort()}/nothing`;
     tenants.push({ id: 'a', url: urls.a }, { id: 'b', url: urls.b }, { id: 'd', url: urls.d }, { id: 'ghost', url: urls.ghost });
@@ -77,10 +63,7 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
       ],
     })
     class TenantsApp {}
-    const moduleRef = await Test.createTestingModule({ imports: [TenantsApp] }).setLogger(silentLogger).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    outboxes = app.get(OutboxTenants);
+    ({ app, outboxes } = await startTenantsApp(TenantsApp, false));
     health = app.get(OutboxTenantsHealthIndicator);
   }, 120_000);
 
@@ -88,7 +71,7 @@ describe('tenant databases: outboxes that come and go while the app runs', () =>
     await app?.close();
     await reader?.stop();
     await own?.cleanup();
-    for (const name of Object.values(names)) await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropTenantDatabases(server, Object.values(names));
   }, 60_000);
 
   it('opens every tenant whose database answers and reports the one that does not, which holds back no one', async () => {

@@ -1,18 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
 import { OutboxTenants, OutboxTenantsModule } from '@nest-outbox/outbox/tenants';
-import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
-import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
-import { postgresAdmin } from '../support/databases';
 import { KafkaTopicReader } from '../support/kafka-topic.reader';
 import { requireService } from '../support/services';
 import { StallingProxy } from '../support/stalling-proxy';
 import { waitFor } from '../support/wait-for';
 import { commitTenantEvents } from './tenant-events';
+import { startTenantsApp, createTenantDatabase, dropTenantDatabases } from './tenant-database.fixtures';
 
-const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
 const QUERY_TIMEOUT_MS = 500;
 
 /**
@@ -36,13 +32,7 @@ describe('tenant databases: one that stops answering holds back no other tenant'
   let app: INestApplication;
   let outboxes: OutboxTenants;
 
-  async function tenantDatabase(name: string): Promise<string> {
-    await postgresAdmin(server, `CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url.toString(), sql);
-    return url.toString();
-  }
+  const tenantDatabase = (name: string) => createTenantDatabase(server, name);
 
   /** Commits one event in the tenant's database, straight to it (not through the proxy), then wakes its relay. */
   const commitEvent = async (tenant: 'a' | 'b') => (await commitTenantEvents(outboxes, tenant, urls[tenant]))[0];
@@ -72,10 +62,7 @@ describe('tenant databases: one that stops answering holds back no other tenant'
       ],
     })
     class HungTenantApp {}
-    const moduleRef = await Test.createTestingModule({ imports: [HungTenantApp] }).setLogger(logger).compile();
-    app = moduleRef.createNestApplication({ logger });
-    await app.init();
-    outboxes = app.get(OutboxTenants);
+    ({ app, outboxes } = await startTenantsApp(HungTenantApp, logger));
   }, 60_000);
 
   afterAll(async () => {
@@ -83,7 +70,7 @@ describe('tenant databases: one that stops answering holds back no other tenant'
     await app?.close();
     await reader?.stop();
     await proxy?.close();
-    for (const name of Object.values(names)) await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropTenantDatabases(server, Object.values(names));
   }, 60_000);
 
   it('relays tenant b while tenant a hangs, and tenant a once it answers again, losing nothing', async () => {

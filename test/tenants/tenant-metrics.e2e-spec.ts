@@ -1,21 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Controller, Get, Header, Module, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
 import { Registry } from 'prom-client';
 import request from 'supertest';
 import { OutboxTenants, OutboxTenantsModule, type TenantDatabase } from '@nest-outbox/outbox/tenants';
-import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
-import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
-import { postgresAdmin } from '../support/databases';
 import { sampleValue } from '../support/prometheus-text';
 import { RecordingTransport } from '../support/recording.transport';
 import { requireService } from '../support/services';
 import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
 import { commitTenantEvents } from './tenant-events';
-
-const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
+import { startTenantsApp, createTenantDatabase, dropTenantDatabases } from './tenant-database.fixtures';
 
 /**
  * Two tenants' outboxes with metrics on: the app's /metrics has each tenant's series, labelled
@@ -34,13 +29,7 @@ describe('tenant databases: metrics per tenant', () => {
   let app: INestApplication;
   let outboxes: OutboxTenants;
 
-  async function tenantDatabase(name: string): Promise<string> {
-    await postgresAdmin(server, `CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url.toString(), sql);
-    return url.toString();
-  }
+  const tenantDatabase = (name: string) => createTenantDatabase(server, name);
 
   /** Commits one event of the tenant due in 10 minutes: it stays pending. */
   async function commitDelayedEvent(tenant: string): Promise<void> {
@@ -82,15 +71,12 @@ describe('tenant databases: metrics per tenant', () => {
       controllers: [MetricsController],
     })
     class TenantMetricsApp {}
-    const moduleRef = await Test.createTestingModule({ imports: [TenantMetricsApp] }).setLogger(silentLogger).compile();
-    app = moduleRef.createNestApplication({ logger: silentLogger });
-    await app.init();
-    outboxes = app.get(OutboxTenants);
+    ({ app, outboxes } = await startTenantsApp(TenantMetricsApp, silentLogger));
   }, 60_000);
 
   afterAll(async () => {
     await app?.close();
-    for (const name of Object.values(names)) await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropTenantDatabases(server, Object.values(names));
   }, 60_000);
 
   it('serves each tenant\'s series with its tenant label and its own values, and drops a removed tenant\'s', async () => {

@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { OutboxTenants, OutboxTenantsModule } from '@nest-outbox/outbox/tenants';
-import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
-import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
-import { postgresAdmin } from '../support/databases';
 import { RecordingTransport } from '../support/recording.transport';
 import { requireService } from '../support/services';
 import { StallingProxy } from '../support/stalling-proxy';
 import { waitFor } from '../support/wait-for';
 import { commitTenantEvents } from './tenant-events';
-
-const table = OutboxTable.on('postgres', { tableName: 'outbox_messages' });
+import { startTenantsApp, createTenantDatabase, dropTenantDatabases } from './tenant-database.fixtures';
 
 interface Line {
   level: 'log' | 'warn' | 'error';
@@ -42,11 +37,7 @@ describe('tenant databases: a failing relay logs its tenant, once with a stack',
   let outboxes: OutboxTenants;
 
   beforeAll(async () => {
-    await postgresAdmin(server, `CREATE DATABASE ${name}`);
-    const target = new URL(server);
-    target.pathname = `/${name}`;
-    url = target.toString();
-    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(url, sql);
+    url = await createTenantDatabase(server, name);
     proxy = await StallingProxy.start(server);
 
     @Module({
@@ -60,17 +51,14 @@ describe('tenant databases: a failing relay logs its tenant, once with a stack',
       ],
     })
     class TenantLogsApp {}
-    const moduleRef = await Test.createTestingModule({ imports: [TenantLogsApp] }).setLogger(logger).compile();
-    app = moduleRef.createNestApplication({ logger });
-    await app.init();
-    outboxes = app.get(OutboxTenants);
+    ({ app, outboxes } = await startTenantsApp(TenantLogsApp, logger));
   }, 60_000);
 
   afterAll(async () => {
     proxy?.resume();
     await app?.close();
     await proxy?.close();
-    await postgresAdmin(server, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await dropTenantDatabases(server, [name]);
   }, 60_000);
 
   it('names the tenant on every line of its failing relay, logs one stack over many failed polls, and one line at recovery', async () => {
