@@ -99,8 +99,8 @@ export function describeOutboxStats(database: TestDatabase, mode: DeliveryMode =
       await harness.relay('stats-relay', failing, { maxAttempts: 1 }).publishBatch();
       await harness.dataSource.query(`UPDATE outbox_messages SET created_at = ${TEN_MINUTES_AGO[database]} WHERE id = ${database === 'postgres' ? '$1' : '?'}`, [old.id]);
       const stats = harness.module.get(OutboxStats);
-      // Before the requeue: dead, and the delayed row is not late, so nothing lags.
-      expect(await stats.snapshot({ fresh: true })).toMatchObject({ dead: 1, pending: delayed.length, oldestPendingAgeMs: null });
+      // Before the requeue: dead, and the delayed row is neither late, so nothing lags, nor retrying: it never failed.
+      expect(await stats.snapshot({ fresh: true })).toMatchObject({ dead: 1, pending: delayed.length, retrying: 0, oldestPendingAgeMs: null });
 
       await harness.module.get(OutboxAdmin).requeue(old.id);
       const requeued = await stats.snapshot({ fresh: true });

@@ -69,6 +69,7 @@ export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceM
   const leased = `lease_expires_at IS NOT NULL AND lease_expires_at > ${now}`;
   const since = sinceMinute === null ? ago(3600) : minuteStart(param(1));
   const none = (name: string) => `NULL AS ${q(name)}`;
+  // Retrying: failed at least once and waiting in backoff, as the console's filter; a row delayed at writing has not failed.
   // The lag counts from when a row became due (its creation, the end of its delay, its requeue); a row not due yet is not late.
   const due = dueSince(now);
   return {
@@ -76,7 +77,7 @@ export function statsStatement(dialect: StatsDialect, table: OutboxTable, sinceM
       SELECT 'backlog' AS ${q('kind')}, transport AS ${q('transport')}, destination AS ${q('destination')}, ${none('minute')},
         ${count(`status = 'pending'`)} AS ${q('pending')},
         ${count(`status = 'pending' AND ${leased}`)} AS ${q('inFlight')},
-        ${count(`status = 'pending' AND NOT (${leased}) AND next_attempt_at IS NOT NULL AND next_attempt_at > ${now}`)} AS ${q('retrying')},
+        ${count(`status = 'pending' AND attempts > 0 AND NOT (${leased}) AND next_attempt_at IS NOT NULL AND next_attempt_at > ${now}`)} AS ${q('retrying')},
         ${count(`status = 'dead'`)} AS ${q('dead')},
         ${msSince(`MIN(CASE WHEN status = 'pending' AND ${due} <= ${now} THEN ${due} END)`)} AS ${q('oldestPendingAgeMs')},
         ${none('published')}, ${none('publishedLastMinute')}, ${none('lastPublishedAgoMs')}
