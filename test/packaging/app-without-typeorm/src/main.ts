@@ -51,8 +51,13 @@ async function main(): Promise<void> {
     await greet(pool, outbox, 'committed', true);
     const log = app.get(GreetingLog);
     const deadline = Date.now() + 30_000;
-    while (!log.received.some((event) => event.aggregateId === 'committed') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    const { rows } = await pool.query('SELECT aggregate_id, destination, status FROM outbox_messages ORDER BY position');
+    const readRows = async () => (await pool.query('SELECT aggregate_id, destination, status FROM outbox_messages ORDER BY position')).rows;
+    // Received, then settled: the relay marks the row published a moment after the transport has it.
+    let rows = await readRows();
+    while ((!log.received.some((event) => event.aggregateId === 'committed') || rows.some((row) => row.status === 'pending')) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      rows = await readRows();
+    }
     // The TypeORM packages in this process (none: the app does not have them).
     const loaded = [...new Set(Object.keys(require.cache).flatMap((file) => /node_modules[\\/](typeorm|@nestjs[\\/]typeorm)[\\/]/.exec(file)?.[1] ?? []))];
     console.log(JSON.stringify({ received: log.received, rows, loaded }));
