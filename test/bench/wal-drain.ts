@@ -11,7 +11,8 @@ import { fmt } from './support/stats';
  * by a write-only instance of each mode (WAL_DRAIN_MODES=wal for one); the clock runs from the relaying instance's start until
  * the table has no pending row, or the slot is confirmed past the last commit. WAL_DRAIN_CLIENT=librdkafka
  * relays through `ConfluentKafkaTransport` instead of Nest's `ClientKafka`; WAL_DRAIN_EVENTS (default 20,000)
- * and WAL_DRAIN_AGGREGATES (default 1,000) size the backlog.
+ * and WAL_DRAIN_AGGREGATES (default 1,000) size the backlog; WAL_DRAIN_WRITE=row|message picks the WAL mode's write.
+ * BENCH_DRAIN_PROFILE=<file prefix> writes a CPU profile of each relaying app's drain (support/drain-profile.ts).
  *
  *   npx tsc -p test/bench/tsconfig.json && node .bench/build/test/bench/wal-drain.js
  */
@@ -22,6 +23,8 @@ const BATCH = Number(process.env.WAL_DRAIN_BATCH ?? 500);
 const AGGREGATES = Number(process.env.WAL_DRAIN_AGGREGATES ?? 1000);
 // The relaying app's Kafka client: kafkajs through Nest's `ClientKafka` (default) or librdkafka.
 const CLIENT = process.env.WAL_DRAIN_CLIENT === 'librdkafka' ? 'librdkafka' : 'kafkajs';
+// The WAL mode's write (WAL_DRAIN_WRITE=row|message; the module's default, 'row', when unset).
+const WAL_WRITE = process.env.WAL_DRAIN_WRITE === 'message' ? 'message' : process.env.WAL_DRAIN_WRITE === 'row' ? 'row' : undefined;
 
 async function main(): Promise<void> {
   const services = benchServices();
@@ -42,6 +45,7 @@ async function main(): Promise<void> {
         slotName: `${schema}_slot`,
         batchSize: BATCH,
         kafkaClient: CLIENT,
+        walWrite: WAL_WRITE,
         write: async (publisher, dataSource) => {
           for (let done = 0; done < EVENTS; done += PER_TRANSACTION) {
             const events = Array.from({ length: PER_TRANSACTION }, (_, i) => ({ type: 'bench.noted', aggregateType: 'bench', aggregateId: `a${(done + i) % AGGREGATES}`, payload }));

@@ -4,6 +4,7 @@ import { ConfluentKafkaTransport, dropWalSlot, OutboxPublisher } from './outbox'
 import { pidCpuMs, processCpuMs, ServerCpu } from './cpu';
 import { type BenchServices, connectedProducer, waitUntil, warmTopic } from './env';
 import { startBenchApp } from './nest-apps';
+import { profiledWindow } from './drain-profile';
 
 export type DeliveryMode = 'table' | 'wal';
 
@@ -85,6 +86,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     const server = await ServerCpu.of(admin);
     const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
     const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
+    const endProfile = await profiledWindow(`${mode}-${options.walWrite ?? 'row'}-${options.kafkaClient ?? 'kafkajs'}`);
     const started = performance.now();
     const relay = await relaying();
     const ready = performance.now();
@@ -95,6 +97,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       await waitUntil(`${mode}: the backlog drained`, drained, 600_000, 10);
       // Taken before the app closes: its shutdown is not part of the drain.
       seconds = (performance.now() - started) / 1000;
+      await endProfile();
       const share = (ms: number) => ms / (seconds * 10);
       cpu = {
         relay: share(processCpuMs() - cpuBefore.relay),
