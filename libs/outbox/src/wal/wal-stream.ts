@@ -1,20 +1,16 @@
 import type * as PromClient from 'prom-client';
 import { errorText } from '../core/error-text';
-import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import type { OutboxTransport } from '../core/outbox-transport.port';
-import type { RelayObserver } from '../core/observe/relay-observer';
 import { loadOptional } from '../core/optional-peer';
 import { RetryPolicy } from '../core/retry-policy';
-import type { SqlConnection } from '../core/sql-connection.port';
 import type { StreamDependencies } from '../core/stream/delivery-plan';
 import type { DeliveryStream, StopSteps, StreamHealth, StreamHealthThresholds, StreamIncident, StreamSource } from '../core/stream/delivery-stream.port';
-import { formatLsn } from '../core/stream/stream-message';
 import type { WalWrite } from '../core/stream/wal-options';
 import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
 import { StreamRowSettlement } from './stream-row.settlement';
 import { RememberedPosition } from '../core/stream/remembered-position';
 import { StreamRelay } from '../core/stream/stream-relay';
-import { walSlotMadeAnew, walTableUnreachable } from './wal.messages';
+import { walTableUnreachable } from './wal.messages';
 import { WAL_DEFAULTS } from '../core/stream/wal-options';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel } from '../sql/postgres-notification.listener';
@@ -22,14 +18,13 @@ import { loadPgLogicalReplication } from './pg-logical-replication.loader';
 import { PgoutputReader } from './pgoutput.reader';
 import { replicationConnection } from './replication-connection';
 import { TableOverflow } from './table-overflow';
-import { prepareWalSlot, walSetupLock, walSlotState, type WalNames, type WalQuery, type WalSlotLag, type WalSlotMade } from './wal-slot.setup';
+import type { WalNames, WalSlotLag } from './wal-slot.setup';
+import { WalSlotKeeper } from './wal-slot.keeper';
 import { registerWalSlotMetrics } from './wal-slot.metrics';
 import { judgeWalSlot } from './wal-slot.health';
 import { DEFAULT_OUTBOX_NAME, ofOutbox } from '../core/outbox-name';
 import { WalPositionTable } from './wal-position.table';
 import { WalStreamLock } from './wal-stream.lock';
-import { WalSlotWatch } from './wal-slot.watch';
-import { whileServerRestarts } from '../sql/server-restart';
 
 // How long the stream waits before trying again after its connection (or its lock's) failed: the
 // server restarting, or unreachable. A standby does not poll: it waits for the stream lock.
@@ -40,8 +35,6 @@ const SLOT_RETRY_MS = 20;
 const SLOT_RELEASE_MS = 5_000;
 // Batches decoded ahead of the one in flight.
 const BATCHES_AHEAD = 4;
-// How PostgreSQL refuses a slot that is gone or can stream nothing again (PostgreSQL 15's texts).
-const SLOT_GONE = /replication slot "[^"]*" does not exist|can no longer get changes from replication slot|has been invalidated/i;
 
 /** The module's pieces, and the slot and publication, the prefix and the write of the WAL delivery plan. */
 export interface WalStreamConfig extends StreamDependencies {
@@ -53,10 +46,11 @@ export interface WalStreamConfig extends StreamDependencies {
 }
 
 /**
- * The WAL delivery mode's stream: checks the server and creates the slot, then streams the outbox's
- * WAL messages to the transports from the position it saved, one instance at a time (the stream
- * lock; the others stand by and take over when its connection ends). Each connection gets a fresh
- * relay: what the previous one had not confirmed comes again from the slot, never twice from memory.
+ * The WAL delivery mode's stream: has its slot made (WalSlotKeeper, which makes it anew when the
+ * stream finds it gone), then streams the outbox's WAL messages to the transports from the position
+ * it saved, one instance at a time (the stream lock; the others stand by and take over when its
+ * connection ends). Each connection gets a fresh relay: what the previous one had not confirmed
+ * comes again from the slot, never twice from memory.
  */
 export class WalStream implements DeliveryStream {
   private transports = new Map<string, OutboxTransport>();
@@ -66,17 +60,15 @@ export class WalStream implements DeliveryStream {
   private stopped = false;
   private lastEnd: string | undefined;
   private restarting: StreamRelay | undefined;
-  private lagReading: { at: number; reading: Promise<WalSlotLag | undefined> } | undefined;
   private removeMetrics: (() => void) | undefined;
   private lock: WalStreamLock | undefined;
   private lockedAt = 0;
   private position: RememberedPosition | undefined;
-  private setUp: ((streams: boolean) => Promise<WalSlotMade | undefined>) | undefined;
-  private readonly incidents = { eventsKept: 0, eventsMayBeLost: 0 };
-  private watch: WalSlotWatch | undefined;
-  private lastIncident: StreamIncident | undefined;
+  private readonly slot: WalSlotKeeper;
 
-  constructor(private readonly config: WalStreamConfig) {}
+  constructor(private readonly config: WalStreamConfig) {
+    this.slot = new WalSlotKeeper(config);
+  }
 
   /** When the oldest event received and not yet published arrived (the broker away or refusing keeps it so). */
   get waitingSince(): number | undefined {
@@ -85,32 +77,12 @@ export class WalStream implements DeliveryStream {
 
   /** With `wal.write: 'message'`: whether this database's slot decodes a message written now (see WalSlotWatch). */
   get sourceReady(): boolean {
-    return this.watch?.slotUsable ?? true;
+    return this.slot.slotUsable;
   }
 
   /** The last time this instance made the slot anew over a former one (see StreamIncident). */
   get incident(): StreamIncident | undefined {
-    return this.lastIncident;
-  }
-
-  /**
-   * A slot made over a former one is an incident: said once with both positions and counted. With
-   * rows (`wal.write: 'row'`) nothing was lost, the rows it never decoded went to the table relay.
-   */
-  private slotMade(made: WalSlotMade | undefined): void {
-    if (!made || made.reason === 'first') {
-      if (made && made.releasedRows > 0) this.config.logger.log(`WAL relay: made the replication slot "${this.config.slot.slotName}"; ${made.releasedRows} row(s) written before it go to the table relay.`);
-      return;
-    }
-    const eventsMayBeLost = this.config.write === 'message';
-    const formerPosition = made.formerPosition === undefined ? undefined : formatLsn(made.formerPosition);
-    const startsAt = formatLsn(made.startsAt);
-    this.lastIncident = { reason: made.reason, formerPosition, startsAt, keptRows: made.releasedRows, eventsMayBeLost, at: new Date() };
-    if (eventsMayBeLost) this.incidents.eventsMayBeLost++;
-    else this.incidents.eventsKept++;
-    const text = walSlotMadeAnew(this.config.slot.slotName, made.reason, formerPosition, startsAt, made.releasedRows, eventsMayBeLost);
-    if (eventsMayBeLost) this.config.logger.error(text);
-    else this.config.logger.warn(text);
+    return this.slot.incident;
   }
 
   /** The replication slot, by name. */
@@ -137,50 +109,19 @@ export class WalStream implements DeliveryStream {
     return this.relay?.publishedCount ?? 0;
   }
 
-  private readonly query: WalQuery = async (sql, params) => (await this.config.connection.run({ sql, params: params ?? [] })).records;
-
   async prepare(): Promise<void> {
     const { slot, settings, table, connection, metrics } = this.config;
     loadPgLogicalReplication();
-    const outbox = OutboxTable.on('postgres', table);
-    this.setUp = (streams: boolean) =>
-      prepareWalSlot(this.query, slot, {
-        streams,
-        write: this.config.write,
-        tables: [outbox.quoted(), outbox.paused.quoted()],
-        positions: {
-          create: [...WalPositionTable.createStatements(table), StreamOwnedRows.relayIndexDdl(table)],
-          read: WalPositionTable.readStatement(table),
-          forget: WalPositionTable.forgetStatement(table),
-        },
-        // Also with 'message': rows an instance writing 'row' left (a rolling change of wal.write).
-        releaseRows: new StreamOwnedRows(table).releaseAll(),
-        serialized: (work) => this.serialized(work),
-      });
-    // Every step checks before it creates, so a set-up cut by a restart is simply run again.
-    const made = await whileServerRestarts('setting up the WAL slot', () => this.setUp!(settings.relay), { logger: this.config.logger });
-    this.slotMade(made);
+    await this.slot.prepare(settings.relay);
     if (metrics) {
       const prom = loadOptional<typeof PromClient>('prom-client', 'metrics');
-      this.removeMetrics = registerWalSlotMetrics(prom, metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, { lag: () => this.lag(), incidents: () => this.incidents });
+      this.removeMetrics = registerWalSlotMetrics(prom, metrics, table.name ?? DEFAULT_OUTBOX_NAME, slot.slotName, { lag: () => this.lag(), incidents: () => this.slot.incidents });
     }
-    if (this.config.write === 'message') {
-      this.watch = new WalSlotWatch(slot.slotName, () => walSlotState(this.query, slot.slotName), this.config.logger);
-      this.watch.start();
-    }
+    this.slot.startWatch();
     if (!settings.relay) return;
     this.transports = this.config.transports();
     this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
     this.position = new RememberedPosition(new WalPositionTable(connection, table, slot.slotName), this.config.logger);
-  }
-
-  /** The set-up's catalog changes in one transaction holding the set-up lock: instances that start together take turns. */
-  private serialized<T>(work: (query: WalQuery) => Promise<T>): Promise<T> {
-    return this.config.connection.transaction(async (run) => {
-      const query: WalQuery = async (sql, params) => (await run({ sql, params: params ?? [] })).records;
-      await query(walSetupLock);
-      return work(query);
-    });
   }
 
   start(): void {
@@ -207,24 +148,14 @@ export class WalStream implements DeliveryStream {
   }
 
   dispose(): void {
-    this.watch?.stop();
+    this.slot.stopWatch();
     this.removeMetrics?.();
     this.removeMetrics = undefined;
   }
 
-  /**
-   * The slot's lag (WAL retained, confirmation delay, whether an instance streams it), read at most
-   * once per `lagReadingMs` whoever asks (health, metrics, stats).
-   */
+  /** The slot's lag (WAL retained, confirmation delay, whether an instance streams it); see WalSlotKeeper.lag. */
   lag(): Promise<WalSlotLag | undefined> {
-    const now = Date.now();
-    if (!this.lagReading || now - this.lagReading.at >= this.config.lagReadingMs) {
-      const reading = walSlotState(this.query, this.config.slot.slotName);
-      // A failed reading is not kept: the next caller tries again.
-      reading.catch(() => this.lagReading?.reading === reading && (this.lagReading = undefined));
-      this.lagReading = { at: now, reading };
-    }
-    return this.lagReading.reading;
+    return this.slot.lag();
   }
 
   private read(): void {
@@ -321,19 +252,15 @@ export class WalStream implements DeliveryStream {
     const slotStillHeld = this.lock?.held === true && /is active for PID/i.test(text) && Date.now() - this.lockedAt < SLOT_RELEASE_MS;
     if (!slotStillHeld && text !== this.lastEnd) this.config.logger.warn(`WAL relay: the stream of slot "${this.config.slot.slotName}" ended (${text}); reading again in ${RECONNECT_MS} ms.`);
     if (!slotStillHeld) this.lastEnd = text;
-    // A slot dropped, invalidated, or missing on a promoted standby is made anew, not asked for forever.
-    const remake = SLOT_GONE.test(text);
+    const remake = WalSlotKeeper.isGone(text);
     this.reconnect = setTimeout(() => (remake ? this.remakeSlot() : this.read()), slotStillHeld ? SLOT_RETRY_MS : RECONNECT_MS);
   }
 
   /** Makes the slot anew (this instance holds the stream lock), then reads again; tried again later when that fails. */
   private remakeSlot(): void {
-    if (this.stopped || !this.setUp) return;
-    void this.setUp(true).then(
-      (made) => {
-        this.slotMade(made);
-        this.read();
-      },
+    if (this.stopped) return;
+    void this.slot.remake().then(
+      () => this.read(),
       (error: unknown) => this.retryLater(error),
     );
   }
