@@ -131,15 +131,23 @@ describe('WAL delivery mode: one slot per database, and what a lost slot costs',
     const registry = new Registry();
     const app = await rows.start({ transport: recording, pollIntervalMs: 200, metrics: { registry } }, { logger });
     const load = writeUnderLoad(app);
-    await waitFor('events streamed', () => recording.published.length > 50);
+    await waitFor('events streamed', () => recording.published.length > 50, 30_000);
     await dropSlotUnderReader(rows.url, rows.slotName);
-    await waitFor('events written after the drop', () => load.committed.length > recording.published.length + 100);
+    // Counted in events written, not against what is published: how far the relays trail the writer
+    // depends on the machine's load (it caught up and the gap never reached 100 under a load of 12).
+    const incident = await waitFor('the new slot made', () => logger.lines.find((line) => line.text.includes('a new slot starts at')), 30_000);
+    const writtenAtIncident = load.committed.length;
+    await waitFor('events written after the new slot', () => load.committed.length >= writtenAtIncident + 50, 30_000);
     await load.stop();
 
     await expectAllPublishedInOrder(recording, load.committed);
-    expect(logger.lines.filter((line) => line.text.includes('a new slot starts at'))).toEqual([
-      { level: 'warn', text: expect.stringMatching(new RegExp(`replication slot "${rows.slotName}" was gone after the stream had published up to [0-9A-F/]+; .*went to the table relay \\(wal.write 'row'\\): nothing is lost`)) },
-    ]);
+    expect(incident).toEqual({
+      level: 'warn',
+      text: expect.stringMatching(new RegExp(`replication slot "${rows.slotName}" was gone after the stream had published up to [0-9A-F/]+; .* ([0-9]+) row\\(s\\) it had not published went to the table relay \\(wal.write 'row'\\): nothing is lost`)),
+    });
+    // Rows written while no slot existed went to the table relay.
+    expect(Number(/ ([0-9]+) row\(s\) it had not published/.exec(incident.text)![1])).toBeGreaterThan(0);
+    expect(logger.lines.filter((line) => line.text.includes('a new slot starts at'))).toHaveLength(1);
     expect(await registry.metrics()).toContain(`outbox_wal_slot_incidents_total{outbox="default",slot="${rows.slotName}",events="kept"} 1`);
     await app.close();
   }, 90_000);
