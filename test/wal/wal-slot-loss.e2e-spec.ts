@@ -73,6 +73,40 @@ async function dropSlotUnderReader(url: string, slotName: string): Promise<void>
   }
 }
 
+/** A PostgreSQL position (`16/B374D848`) as a number, to compare. */
+function lsn(text: string): bigint {
+  const [high, low] = text.split('/');
+  return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
+}
+
+/**
+ * Runs `work` with the server's max_slot_wal_keep_size at 1 MB (reset afterwards), passing an admin
+ * client and a way to have the slot invalidated: WAL is switched, filled and checkpointed until the
+ * server reports the slot lost; that resolves the moment it is visible.
+ */
+async function withSmallWalKeep(url: string, work: (admin: Client, invalidate: (slotName: string) => Promise<number>) => Promise<void>): Promise<void> {
+  const admin = new Client({ connectionString: url });
+  await admin.connect();
+  const invalidate = async (slotName: string) => {
+    await waitFor('the slot invalidated', async () => {
+      await admin.query(`SELECT pg_switch_wal(), pg_logical_emit_message(false, 'filler', repeat('x', 600000))`);
+      await admin.query('CHECKPOINT');
+      const { rows } = await admin.query(`SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1`, [slotName]);
+      return rows[0]?.wal_status === 'lost';
+    }, 30_000);
+    return Date.now();
+  };
+  try {
+    await admin.query(`ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'`);
+    await admin.query('SELECT pg_reload_conf()');
+    await work(admin, invalidate);
+  } finally {
+    await admin.query('ALTER SYSTEM RESET max_slot_wal_keep_size').catch(() => undefined);
+    await admin.query('SELECT pg_reload_conf()').catch(() => undefined);
+    await admin.end();
+  }
+}
+
 /**
  * A committed event lives in one slot's WAL only until the stream has it acknowledged; these are
  * the ways that slot goes (docs/wal-mode.md, "What survives what"), each on a server of its own.
@@ -208,11 +242,7 @@ describe('WAL delivery mode: one slot per database, and what a lost slot costs',
 
   it("write 'row': a slot invalidated by max_slot_wal_keep_size while no instance relays loses nothing; the next relay makes it anew", async () => {
     const invalidated = await sandbox('invalidated_rows');
-    const admin = new Client({ connectionString: invalidated.url });
-    await admin.connect();
-    try {
-      await admin.query(`ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'`);
-      await admin.query('SELECT pg_reload_conf()');
+    await withSmallWalKeep(invalidated.url, async (_admin, invalidate) => {
       const recording = new RecordingOutboxTransport();
       const relay = await invalidated.start({ transport: recording });
       const before = writeUnderLoad(relay);
@@ -224,12 +254,7 @@ describe('WAL delivery mode: one slot per database, and what a lost slot costs',
       // A write-only instance goes on while nobody relays; the server recycles WAL past 1 MB and invalidates the slot.
       const writer = await invalidated.start({ relay: false });
       const during = writeUnderLoad(writer, 'q');
-      await waitFor('the slot invalidated', async () => {
-        await admin.query(`SELECT pg_switch_wal(), pg_logical_emit_message(false, 'filler', repeat('x', 600000))`);
-        await admin.query('CHECKPOINT');
-        const { rows } = await admin.query(`SELECT wal_status FROM pg_replication_slots WHERE slot_name = $1`, [invalidated.slotName]);
-        return rows[0]?.wal_status === 'lost';
-      }, 30_000);
+      await invalidate(invalidated.slotName);
       await during.stop();
       expect(during.committed.length).toBeGreaterThan(0);
 
@@ -239,10 +264,58 @@ describe('WAL delivery mode: one slot per database, and what a lost slot costs',
       expect(logger.lines.some((line) => line.level === 'warn' && line.text.includes(`"${invalidated.slotName}" was invalidated by the server`))).toBe(true);
       await next.close();
       await writer.close();
-    } finally {
-      await admin.query('ALTER SYSTEM RESET max_slot_wal_keep_size').catch(() => undefined);
-      await admin.query('SELECT pg_reload_conf()').catch(() => undefined);
-      await admin.end();
-    }
+    });
+  }, 120_000);
+
+  it("write 'message': a slot invalidated while no instance relays: saves write rows within a second, the next relay reports the incident and publishes every event saved since", async () => {
+    const invalidated = await sandbox('invalidated_messages');
+    await withSmallWalKeep(invalidated.url, async (admin, invalidate) => {
+      const recording = new RecordingOutboxTransport();
+      const relay = await invalidated.start({ transport: recording, wal: { write: 'message' } });
+      const before = writeUnderLoad(relay);
+      await waitFor('events streamed', () => recording.published.length > 20);
+      await before.stop();
+      await expectAllPublishedInOrder(recording, before.committed);
+      await relay.close();
+
+      // Nobody relays: the write-only instance's messages stay in WAL that the server recycles past 1 MB, invalidating the slot.
+      const logger = capturingLogger();
+      const writer = await invalidated.start({ relay: false, wal: { write: 'message' } }, { logger });
+      const firstMessageAfter = lsn((await admin.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+      const during = writeUnderLoad(writer, 'q');
+      const invalidatedAt = await invalidate(invalidated.slotName);
+      const switched = await waitFor('the writer to switch to rows', () => logger.lines.find((line) => line.text.includes('saves write their events as rows')), 5_000);
+      expect(Date.now() - invalidatedAt).toBeLessThan(1_500);
+      expect(switched).toEqual({ level: 'warn', text: expect.stringContaining(`"${invalidated.slotName}" was invalidated by the server`) });
+      await during.stop();
+      const lastMessageBefore = lsn((await admin.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn);
+      // Every save from now on writes a row.
+      const after = writeUnderLoad(writer, 'r');
+      await waitFor('events written as rows', () => after.committed.length >= 50);
+      await after.stop();
+      const rows = new Set<string>((await writer.dataSource.query(`SELECT id::text AS id FROM outbox_messages`)).map((row: { id: string }) => row.id));
+      expect(after.committed.filter((event) => !rows.has(event.id))).toEqual([]);
+      const duringAsRows = during.committed.filter((event) => rows.has(event.id));
+
+      const relayLogger = capturingLogger();
+      const registry = new Registry();
+      const next = await invalidated.start({ transport: recording, pollIntervalMs: 200, wal: { write: 'message' }, metrics: { registry }, stats: { refreshIntervalMs: 1 } }, { logger: relayLogger });
+      await expectAllPublishedInOrder(recording, [...duringAsRows, ...after.committed]);
+      // The messages saved before the switch were in the invalidated slot only: the incident names the positions around them.
+      const incidents = relayLogger.lines.filter((line) => line.text.includes('a new slot starts at'));
+      expect(incidents).toEqual([{ level: 'error', text: expect.stringMatching(/was invalidated by the server \(wal_status lost\) after the stream had published up to [0-9A-F]+\/[0-9A-F]+; a new slot starts at [0-9A-F]+\/[0-9A-F]+\. .* may be lost/) }]);
+      const [, formerPosition, startsAt] = /published up to ([0-9A-F]+\/[0-9A-F]+); a new slot starts at ([0-9A-F]+\/[0-9A-F]+)/.exec(incidents[0].text)!;
+      expect(lsn(formerPosition)).toBeLessThanOrEqual(firstMessageAfter);
+      expect(lsn(startsAt)).toBeGreaterThanOrEqual(lastMessageBefore);
+      expect(await registry.metrics()).toContain(`outbox_wal_slot_incidents_total{outbox="default",slot="${invalidated.slotName}",events="may_be_lost"} 1`);
+      const health = await next.module.get(OutboxWalHealthIndicator).isHealthy();
+      expect(health['outbox-wal']).toMatchObject({ status: 'down', reason: expect.stringContaining('may be lost') });
+      // Exactly the events saved as rows arrived of what the writer saved: what it wrote as messages before the switch did not.
+      const writerIds = new Set([...during.committed, ...after.committed].map((event) => event.id));
+      const arrived = new Set(recording.published.map((m) => m.envelope.id).filter((id) => writerIds.has(id)));
+      expect([...arrived].sort()).toEqual([...duringAsRows, ...after.committed].map((event) => event.id).sort());
+      await next.close();
+      await writer.close();
+    });
   }, 120_000);
 });
