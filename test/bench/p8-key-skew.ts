@@ -13,6 +13,13 @@ interface Distribution {
   keys(count: number): string[];
 }
 
+/** Time spent in claims, publishes and settles, summed over batches, as shares of the drain's wall time (above 100 % when they overlap). */
+function phaseShares({ phases, seconds }: CappedDrain): string {
+  if (!phases || seconds <= 0) return 'no phases';
+  const share = (times: number[]) => `${fmt(times.reduce((a, b) => a + b, 0) / 10 / seconds, 0)} %`;
+  return `claims ${phases.claim.length}: ${share(phases.claim)}, publish ${share(phases.publish)}, settle ${share(phases.settle)} of the drain`;
+}
+
 const account = (k: number) => `account-${String(k).padStart(6, '0')}`;
 
 /** Zipf (s = 1) over `count / 4` keys, drawn with a fixed-seed generator so every run seeds the same rows. */
@@ -75,7 +82,7 @@ export async function p8KeySkew(context: BenchContext): Promise<Section> {
       const ours = await ourDrain(admin, ourTarget, `p8-${run}-${tableNo}`);
       const raw = await rawKafkajsDrain(admin, await target('raw'), `bench-p8-raw-${run}`);
       const naive = await naiveDrain({ ...(await target('naive')), capMs: sizes.slowContenderCapMs / 2 }, `bench-p8-naive-${run}`);
-      context.log(`P8 ${distribution.name}: ours ${fmt(ours.perSecond)} msg/s (${ours.drained}), raw ${fmt(raw.perSecond)}, naive ${fmt(naive.perSecond)}`);
+      context.log(`P8 ${distribution.name}: ours ${fmt(ours.perSecond)} msg/s (${ours.drained}; ${phaseShares(ours)}), raw ${fmt(raw.perSecond)}, naive ${fmt(naive.perSecond)}`);
       results.push({ distribution, topKeyShare, ours, raw, naive });
     }
   } finally {

@@ -13,6 +13,8 @@ export interface CappedDrain {
   capped: boolean;
   /** Claim durations in ms (ours only). */
   claims?: number[];
+  /** Durations in ms of every claim, publish call and settle (ours only): where a drain's time goes. */
+  phases?: { claim: number[]; publish: number[]; settle: number[] };
 }
 
 const result = (drained: number, seconds: number, total: number, claims?: number[]): CappedDrain => ({
@@ -97,7 +99,7 @@ export async function ourDrain(admin: Client, target: DrainTarget, owner: string
     const seconds = (performance.now() - started) / 1000;
     const drained = await publishedRows();
     if (ours.logger.errors > 0) throw new Error(`our relay logged errors: ${ours.logger.first.join('; ')}`);
-    return result(drained, seconds, target.total, ours.phases.claim);
+    return { ...result(drained, seconds, target.total, ours.phases.claim), phases: ours.phases };
   } finally {
     await ours.close();
   }

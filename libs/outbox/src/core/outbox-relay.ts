@@ -66,6 +66,17 @@ interface BatchInFlight {
   settledEarly: Set<string>;
 }
 
+/** What the rounds of one drain pass tell each other. */
+interface DrainProgress {
+  /** Claims under way (or waiting for a turn). */
+  claiming: number;
+  settledBatches: number;
+  /** The last claim filled its batch: more rows are likely waiting, so claims may overlap. */
+  backlog: boolean;
+  /** `settledBatches` when the latest empty claim began: no claim until another batch settles. */
+  emptyAfter: number | undefined;
+}
+
 /**
  * Moves rows from the store to the transport: claim a batch under a lease, publish each
  * message and wait for the broker, then settle the batch. A failure never escapes: it
@@ -205,45 +216,76 @@ export class OutboxRelay {
   }
 
   /**
-   * Claims while fewer than `maxBatchesInFlight` batches are unsettled, so the next claim overlaps
-   * the publish of the previous one. Order per aggregate needs nothing more: a claim never takes
-   * rows of an aggregate whose first unpublished row is leased, so a key's rows are in at most one
-   * unsettled batch at a time, as with several relays. An empty claim while batches are in flight
-   * is tried again when one of them settles, since its rows may unblock their aggregates.
+   * Runs rounds (claim → publish → settle) while fewer than `maxBatchesInFlight` are under way, a
+   * claim counting as one: the next claim starts as soon as there is room, each on its own pooled
+   * connection as a second relay's would, so claims overlap each other and the publish and settle
+   * of earlier batches. Order per aggregate needs nothing more: a claim never takes rows of an
+   * aggregate whose first unpublished row is leased, or locked by a claim under way (SKIP LOCKED),
+   * so a key's rows are in at most one unsettled batch, as with several relays. SQLite has one
+   * writer: each claim is one atomic statement and the database runs them one after another, so
+   * there they queue rather than overlap, which keeps the same rule without a relay-side lock.
+   *
+   * While nothing shows a backlog (the first claim of a drain, or the last claim came back short
+   * of a full batch) one claim runs at a time, so that a poll of a quiet table costs one claim, not
+   * `maxBatchesInFlight`. An empty claim while other rounds run is tried again once a batch
+   * settles, since its rows may unblock their aggregates.
    */
   private async drain(): Promise<void> {
     const limit = this.config.maxBatchesInFlight ?? 1;
-    const delivering = new Set<Promise<BatchOutcome>>();
-    const oneSettled = () => Promise.race(delivering);
-    let settledBatches = 0;
+    const rounds = new Set<Promise<void>>();
+    const progress: DrainProgress = { claiming: 0, settledBatches: 0, backlog: false, emptyAfter: undefined };
+    let wake: () => void = () => undefined;
+    const mayClaim = () =>
+      !this.stopped &&
+      rounds.size < limit &&
+      progress.emptyAfter !== progress.settledBatches &&
+      (progress.claiming === 0 || progress.backlog);
     try {
       do {
         this.passRequested = false;
-        while (!this.stopped) {
-          if (delivering.size >= limit) {
-            await oneSettled();
-            continue;
-          }
-          const settledBeforeClaim = settledBatches;
-          const giveBack = this.config.turns ? await this.config.turns.take() : undefined;
-          const batch = this.stopped ? undefined : await this.claim();
-          if (batch) {
-            const delivery: Promise<BatchOutcome> = this.deliver(batch).finally(() => {
-              giveBack?.();
-              delivering.delete(delivery);
-              settledBatches += 1;
+        progress.emptyAfter = undefined;
+        for (;;) {
+          while (mayClaim()) {
+            const round: Promise<void> = this.round(progress, () => wake()).finally(() => {
+              rounds.delete(round);
+              wake();
             });
-            delivering.add(delivery);
-            continue;
+            rounds.add(round);
           }
-          giveBack?.();
-          if (delivering.size > 0) await oneSettled();
-          // Nothing in flight: done, unless a batch settled while the claim ran (the claim saw its rows leased).
-          else if (settledBatches === settledBeforeClaim) break;
+          // Nothing under way and no claim allowed: the last claim was empty and nothing settled since it began.
+          if (rounds.size === 0) break;
+          await new Promise<void>((resolve) => (wake = resolve));
         }
       } while (!this.stopped && this.passRequested);
     } finally {
-      await Promise.allSettled(delivering);
+      await Promise.allSettled(rounds);
+    }
+  }
+
+  /** One claim → publish → settle, taking a turn first when turns are shared; `claimed` is called once the claim has returned. */
+  private async round(
+    progress: DrainProgress,
+    claimed: () => void,
+  ): Promise<void> {
+    const settledBeforeClaim = progress.settledBatches;
+    progress.claiming += 1;
+    const giveBack = this.config.turns ? await this.config.turns.take() : undefined;
+    const batch = this.stopped ? undefined : await this.claim();
+    progress.claiming -= 1;
+    if (!batch) {
+      giveBack?.();
+      // A batch that settled while this claim ran may have unblocked rows: then claim again at once.
+      progress.emptyAfter = Math.max(progress.emptyAfter ?? -1, settledBeforeClaim);
+      progress.backlog = false;
+      return claimed();
+    }
+    progress.backlog = batch.messages.length >= this.config.batchSize;
+    claimed();
+    try {
+      await this.deliver(batch);
+    } finally {
+      giveBack?.();
+      progress.settledBatches += 1;
     }
   }
 }

@@ -1,0 +1,158 @@
+import { InMemoryOutboxStore } from './in-memory-outbox.store';
+import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
+import type { ClaimRequest } from './outbox-store.port';
+import type { OutboxTransport } from './outbox-transport.port';
+import { message, relay } from './outbox-relay.fixtures';
+
+/**
+ * Claims of one relay overlap: the in-memory store leases at once and the claim returns only when
+ * the test lets it, as a database claim holds its rows (locked, then leased) before its answer arrives.
+ */
+class SlowClaims {
+  readonly pending: Array<() => void> = [];
+  running = 0;
+  mostAtOnce = 0;
+  calls = 0;
+  /** When set, each claim answers by itself after this many turns of the event loop. */
+  autoAnswerAfter: ((call: number) => number) | undefined;
+
+  constructor(store: InMemoryOutboxStore) {
+    const claim = store.claim.bind(store);
+    store.claim = async (request: ClaimRequest): Promise<ClaimedMessage[]> => {
+      const call = ++this.calls;
+      this.running += 1;
+      this.mostAtOnce = Math.max(this.mostAtOnce, this.running);
+      const claimed = await claim(request);
+      await new Promise<void>((answer) => {
+        if (this.autoAnswerAfter) void turns(this.autoAnswerAfter(call)).then(answer);
+        else this.pending.push(answer);
+      });
+      this.running -= 1;
+      return claimed;
+    };
+  }
+
+  answerAll(): void {
+    this.pending.splice(0).forEach((answer) => answer());
+  }
+}
+
+/** Holds every publish until the test lets it go. */
+class HeldTransport implements OutboxTransport {
+  readonly name = 'held';
+  readonly delivered: string[] = [];
+  readonly waiting = new Map<string, () => void>();
+
+  publish(outgoing: OutgoingMessage): Promise<void> {
+    const id = outgoing.envelope.id;
+    return new Promise((resolve) =>
+      this.waiting.set(id, () => {
+        this.waiting.delete(id);
+        this.delivered.push(id);
+        resolve();
+      }),
+    );
+  }
+}
+
+async function turns(count: number): Promise<void> {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Lets the relay run until `done` holds; fails after a 5 s deadline (a loaded machine delays timers). */
+async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (!done()) throw new Error(`still waiting for: ${what}`);
+}
+
+describe('OutboxRelay with overlapping claims', () => {
+  let store: InMemoryOutboxStore;
+  let claims: SlowClaims;
+  let transport: HeldTransport;
+  const leaseTokens = () => new Set(store.rows.filter((row) => row.status === 'pending' && row.leaseToken).map((row) => row.leaseToken));
+
+  beforeEach(() => {
+    store = new InMemoryOutboxStore(() => 1_000_000);
+    claims = new SlowClaims(store);
+    transport = new HeldTransport();
+  });
+
+  it('starts the next claims while an earlier claim is still running, once a full batch shows a backlog', async () => {
+    store.add(Array.from({ length: 50 }, (_, index) => message(`k${index}`)));
+    const drained = relay(store, transport, { batchSize: 10, maxBatchesInFlight: 3 }).trigger();
+
+    await until('the first claim', () => claims.pending.length === 1);
+    await turns(5);
+    expect(claims.running).toBe(1); // nothing shows a backlog yet: one claim at a time
+
+    claims.answerAll();
+    // The first batch publishes (held) while the two next claims run side by side.
+    await until('two claims at once', () => claims.pending.length === 2);
+    expect(transport.waiting.size).toBe(10);
+    expect(leaseTokens().size).toBe(3);
+    claims.answerAll();
+    await until('three batches handed to the broker', () => transport.waiting.size === 30);
+    await turns(5);
+    expect(claims.running).toBe(0); // no fourth claim while three rounds are under way
+
+    let mostLeases = 0;
+    while (transport.delivered.length < 50) {
+      claims.answerAll();
+      mostLeases = Math.max(mostLeases, leaseTokens().size);
+      [...transport.waiting.values()][0]?.();
+      await turns(1);
+    }
+    // The drain ends with empty claims, answered as they come.
+    claims.autoAnswerAfter = () => 1;
+    claims.answerAll();
+    await drained;
+    expect(mostLeases).toBeLessThanOrEqual(3);
+    expect(claims.mostAtOnce).toBe(2);
+    expect(new Set(transport.delivered).size).toBe(50);
+    expect(store.rows.every((row) => row.status === 'published')).toBe(true);
+  });
+
+  it('keeps each aggregate in order when claims overlap, and an empty claim among them does not end the drain', async () => {
+    const keys = ['a', 'b', 'c'];
+    const written = Array.from({ length: 60 }, (_, index) => message(keys[index % 3]));
+    store.add(written);
+    const keyOf = new Map(written.map((row) => [row.id, row.aggregateId]));
+    // Claims answer after 1 to 4 turns, so later claims often come back before earlier ones.
+    claims.autoAnswerAfter = (call) => 1 + ((call * 7) % 4);
+    const drained = relay(store, transport, { batchSize: 4, maxBatchesInFlight: 3 }).trigger();
+
+    let heldTwoOfOneKey = false;
+    while (transport.delivered.length < written.length) {
+      await until('a publish to let go', () => transport.waiting.size > 0);
+      const outstanding = [...transport.waiting.keys()].map((id) => keyOf.get(id));
+      heldTwoOfOneKey ||= new Set(outstanding).size < outstanding.length;
+      // Newest first, the order in which a broker might answer.
+      [...transport.waiting.values()].at(-1)!();
+      await turns(2);
+    }
+    await drained;
+    expect(claims.mostAtOnce).toBeGreaterThan(1);
+    expect(heldTwoOfOneKey).toBe(false);
+    for (const key of keys) {
+      const inOrder = written.filter((row) => row.aggregateId === key).map((row) => row.id);
+      expect(transport.delivered.filter((id) => keyOf.get(id) === key)).toEqual(inOrder);
+    }
+  });
+
+  it('claims one batch at a time on a quiet table, whatever maxBatchesInFlight allows', async () => {
+    store.add([message('quiet')]);
+    claims.autoAnswerAfter = () => 1;
+    const drained = relay(store, transport, { batchSize: 10, maxBatchesInFlight: 4 }).trigger();
+
+    await until('the row handed to the broker', () => transport.waiting.size === 1);
+    transport.waiting.values().next().value!();
+    await drained;
+    expect(claims.mostAtOnce).toBe(1);
+    expect(claims.calls).toBeLessThanOrEqual(3);
+    expect(store.rows[0].status).toBe('published');
+  });
+});
