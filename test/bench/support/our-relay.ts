@@ -86,6 +86,8 @@ export async function createOurRelay(options: OurRelayOptions): Promise<OurRelay
       : new ClientProxyTransport(client as unknown as ClientProxy);
   store.claim = timed(store.claim.bind(store), phases.claim);
   store.markPublished = timed(store.markPublished.bind(store), phases.settle);
+  // A settle that carries the next claim (PostgreSQL, with a backlog) counts as a claim.
+  if (store.settleAndClaim) Reflect.set(store, 'settleAndClaim', timed(store.settleAndClaim.bind(store), phases.claim));
   if (transport.publishBatch) Reflect.set(transport, 'publishBatch', timed(transport.publishBatch.bind(transport), phases.publish));
   const metrics = options.metrics ? withMetrics(dataSource, options.table) : undefined;
   const relay = new OutboxRelay({

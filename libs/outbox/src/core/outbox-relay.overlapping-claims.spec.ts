@@ -1,8 +1,9 @@
 import { InMemoryOutboxStore } from './in-memory-outbox.store';
 import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
-import type { ClaimRequest } from './outbox-store.port';
+import type { ClaimRequest, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
-import { message, relay } from './outbox-relay.fixtures';
+import { message, RecordingTransport, relay } from './outbox-relay.fixtures';
+import { RoundTurns } from './round-turns';
 
 /**
  * Claims of one relay overlap: the in-memory store leases at once and the claim returns only when
@@ -154,5 +155,54 @@ describe('OutboxRelay with overlapping claims', () => {
     expect(claims.mostAtOnce).toBe(1);
     expect(claims.calls).toBeLessThanOrEqual(3);
     expect(store.rows[0].status).toBe('published');
+  });
+});
+
+describe('OutboxRelay on a store that settles and claims in one statement', () => {
+  let store: InMemoryOutboxStore & Pick<OutboxStore, 'settleAndClaim'>;
+  let combined: number;
+
+  beforeEach(() => {
+    combined = 0;
+    const inMemory = new InMemoryOutboxStore(() => 1_000_000);
+    // As the PostgreSQL store does it in one statement: the settle, then the claim that sees it.
+    const settleAndClaim: OutboxStore['settleAndClaim'] = async (token, published, next) => {
+      combined += 1;
+      const settled = await inMemory.markPublished(token, published);
+      return { settled, claimed: await inMemory.claim(next) };
+    };
+    store = Object.assign(inMemory, { settleAndClaim });
+  });
+
+  it("claims a busy aggregate's next run with the settle of its previous one, in order", async () => {
+    const written = Array.from({ length: 35 }, () => message('hot'));
+    store.add(written);
+    const delivered: string[] = [];
+    const transport: OutboxTransport = { name: 'instant', publish: async (outgoing) => void delivered.push(outgoing.envelope.id) };
+
+    await relay(store, transport, { batchSize: 10, maxBatchesInFlight: 2 }).trigger();
+
+    expect(delivered).toEqual(written.map((row) => row.id));
+    expect(store.rows.every((row) => row.status === 'published')).toBe(true);
+    // Batches 2, 3 and 4 came with the settles of 1, 2 and 3; the last (5 rows) was settled alone.
+    expect(combined).toBe(3);
+  });
+
+  it('settles a batch with a failed row on its own, and chains nothing while turns are shared', async () => {
+    const written = Array.from({ length: 20 }, (_, index) => message(`k${index}`));
+    store.add(written);
+    const refusing = new RecordingTransport();
+    refusing.failNext.set(written[3].id, 1);
+
+    await relay(store, refusing, { batchSize: 10, maxBatchesInFlight: 1 }).trigger();
+    // Only the second batch, published whole, was settled with a claim (which found nothing: the failed row waits for its retry).
+    expect(combined).toBe(1);
+    expect(store.rows.filter((row) => row.status === 'published')).toHaveLength(19);
+    expect(store.rows[3]).toMatchObject({ status: 'pending', lastError: `broker refused ${written[3].id}`, leaseToken: undefined });
+
+    store.add(Array.from({ length: 30 }, (_, index) => message(`t${index}`)));
+    await relay(store, new RecordingTransport(), { batchSize: 10, maxBatchesInFlight: 1, turns: new RoundTurns(1) }).trigger();
+    expect(combined).toBe(1); // none more: each claim waits for its turn
+    expect(store.rows.filter((row) => row.status === 'published')).toHaveLength(49);
   });
 });

@@ -12,6 +12,8 @@ import { holdBackBehindPoison } from './batch-runs';
 import { BatchPublisher } from './batch-publisher';
 import { recordOutcomes, reportedOutcomes, sortOutcomes } from './batch-settlement';
 import { errorText, stackOf } from './error-text';
+import { publishedRowsTakenOver } from './outbox.messages';
+import type { SettledBatch } from './observe/relay-observer';
 import type { RoundTurns } from './round-turns';
 import { DelayedWakeUps } from './delayed-wake-ups';
 
@@ -136,6 +138,12 @@ export class OutboxRelay {
       this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: false, completed: false });
       return undefined;
     }
+    return this.claimedBatch(token, messages);
+  }
+
+  /** A claim's rows as a batch in flight; `undefined` when it found nothing. */
+  private claimedBatch(token: string, messages: ClaimedMessage[]): BatchInFlight | undefined {
+    const { owner } = this.config;
     if (messages.length === 0) {
       this.observer.roundEnded?.({ relayId: owner, claimed: 0, ok: true, completed: true });
       return undefined;
@@ -146,8 +154,12 @@ export class OutboxRelay {
     return batch;
   }
 
-  /** Publishes a claimed batch and records its outcome. Never throws: failures become attempts. */
-  private async deliver(batch: BatchInFlight): Promise<BatchOutcome> {
+  /**
+   * Publishes a claimed batch and records its outcome. Never throws: failures become attempts.
+   * With `chain`, a batch published whole is settled in the statement that makes the next claim,
+   * where the store can (`settleAndClaim`), and that claim's batch comes back as `next`.
+   */
+  private async deliver(batch: BatchInFlight, chain = false): Promise<BatchOutcome & { next?: BatchInFlight }> {
     const { owner, retryPolicy } = this.config;
     const { token, messages } = batch;
     // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual,
@@ -158,19 +170,39 @@ export class OutboxRelay {
     const { published, failed, givenBack, attempted } = sortOutcomes(messages, { undecodable, heldBack, sendable, sent }, retryPolicy);
     // From here the settle records every outcome; a shutdown that stops waiting has nothing more to mark.
     this.inFlight.delete(batch);
-    const settled = await recordOutcomes(
-      this.config,
-      token,
-      published.filter((position) => !batch.settledEarly.has(position)),
-      failed,
-      givenBack,
-    );
+    const toMark = published.filter((position) => !batch.settledEarly.has(position));
+    const combined = chain && failed.length === 0 && givenBack.length === 0 && toMark.length > 0 ? await this.settleAndClaim(token, toMark) : undefined;
+    const settled = combined?.settled ?? (await recordOutcomes(this.config, token, toMark, failed, givenBack));
     this.wakeUpForRetries(failed);
     const dead = failed.filter((failure) => failure.retryInMs === null).length;
     this.observer.settled?.({ relayId: owner, ...settled, outcomes: reportedOutcomes(attempted, failed) });
     const completed = settled.settleError === undefined;
     this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && completed, completed });
-    return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
+    const next = combined ? this.claimedBatch(combined.token, combined.claimed) : undefined;
+    return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead, next };
+  }
+
+  /**
+   * A batch's settle and the next claim in one statement, so that a busy aggregate's next run does
+   * not wait for a round trip of its own. `undefined` when the store cannot or the statement failed
+   * (it changed nothing then): the batch is settled on its own.
+   */
+  private async settleAndClaim(
+    token: string,
+    published: string[],
+  ): Promise<{ settled: Omit<SettledBatch, 'relayId' | 'outcomes'>; token: string; claimed: ClaimedMessage[] } | undefined> {
+    const { store, owner, batchSize, leaseMs, logger } = this.config;
+    if (!store.settleAndClaim || this.stopped) return undefined;
+    const next = randomUUID();
+    try {
+      const { settled, claimed } = await store.settleAndClaim(token, published, { owner, token: next, limit: batchSize, leaseMs });
+      const lost = published.length - settled;
+      if (lost > 0) logger.warn(publishedRowsTakenOver(owner, lost));
+      return { settled: { leaseLost: { published: lost, failed: 0 } }, token: next, claimed };
+    } catch (error) {
+      logger.warn(`Outbox relay ${owner}: could not settle a batch together with the next claim; settling it alone: ${errorText(error)}`);
+      return undefined;
+    }
   }
 
   /** Stops claiming, waits up to `timeoutMs` for the batches in flight, then gives back the leases still held. */
@@ -262,11 +294,8 @@ export class OutboxRelay {
     }
   }
 
-  /** One claim → publish → settle, taking a turn first when turns are shared; `claimed` is called once the claim has returned. */
-  private async round(
-    progress: DrainProgress,
-    claimed: () => void,
-  ): Promise<void> {
+  /** One claim → publish → settle (and the claims chained to its settles), taking a turn first when turns are shared; `changed` is called when a claim returned or a batch settled. */
+  private async round(progress: DrainProgress, changed: () => void): Promise<void> {
     const settledBeforeClaim = progress.settledBatches;
     progress.claiming += 1;
     const giveBack = this.config.turns ? await this.config.turns.take() : undefined;
@@ -277,15 +306,21 @@ export class OutboxRelay {
       // A batch that settled while this claim ran may have unblocked rows: then claim again at once.
       progress.emptyAfter = Math.max(progress.emptyAfter ?? -1, settledBeforeClaim);
       progress.backlog = false;
-      return claimed();
+      return changed();
     }
-    progress.backlog = batch.messages.length >= this.config.batchSize;
-    claimed();
+    changed();
     try {
-      await this.deliver(batch);
+      // With a backlog (and no turns to take first), each settle carries the next claim: a busy
+      // aggregate's next run is leased as its previous one is marked published.
+      for (let current: BatchInFlight | undefined = batch; current; ) {
+        progress.backlog = current.messages.length >= this.config.batchSize;
+        const { next } = await this.deliver(current, progress.backlog && !this.config.turns);
+        progress.settledBatches += 1;
+        changed();
+        current = next;
+      }
     } finally {
       giveBack?.();
-      progress.settledBatches += 1;
     }
   }
 }

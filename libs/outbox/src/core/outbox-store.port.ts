@@ -38,6 +38,19 @@ export interface OutboxStore {
    */
   giveBack(token: string, positions: string[]): Promise<number>;
   release(owner: string): Promise<number>;
+  /**
+   * Optional, for a store that can do both at once (PostgreSQL): marks `published` rows of claim
+   * `token` published as `markPublished` does and, in the same atomic step, claims as `claim(next)`
+   * would once they are published. A busy aggregate's next run is then leased without a round trip
+   * of its own after the settle; a row not marked (its lease taken over) still holds its key back.
+   */
+  settleAndClaim?(token: string, published: string[], next: ClaimRequest): Promise<SettledAndClaimed>;
+}
+
+/** What `settleAndClaim` did: rows marked published, and the next claim's rows. */
+export interface SettledAndClaimed {
+  settled: number;
+  claimed: ClaimedMessage[];
 }
 
 /** Writes rows inside a transaction that the caller owns. `T` is the ORM's transaction handle. */

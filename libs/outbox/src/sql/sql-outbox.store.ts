@@ -1,18 +1,36 @@
 import { decodeHeaders } from '../core/row-decoding';
 import type { ClaimedMessage } from '../core/outbox-message';
-import type { ClaimRequest, FailedDelivery, OutboxStore } from '../core/outbox-store.port';
+import type { ClaimRequest, FailedDelivery, OutboxStore, SettledAndClaimed } from '../core/outbox-store.port';
 import type { OutboxRowRecord, OutboxSqlDialect } from './dialects/outbox-sql.dialect';
 import type { SqlRunner } from '../core/sql-connection.port';
 import type { PlannerStatistics } from './planner-statistics';
 
 /** The outbox store over SQL: one statement per claim, per batch of successes, per batch of failures. */
 export class SqlOutboxStore implements OutboxStore {
+  /** Present where the dialect settles and claims in one statement (PostgreSQL). */
+  readonly settleAndClaim?: (token: string, published: string[], next: ClaimRequest) => Promise<SettledAndClaimed>;
+
   constructor(
     private readonly dialect: OutboxSqlDialect,
     private readonly runner: SqlRunner,
     /** PostgreSQL: asked before the first claim, and told how long claims take and how many rows settles changed, to refresh stale statistics (a burst). */
     private readonly statistics?: PlannerStatistics,
-  ) {}
+  ) {
+    const combined = dialect.settleAndClaim?.bind(dialect);
+    if (combined) {
+      this.settleAndClaim = async (token, published, { owner, token: nextToken, limit, leaseMs }) => {
+        await this.statistics?.beforeClaim();
+        const started = performance.now();
+        const rows = await this.runner.rows(combined(token, published, owner, nextToken, limit, leaseMs));
+        this.statistics?.noteClaim(performance.now() - started);
+        const settled = Number(rows[0]?.settledCount ?? 0);
+        this.statistics?.noteSettled(settled);
+        // One row with null columns when nothing was claimed.
+        const claimed = (rows as unknown as OutboxRowRecord[]).filter((row) => row.position !== null).map(toClaimedMessage);
+        return { settled, claimed: claimed.sort((a, b) => comparePositions(a.position, b.position)) };
+      };
+    }
+  }
 
   async claim({ owner, token, limit, leaseMs }: ClaimRequest): Promise<ClaimedMessage[]> {
     await this.statistics?.beforeClaim();

@@ -37,6 +37,14 @@ export interface ClaimRunsSql {
   lock?: string;
   /** PostgreSQL: the head lookup as a LATERAL join, `gaps` as a MATERIALIZED CTE. */
   postgres?: boolean;
+  /**
+   * A claim made in the statement that settles the previous batch (PostgreSQL): `step` is the CTE
+   * that marks it published (`settled AS (… RETURNING position)`), `attempted` the array of the
+   * positions it was asked to mark. Every CTE reads the statement's one snapshot, where those rows
+   * are still pending: the rows `settled` returns count as published, so the key's next rows may be
+   * claimed; one it could not mark (its lease was taken over) still holds its key back.
+   */
+  settledFirst?: { step: string; attempted: string };
 }
 
 const KEY_COLUMNS = ['aggregate_type', 'aggregate_id', 'transport', 'destination'];
@@ -48,15 +56,18 @@ const claimable = (row: string, now: string) =>
   `AND (${row}.lease_expires_at IS NULL OR ${row}.lease_expires_at <= ${now})`;
 
 /** `WITH candidates AS (…), gaps AS (…), claimable_runs AS (…)`: the rows to lease are `claimable_runs` (position and key). */
-export function claimRunsWith({ table, now, holding, notPaused, limit, lock = '', postgres = false }: ClaimRunsSql): string {
+export function claimRunsWith({ table, now, holding, notPaused, limit, lock = '', postgres = false, settledFirst }: ClaimRunsSql): string {
   const keyOf = (row: string) => KEY_COLUMNS.map((column) => `${row}.${column}`).join(', ');
-  const firstUnpublished = (row: string, of: string) => `FROM ${table} ${row} WHERE ${sameKey(row, of)} AND ${row}.status IN (${holding})`;
+  const notSettledHere = (row: string) => (settledFirst ? ` AND ${row}.position NOT IN (SELECT position FROM settled)` : '');
+  const firstUnpublished = (row: string, of: string) => `FROM ${table} ${row} WHERE ${sameKey(row, of)} AND ${row}.status IN (${holding})${notSettledHere(row)}`;
   const headIsClaimable = `SELECT ${claimable('h', now)} AS go ${firstUnpublished('h', 'm')} ORDER BY h.position LIMIT 1`;
+  // A row being settled is never a candidate, even with its lease expired: one statement must not change a row twice.
+  const notBeingSettled = settledFirst ? ` AND m.position <> ALL(${settledFirst.attempted})` : '';
   return `
-    WITH candidates AS (
+    WITH ${settledFirst ? `${settledFirst.step},\n    ` : ''}candidates AS (
       SELECT m.position, ${keyOf('m')}
       FROM ${table} m${postgres ? ` JOIN LATERAL (${headIsClaimable}) head ON head.go` : ''}
-      WHERE ${claimable('m', now)}${postgres ? ` AND ${StreamOwnedRows.notStreamOwned('m.')}` : ''}
+      WHERE ${claimable('m', now)}${postgres ? ` AND ${StreamOwnedRows.notStreamOwned('m.')}` : ''}${notBeingSettled}
         AND ${notPaused}${postgres ? '' : `\n        AND (${headIsClaimable})`}
       ORDER BY m.position
       LIMIT ${limit}

@@ -74,6 +74,8 @@ export interface OutboxTableDialect {
 export interface OutboxSqlDialect extends OutboxTableDialect {
   claim(owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
   markPublished(token: string, positions: string[]): SqlStatement;
+  /** Optional: `markPublished` and the next `claim` in one statement (see `OutboxStore.settleAndClaim`); rows carry `settledCount`. */
+  settleAndClaim?(settledToken: string, positions: string[], owner: string, token: string, limit: number, leaseMs: number): SqlStatement;
   markFailed(token: string, failures: FailedDelivery[]): SqlStatement;
   giveBack(token: string, positions: string[]): SqlStatement;
   release(owner: string): SqlStatement;

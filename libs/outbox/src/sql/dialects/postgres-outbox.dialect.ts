@@ -52,7 +52,7 @@ const stillPending = (row = '') => `${row}status IS NOT DISTINCT FROM 'pending'`
 /** PostgreSQL: claims with FOR UPDATE SKIP LOCKED so that relays never wait on each other's rows. */
 export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSqlDialect {
   readonly name = 'postgres';
-  protected readonly sql: Record<'claim' | 'markPublished' | 'markFailed' | 'giveBack' | 'release', string>;
+  protected readonly sql: Record<'claim' | 'markPublished' | 'settleAndClaim' | 'markFailed' | 'giveBack' | 'release', string>;
 
   private readonly notifyChannel?: string;
   private readonly partitioning?: ResolvedPartitioning;
@@ -63,28 +63,37 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
     this.notifyChannel = options.notifyChannel;
     this.partitioning = options.partitioning === undefined ? undefined : resolvePartitioning(options.partitioning);
     const t = this.table.quoted();
-    this.sql = {
-      claim: `${claimRunsWith({
-        table: t,
-        now: 'now()',
-        holding: holdingStatuses(options.deadLetterPolicy),
-        notPaused: notPaused('m.destination', this.table),
-        limit: '$2',
-        lock: 'FOR UPDATE OF m SKIP LOCKED',
-        postgres: true,
-      })}
-        UPDATE ${t} AS m
+    const claimRuns = () => ({
+      table: t,
+      now: 'now()',
+      holding: holdingStatuses(options.deadLetterPolicy),
+      notPaused: notPaused('m.destination', this.table),
+      limit: '$2',
+      lock: 'FOR UPDATE OF m SKIP LOCKED',
+      postgres: true,
+    });
+    const leaseRuns = `UPDATE ${t} AS m
         SET lease_owner = $1, lease_token = $4, lease_expires_at = now() + $3 * interval '1 millisecond', attempts = m.attempts + 1
         FROM claimable_runs r WHERE m.position = r.position
-        RETURNING ${claimedColumns('m')}`,
-      markPublished: options.deleteOnPublish
-        ? `DELETE FROM ${t} WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND ${stillPending()} RETURNING position`
+        RETURNING ${claimedColumns('m')}`;
+    const markPublished = (token: string, positions: string) =>
+      options.deleteOnPublish
+        ? `DELETE FROM ${t} WHERE position = ANY(${positions}::bigint[]) AND lease_token = ${token} AND ${stillPending()} RETURNING position`
         : // A last error with no error history is the WAL mode's note of why it moved the row to the
           // table ("Held because …"), not a failure: it goes once the row is out. Failures stay.
           `UPDATE ${t} SET status = 'published', published_at = now(), lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
              last_error = CASE WHEN error_history IS NULL THEN NULL ELSE last_error END
-           WHERE position = ANY($2::bigint[]) AND lease_token = $1 AND ${stillPending()}
-           RETURNING position`,
+           WHERE position = ANY(${positions}::bigint[]) AND lease_token = ${token} AND ${stillPending()}
+           RETURNING position`;
+    this.sql = {
+      claim: `${claimRunsWith(claimRuns())}
+        ${leaseRuns}`,
+      markPublished: markPublished('$1', '$2'),
+      // The previous batch's settle and the next claim in one statement and one round trip: a busy
+      // aggregate's next run is leased at the moment its previous one is marked published.
+      settleAndClaim: `${claimRunsWith({ ...claimRuns(), settledFirst: { step: `settled AS (${markPublished('$5', '$6')})`, attempted: '$6::bigint[]' } })},
+        claimed AS (${leaseRuns})
+        SELECT (SELECT count(*) FROM settled) AS "settledCount", c.* FROM (SELECT 1) AS one LEFT JOIN claimed AS c ON true`,
       markFailed: `
         UPDATE ${t} AS m SET last_error = f.error, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
           error_history = jsonb_path_query_array(COALESCE(m.error_history, '[]')::jsonb || jsonb_build_array(jsonb_build_object('at', now(), 'error', f.error)),
@@ -152,6 +161,11 @@ export class PostgresOutboxDialect extends BaseOutboxDialect implements OutboxSq
 
   markPublished(token: string, positions: string[]): SqlStatement {
     return { sql: this.sql.markPublished, params: [token, positions] };
+  }
+
+  /** Marks `positions` of claim `settledToken` published and claims as `claim` would with them published: rows `{ settledCount, …claimed row }`, one row with null columns when nothing was claimed. */
+  settleAndClaim(settledToken: string, positions: string[], owner: string, token: string, limit: number, leaseMs: number): SqlStatement {
+    return { sql: this.sql.settleAndClaim, params: [owner, limit, leaseMs, token, settledToken, positions] };
   }
 
   giveBack(token: string, positions: string[]): SqlStatement {
