@@ -72,6 +72,10 @@ interface BatchInFlight {
 interface DrainProgress {
   /** Claims under way (or waiting for a turn). */
   claiming: number;
+  /**
+   * Batches settled on their own, each of which may have unblocked rows that no claim has looked
+   * at yet (a settle that carried a claim is not counted: that claim saw what it unblocked).
+   */
   settledBatches: number;
   /** The last claim filled its batch: more rows are likely waiting, so claims may overlap. */
   backlog: boolean;
@@ -122,7 +126,7 @@ export class OutboxRelay {
   /** One claim → publish → settle round. Exposed for tests and for callers that drive their own loop. */
   async publishBatch(): Promise<BatchOutcome> {
     const batch = await this.claim();
-    return batch ? this.deliver(batch) : NOTHING;
+    return batch ? (await this.deliver(batch)).outcome : NOTHING;
   }
 
   /** Leases the next batch; `undefined` when nothing is claimable or the claim failed (logged, retried at the next poll). */
@@ -159,7 +163,7 @@ export class OutboxRelay {
    * With `chain`, a batch published whole is settled in the statement that makes the next claim,
    * where the store can (`settleAndClaim`), and that claim's batch comes back as `next`.
    */
-  private async deliver(batch: BatchInFlight, chain = false): Promise<BatchOutcome & { next?: BatchInFlight }> {
+  private async deliver(batch: BatchInFlight, chain = false): Promise<{ outcome: BatchOutcome; next?: BatchInFlight; settledWithClaim: boolean }> {
     const { owner, retryPolicy } = this.config;
     const { token, messages } = batch;
     // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual,
@@ -179,7 +183,8 @@ export class OutboxRelay {
     const completed = settled.settleError === undefined;
     this.observer.roundEnded?.({ relayId: owner, claimed: messages.length, ok: failed.length === 0 && completed, completed });
     const next = combined ? this.claimedBatch(combined.token, combined.claimed) : undefined;
-    return { claimed: messages.length, published: published.length, retried: failed.length - dead, dead, next };
+    const outcome = { claimed: messages.length, published: published.length, retried: failed.length - dead, dead };
+    return { outcome, next, settledWithClaim: combined !== undefined };
   }
 
   /**
@@ -314,8 +319,9 @@ export class OutboxRelay {
       // aggregate's next run is leased as its previous one is marked published.
       for (let current: BatchInFlight | undefined = batch; current; ) {
         progress.backlog = current.messages.length >= this.config.batchSize;
-        const { next } = await this.deliver(current, progress.backlog && !this.config.turns);
-        progress.settledBatches += 1;
+        const { next, settledWithClaim } = await this.deliver(current, progress.backlog && !this.config.turns);
+        // A settle that carried a claim had that claim look at what it unblocked: others need not.
+        if (!settledWithClaim) progress.settledBatches += 1;
         changed();
         current = next;
       }
