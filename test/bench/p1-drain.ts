@@ -4,37 +4,22 @@ import { DatabaseSetup, initializePollingMessageListener, type PollingListenerCo
 import { pgtoKafkaHandler, pollProcessed, QuietPinoLikeLogger } from './support/pgto';
 import { connectedProducer, privateSchema, suffix, warmTopic } from './support/env';
 import { createOurRelay } from './support/our-relay';
-import { pidCpuMs, processCpuMs } from './support/cpu';
 import { walDrainRuns } from './p1-wal';
 import { pgtoReplicationListener } from './p1-pgto-replication';
 import { claimOrderIndex, explainClaim } from './support/explain';
 import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
-import { type BenchContext, type Section, type SummaryRow, table } from './support/report';
+import { type BenchContext, type Section, table } from './support/report';
 import { type Backlog, recordOfRow, seedOutboxTable, seedPgTransactionalOutbox } from './support/seed';
-import { fmt, fmtRatio, median, ratio } from './support/stats';
-import { rawLibrdkafkaRun } from './support/raw-librdkafka';
+import { fmt, median } from './support/stats';
+import { IN_FLIGHT_COUNTS, RAW_KAFKAJS, RAW_LIBRDKAFKA, rawProducerRuns, RELAY_IN_FLIGHT } from './p1-raw-producers';
+import { type Contender, p1ContenderRows, p1Summary, WAL_LABEL, WAL_LIBRDKAFKA_LABEL, WAL_MESSAGE_LABEL, WAL_MESSAGE_LIBRDKAFKA_LABEL } from './p1-summary';
 
 const EVENTS_PER_AGGREGATE = 4;
-const WAL_LABEL = '**ours (WAL)**: `delivery: \'wal\'` stream relay (`OutboxModule.forRoot` in a Nest app, `ClientKafka`), defaults (`wal.write: \'row\'`, batchSize 100)';
-const WAL_LIBRDKAFKA_LABEL = '**ours (WAL, librdkafka)**: `delivery: \'wal\'` stream relay, `ConfluentKafkaTransport` (`@nest-outbox/outbox/kafka`), defaults (`wal.write: \'row\'`, batchSize 100)';
-const WAL_MESSAGE_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ClientKafka` (the WAL-only write; reference)';
-const WAL_MESSAGE_LIBRDKAFKA_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ConfluentKafkaTransport` (reference)';
-const RAW_LIBRDKAFKA = (inFlight: number) => `raw librdkafka (\`@confluentinc/kafka-javascript\` producer, the transport's settings), batches of 100, ${inFlight} in flight`;
-
-interface Contender {
-  name: string;
-  /** Messages acknowledged by the broker and recorded as such, per second. */
-  perSecond: number;
-  runs: number[];
-  drained: number;
-  seconds: number;
-  capped: boolean;
-  note?: string;
-}
 
 /**
  * P1: how fast a backlog of N pending rows is drained to the Kafka test broker, ours against
- * raw kafkajs (the ceiling), a naive one-row-at-a-time relay and pg-transactional-outbox.
+ * raw kafkajs and raw librdkafka producers (the ceilings, one batch in flight and as many as the
+ * relays keep), a naive one-row-at-a-time relay and pg-transactional-outbox.
  */
 export async function p1Drain(context: BenchContext): Promise<Section> {
   const { services, sizes } = context;
@@ -57,37 +42,11 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   };
 
   try {
-    // Raw kafkajs: the same records, already in memory, sent in batches of the relay's size, one batch in flight.
-    const rawRuns: number[] = [];
-    // The same records through a plain librdkafka producer, one batch in flight as above, then as many as the relay keeps (2).
-    const rawLibrdkafkaRuns = new Map<number, number[]>([[1, []], [2, []]]);
-    for (let round = 1; round <= sizes.rounds; round++) {
-      const rawTable = await freshTable();
-      const topic = `bench-p1-raw-${run}-${round}`;
-      await seedOutboxTable(admin, schema, rawTable, topic, backlog);
-      const rows = (await admin.query(`SELECT * FROM "${rawTable}" ORDER BY position`)).rows;
-      const records = rows.map(recordOfRow);
-      const producer = await connectedProducer(services.kafkaBrokers, `bench-p1-raw-${run}`);
-      try {
-        await warmTopic(producer, topic);
-        const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
-        const cpuBefore = { sender: processCpuMs(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
-        const started = performance.now();
-        for (let from = 0; from < records.length; from += OUTBOX_DEFAULTS.batchSize) {
-          await producer.send({ topic, acks: -1, messages: records.slice(from, from + OUTBOX_DEFAULTS.batchSize) });
-        }
-        const ms = performance.now() - started;
-        rawRuns.push(records.length / (ms / 1000));
-        walCpu.push(`raw kafkajs round ${round}: sender ${fmt(((processCpuMs() - cpuBefore.sender) / ms) * 100, 0)} %, Kafka test broker ${fmt(((pidCpuMs(brokerPid) - cpuBefore.broker) / ms) * 100, 0)} %`);
-        for (const [inFlight, runs] of rawLibrdkafkaRuns) runs.push(await rawLibrdkafkaRun(services.kafkaBrokers, `${topic}-librdkafka-${inFlight}`, records, OUTBOX_DEFAULTS.batchSize, inFlight));
-      } finally {
-        await producer.disconnect();
-        await admin.query(`DROP TABLE "${rawTable}"`);
-      }
-      context.log(`P1 raw kafkajs round ${round}: ${fmt(rawRuns.at(-1))} msg/s; raw librdkafka ${[...rawLibrdkafkaRuns].map(([n, runs]) => `${n} in flight ${fmt(runs.at(-1))}`).join(', ')} msg/s`);
-    }
-    contenders.push(fastContender('raw kafkajs `producer.send`, batches of 100, 1 in flight (ceiling)', rawRuns, backlog.count));
-    for (const [inFlight, runs] of rawLibrdkafkaRuns) contenders.push(fastContender(RAW_LIBRDKAFKA(inFlight), runs, backlog.count));
+    // The ceilings: plain kafkajs and librdkafka producers sending the same records from memory, one batch in flight and as many as the relays keep.
+    const raw = await rawProducerRuns(context, admin, schema, freshTable, run, backlog);
+    for (const inFlight of IN_FLIGHT_COUNTS) contenders.push(fastContender(RAW_KAFKAJS(inFlight), raw.kafkajs.get(inFlight)!, backlog.count));
+    for (const inFlight of IN_FLIGHT_COUNTS) contenders.push(fastContender(RAW_LIBRDKAFKA(inFlight), raw.librdkafka.get(inFlight)!, backlog.count));
+    walCpu.push(...raw.cpu);
 
     // Ours as shipped (defaults), then two references: a larger batch (an option), and the
     // shipped table plus one index whose predicate matches the claim's ordering subquery (a
@@ -206,85 +165,17 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     await drop();
   }
 
-  const ours = contenders.find((c) => c.name.startsWith('**ours**'))!;
-  const raw = contenders[0];
-  const naive = contenders.find((c) => c.name.startsWith('naive'))!;
-  const wal = contenders.find((c) => c.name === WAL_LABEL)!;
-  const walLibrdkafka = contenders.find((c) => c.name === WAL_LIBRDKAFKA_LABEL)!;
-  const tableLibrdkafka = contenders.find((c) => c.name.includes('with `ConfluentKafkaTransport`'))!;
-  const rawProducers = [raw, ...[1, 2].map((inFlight) => contenders.find((c) => c.name === RAW_LIBRDKAFKA(inFlight))!)];
-  const fastestRaw = rawProducers.reduce((best, c) => (c.perSecond > best.perSecond ? c : best));
-  const withMetrics = contenders.find((c) => c.name.includes('Prometheus metrics'))!;
-  const serial = contenders.find((c) => c.name.includes('maxBatchesInFlight: 1'))!;
-  const unnamed = contenders.find((c) => c.name.includes('preparedStatements: false'))!;
   const pgtoVariants = contenders.filter((c) => c.name.startsWith('pg-transactional-outbox'));
-  const pgto = pgtoVariants[0];
-  const pgtoReplication = pgtoVariants.find((c) => c.name.includes('replication listener'))!;
-  const rows = contenders.map((c) => [
-    c.name,
-    `${fmt(c.drained, 0)}${c.capped ? ` (capped at ${fmt(c.seconds)} s)` : ''}`,
-    c.runs.length > 1 ? `${fmt(c.perSecond)} (runs: ${c.runs.map((r) => fmt(r)).join(', ')})` : fmt(c.perSecond),
-    fmtRatio(ratio(c.perSecond, ours.perSecond)),
-  ]);
-  const summary: SummaryRow[] = [
-    { bench: 'P1', figure: 'ours, drain msg/s', value: fmt(ours.perSecond) },
-    { bench: 'P1', figure: 'ours / raw kafkajs', value: fmtRatio(ratio(ours.perSecond, raw.perSecond)), aim: '≥ 0.7×', met: ours.perSecond >= raw.perSecond * 0.7 },
-    { bench: 'P1', figure: 'ours (WAL), drain msg/s', value: fmt(wal.perSecond) },
-    { bench: 'P1', figure: 'ours (WAL) / raw kafkajs', value: fmtRatio(ratio(wal.perSecond, raw.perSecond)), aim: '≥ 0.8×', met: wal.perSecond >= raw.perSecond * 0.8 },
-    { bench: 'P1', figure: 'ours (WAL) / ours (table)', value: fmtRatio(ratio(wal.perSecond, ours.perSecond)) },
-    {
-      bench: 'P1',
-      figure: "ours (WAL): wal.write 'row' (default) / 'message', ClientKafka; ConfluentKafkaTransport",
-      value: `${fmtRatio(ratio(wal.perSecond, contenders.find((c) => c.name === WAL_MESSAGE_LABEL)!.perSecond))}; ${fmtRatio(ratio(walLibrdkafka.perSecond, contenders.find((c) => c.name === WAL_MESSAGE_LIBRDKAFKA_LABEL)!.perSecond))}`,
-    },
-    { bench: 'P1', figure: 'raw librdkafka (1 / 2 in flight) / raw kafkajs', value: `${fmtRatio(ratio(rawProducers[1].perSecond, raw.perSecond))} / ${fmtRatio(ratio(rawProducers[2].perSecond, raw.perSecond))}` },
-    { bench: 'P1', figure: 'ours (WAL, librdkafka), drain msg/s', value: fmt(walLibrdkafka.perSecond) },
-    {
-      bench: 'P1',
-      figure: 'ours (WAL, librdkafka) / raw kafkajs',
-      value: fmtRatio(ratio(walLibrdkafka.perSecond, raw.perSecond)),
-      aim: '≥ 1.5×',
-      met: walLibrdkafka.perSecond >= raw.perSecond * 1.5,
-    },
-    {
-      bench: 'P1',
-      figure: `ours (WAL, librdkafka) / fastest raw producer (${fastestRaw === raw ? 'raw kafkajs' : fastestRaw.name.slice(fastestRaw.name.lastIndexOf(', ') + 2)})`,
-      value: fmtRatio(ratio(walLibrdkafka.perSecond, fastestRaw.perSecond)),
-      aim: '≥ 0.9×',
-      met: walLibrdkafka.perSecond >= fastestRaw.perSecond * 0.9,
-    },
-    { bench: 'P1', figure: 'ours (table, librdkafka) / raw kafkajs', value: fmtRatio(ratio(tableLibrdkafka.perSecond, raw.perSecond)) },
-    {
-      bench: 'P1',
-      figure: 'ours (WAL) / pg-transactional-outbox replication listener',
-      value: pgtoReplication.perSecond > 0 ? fmtRatio(ratio(wal.perSecond, pgtoReplication.perSecond)) : 'n/a',
-    },
-    {
-      bench: 'P1',
-      figure: 'ours with metrics / without',
-      value: fmtRatio(ratio(withMetrics.perSecond, ours.perSecond)),
-      aim: '≥ 0.95×',
-      met: withMetrics.perSecond >= ours.perSecond * 0.95,
-    },
-    { bench: 'P1', figure: 'ours (2 batches in flight) / one batch at a time', value: fmtRatio(ratio(ours.perSecond, serial.perSecond)) },
-    { bench: 'P1', figure: 'ours (named statements) / `preparedStatements: false`', value: fmtRatio(ratio(ours.perSecond, unnamed.perSecond)) },
-    { bench: 'P1', figure: 'ours / naive relay', value: fmtRatio(ratio(ours.perSecond, naive.perSecond)), aim: '≥ 10×', met: ours.perSecond >= naive.perSecond * 10 },
-    {
-      bench: 'P1',
-      figure: 'ours / pg-transactional-outbox',
-      value: pgto.perSecond > 0 ? fmtRatio(ratio(ours.perSecond, pgto.perSecond)) : 'n/a',
-      aim: '> 1×',
-      met: pgto.perSecond > 0 ? ours.perSecond > pgto.perSecond : undefined,
-    },
-  ];
+  const { header, rows } = p1ContenderRows(contenders);
   return {
     id: 'P1',
     title: `P1 — relay drain of ${fmt(backlog.count, 0)} pending rows (${EVENTS_PER_AGGREGATE} events per aggregate, interleaved)`,
     body: [
-      ...table(['contender', 'messages', 'msg/s', 'ratio to ours'], rows),
+      ...table(header, rows),
       '',
       `Every contender drains its own copy of the same backlog into a topic of its own with \`acks: -1\`; "msg/s" counts rows the broker acknowledged and the contender recorded as sent. ` +
-        `Fast contenders ran ${sizes.rounds} times (median shown); capped ones ran once for at most ${fmt(sizes.slowContenderCapMs / 1000)} s.`,
+        `Fast contenders ran ${sizes.rounds} times (median shown); capped ones ran once for at most ${fmt(sizes.slowContenderCapMs / 1000)} s.` +
+        ` The raw producers send from memory one batch at a time and ${RELAY_IN_FLIGHT} at a time, as many as the table relay (\`maxBatchesInFlight\`) and the WAL stream keep by default: every ratio to a raw producer in this section and its summary is to the row at ${RELAY_IN_FLIGHT} in flight, of the same client unless named.`,
       '',
       'The WAL rows write the same backlog (same aggregates, order and payloads) beforehand through `OutboxPublisher.add` of a write-only instance (`delivery: \'wal\'`, `relay: false`; 100 events per transaction, one logical message each), then time a relaying Nest app (`ClientsModule` Kafka client, `acks: -1`) from its start (init included) until the slot is confirmed past the last commit, which it is only after the broker acknowledged everything before it; a drain that moved any message to the outbox table fails. One unreported WAL drain of 2,000 events runs first (the table relay\'s code is warm from the variants before it). ' +
         `CPU during raw kafkajs' sends and each WAL drain, % of one core of the 2 (\`process.cpuUsage\` of this process, which runs the sender or the relaying app; /proc of PostgreSQL's processes and of the broker): ${walCpu.join('; ')}.`,
@@ -304,7 +195,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       ...diagnostics,
     ],
-    summary,
+    summary: p1Summary(contenders),
   };
 }
 

@@ -117,7 +117,7 @@ function render(size: string, started: Date, machine: Array<[string, string]>, s
     '',
     ...table(['machine', ''], machine),
     '',
-    '#### Summary (ratios are to ours; aims from the issue)',
+    '#### Summary (each ratio names what it is taken against; a raw producer is the one at the relays\' concurrency, two batches in flight, unless named; aims from the issues)',
     '',
     ...table(
       ['bench', 'figure', 'value', 'aim', 'met'],
