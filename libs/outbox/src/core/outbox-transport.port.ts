@@ -35,10 +35,14 @@ export interface OutboxTransport {
    */
   readonly keepsKeyOrderInBatch?: boolean;
   /**
-   * Optional: opens the connection ahead of the first publish (the WAL mode calls it at start-up,
-   * so that a standby that takes over publishes at once). A failure is ignored: `publish` reports it.
+   * Optional: opens the connection ahead of the first publish, and readies what the client keeps
+   * per destination for `destinations` (Kafka: each topic's partitions and leaders), so that the
+   * first batch waits for neither. The relay calls it at bootstrap, before its first claim, with
+   * the destinations the application declares; the WAL mode's standby calls it too, so that a
+   * takeover publishes at once. A destination that does not exist must not fail it; a failure is
+   * logged and otherwise ignored: `publish` reports it.
    */
-  connect?(): Promise<void>;
+  connect?(destinations?: readonly string[]): Promise<void>;
   /**
    * Optional, default `['outbox']`: the formats of the `envelope` option this transport sends
    * faithfully. One that lists a CloudEvents format sends `OutgoingMessage.body` (see `bodyOf`) as

@@ -111,6 +111,10 @@ export const unacknowledgedTransport = (name: string, why: string, refused: bool
     ? `Option "requireAcknowledgement" is true: use an acknowledging transport, or set it to false to accept this.`
     : `Set "requireAcknowledgement: true" to refuse such transports.`);
 
+export const transportNotReadyAtStart = (label: string, why: string) =>
+  `Outbox transport ${label} was not ready when the relay started (${why}). The relay starts anyway: its publishes go out once the broker answers, ` +
+  `and a failed one is retried with backoff. Check the transport's brokers or address if this persists.`;
+
 export const noTransportForRow = (transport: string) =>
   `No transport named "${transport}" is configured on this relay; the row waits for one (retried with backoff).`;
 

@@ -28,6 +28,8 @@ import type { OutboxStatsSnapshot } from '../core/stats/outbox-stats';
 import { OutboxRelayStartGate } from './outbox-relay.start';
 import { DatabaseUnreachableError, whileServerRestarts } from '../sql/server-restart';
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from './shutdown/shutdown-stage';
+import { declaredDestinations } from '../core/declared-destinations';
+import { warmUpTransports } from './transport-warm-up';
 import { ShutdownSteps } from './shutdown/shutdown-steps';
 
 export function defaultRelayId(): string {
@@ -48,6 +50,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   private transports = new Map<string, OutboxTransport>();
   private store: OutboxStore | undefined;
   private gate: OutboxRelayStartGate | undefined;
+  private warming: Promise<void> | undefined;
   private readonly steps = new ShutdownSteps("the outbox relay's", this.logger);
 
   constructor(
@@ -103,6 +106,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.gate) return;
+    await this.transportsReady();
     const { relayId, batchSize, maxBatchesInFlight, leaseMs, pollIntervalMs } = this.settings;
     // Notifications that arrive before the relay starts find no relay: its first round reads them.
     const wakeUps = await this.listenForCommits();
@@ -119,6 +123,17 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
    */
   start(): void {
     this.gate?.request();
+  }
+
+  /**
+   * The transports connected and the destinations the application declares readied (a Kafka
+   * topic's metadata), once, before the first claim: the first batch then goes out as soon as it is
+   * claimed instead of waiting for a connection and a metadata round trip. Bounded, never failing
+   * the start (see `warmUpTransports`). The WAL stream waits for it too. Nothing when the relay is off.
+   */
+  transportsReady(): Promise<void> {
+    this.warming ??= warmUpTransports(this.transports, declaredDestinations(this.settings), this.logger);
+    return this.warming;
   }
 
   private begin(): void {

@@ -14,19 +14,23 @@ import { ShutdownSteps } from './shutdown/shutdown-steps';
 export class OutboxStreamHost implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnModuleDestroy, ReportsShutdownStage {
   private readonly steps = new ShutdownSteps("the WAL relay's", new Logger('Outbox'));
 
-  // `_relayHost` is not called: depending on it makes Nest run this host's shutdown hook first
-  // (dependents before their dependencies), so the stream stops before that host closes the transports.
+  // Depending on the relay host also makes Nest run this host's shutdown hook first (dependents
+  // before their dependencies), so the stream stops before that host closes the transports.
   constructor(
     @Inject(OUTBOX_STREAM) private readonly stream: DeliveryStream | null,
-    _relayHost: OutboxRelayHost,
+    private readonly relayHost: OutboxRelayHost,
   ) {}
 
   async onModuleInit(): Promise<void> {
     await this.stream?.prepare();
   }
 
-  onApplicationBootstrap(): void {
-    this.stream?.start();
+  // Nest runs the bootstrap hooks of a module's providers together: the stream waits here for the
+  // transports the relay host readies, so that its first batch does not wait for a connection.
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.stream) return;
+    await this.relayHost.transportsReady();
+    this.stream.start();
   }
 
   // Each step bounded: a broker or a database that does not answer must not hold the process.

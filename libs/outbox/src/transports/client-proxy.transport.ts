@@ -8,7 +8,7 @@ import type { EnvelopeFormat } from '../core/cloudevents/envelope-options';
 import type { OutgoingMessage } from '../core/outbox-message';
 import type { Acknowledgement, OutboxTransport } from '../core/outbox-transport.port';
 import { profileOf, type ClientProfile } from './client-profiles';
-import { publishKafkaBatch } from './kafka-batch';
+import { fetchKafkaTopicMetadata, publishKafkaBatch } from './kafka-batch';
 
 /**
  * Publishes through any Nest microservice client. `emit` completes when the client has handed
@@ -40,8 +40,9 @@ export class ClientProxyTransport implements OutboxTransport {
     }
   }
 
-  async connect(): Promise<void> {
+  async connect(destinations: readonly string[] = []): Promise<void> {
     await this.client.connect();
+    if (this.client instanceof ClientKafka && destinations.length > 0) await fetchKafkaTopicMetadata(this.client, destinations);
   }
 
   async publish(message: OutgoingMessage): Promise<void> {

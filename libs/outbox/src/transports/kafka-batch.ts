@@ -8,6 +8,18 @@ interface KafkaSendOptions {
 }
 
 /**
+ * kafkajs asks the brokers for a topic's partitions and leaders on its first send to that topic,
+ * and the send waits for the answer (retrying while an auto-created topic has no leader yet). A
+ * send of no message does that and nothing else: no produce request goes out. A topic that does
+ * not exist, or brokers that do not answer, are left for the first publish to report.
+ */
+export async function fetchKafkaTopicMetadata(client: ClientKafka, topics: readonly string[]): Promise<void> {
+  const producer = await client.connect();
+  const send = ((Reflect.get(client, 'options') as { send?: KafkaSendOptions } | undefined)?.send ?? {}) as KafkaSendOptions;
+  await producer.sendBatch({ acks: send.acks ?? -1, topicMessages: [...new Set(topics)].map((topic) => ({ topic, messages: [] })) }).catch(() => undefined);
+}
+
+/**
  * Sends a claimed batch with one produce call per topic (kafkajs groups each call into one
  * request per broker). Topics fail independently, so a partial failure marks only the
  * messages of the topic that failed.

@@ -36,8 +36,8 @@ export class EnvelopeFormatTransport implements OutboxTransport {
     if (inner.publishBatch) this.publishBatch = (messages) => this.publishShapedBatch(messages);
   }
 
-  async connect(): Promise<void> {
-    await this.inner.connect?.();
+  async connect(destinations?: readonly string[]): Promise<void> {
+    await this.inner.connect?.(destinations);
   }
 
   async close(): Promise<void> {

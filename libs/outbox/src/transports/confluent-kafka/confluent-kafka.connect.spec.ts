@@ -9,6 +9,7 @@ class FakeProducer {
   readonly calls: string[] = [];
   metadataOptions: unknown;
   answerMetadata!: (error: Error | null) => void;
+  readonly topicMetadata: Array<{ topic: string; answer: (error: Error | null) => void }> = [];
 
   constructor() {
     producers.push(this);
@@ -25,7 +26,12 @@ class FakeProducer {
     this.calls.push('poll in background');
   }
 
-  getMetadata(options: unknown, callback: (error: Error | null) => void): void {
+  getMetadata(options: { topic?: string }, callback: (error: Error | null) => void): void {
+    if (options.topic !== undefined) {
+      this.calls.push(`metadata of ${options.topic}`);
+      this.topicMetadata.push({ topic: options.topic, answer: callback });
+      return;
+    }
     this.calls.push('metadata');
     this.metadataOptions = options;
     this.answerMetadata = callback;
@@ -71,5 +77,24 @@ describe('ConfluentKafkaTransport connecting', () => {
     void transport.connect().catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
     expect(producers).toHaveLength(2);
+  });
+
+  it("given destinations, fetches each topic's metadata once connected, and a topic without any does not fail the connection", async () => {
+    const transport = new ConfluentKafkaTransport({ brokers: ['127.0.0.1:9092'], connectTimeoutMs: 4_000 });
+    let connected = false;
+    const connecting = transport.connect(['orders', 'parcels', 'orders']).then(() => (connected = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    const [producer] = producers;
+    producer.answerMetadata(null);
+    await new Promise((resolve) => setImmediate(resolve));
+
+    expect(producer.calls).toEqual(['connect', 'poll in background', 'metadata', 'metadata of orders', 'metadata of parcels']);
+    producer.topicMetadata[0].answer(null);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(connected).toBe(false);
+
+    producer.topicMetadata[1].answer(new Error('Broker: Unknown topic or partition'));
+    await connecting;
+    expect(connected).toBe(true);
   });
 });

@@ -21,7 +21,7 @@ export interface DeliveryReport {
 export interface NativeProducer {
   connect(metadataOptions: { timeout?: number }, callback: (error: LibrdkafkaError | null) => void): void;
   setPollInBackground(set: boolean): void;
-  getMetadata(options: { allTopics: boolean; timeout: number }, callback: (error: LibrdkafkaError | null) => void): void;
+  getMetadata(options: { allTopics: boolean; topic?: string; timeout: number }, callback: (error: LibrdkafkaError | null) => void): void;
   produce(topic: string, partition: null, value: Buffer, key: string, timestamp: null, opaque: unknown, headers: Array<Record<string, string>>): unknown;
   on(event: 'delivery-report', listener: (error: LibrdkafkaError | null, report: DeliveryReport) => void): void;
   on(event: 'event.error', listener: (error: LibrdkafkaError) => void): void;

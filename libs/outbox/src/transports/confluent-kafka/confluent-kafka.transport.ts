@@ -36,9 +36,16 @@ export class ConfluentKafkaTransport implements OutboxTransport {
     loadConfluentKafka();
   }
 
-  /** Opens the producer ahead of the first publish. */
-  async connect(): Promise<void> {
-    await this.producer();
+  /**
+   * Opens the producer ahead of the first publish, and fetches the metadata of `destinations`:
+   * librdkafka holds the first messages to a topic it has no metadata for until the brokers
+   * answered, so the first batch waits for one more round trip otherwise. A topic whose metadata
+   * does not come (it does not exist, and the brokers create none) is left to the first publish.
+   */
+  async connect(destinations: readonly string[] = []): Promise<void> {
+    const producer = await this.producer();
+    const timeout = this.settings.connectTimeoutMs;
+    await Promise.all([...new Set(destinations)].map((topic) => new Promise<void>((resolve) => producer.getMetadata({ allTopics: false, topic, timeout }, () => resolve()))));
   }
 
   async publish(message: OutgoingMessage): Promise<void> {
