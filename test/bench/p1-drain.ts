@@ -7,6 +7,7 @@ import { createOurRelay } from './support/our-relay';
 import { walDrainRuns } from './p1-wal';
 import { pgtoReplicationListener } from './p1-pgto-replication';
 import { claimOrderIndex, explainClaim } from './support/explain';
+import { p1StartDrains } from './p1-start';
 import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, table } from './support/report';
 import { type Backlog, recordOfRow, seedOutboxTable, seedPgTransactionalOutbox } from './support/seed';
@@ -34,6 +35,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const phaseLines: string[] = [];
   const walCpu: string[] = [];
   const walPosition: string[] = [];
+  let start: Awaited<ReturnType<typeof p1StartDrains>> | undefined;
   let tableNo = 0;
   const freshTable = async (): Promise<string> => {
     const name = `outbox_${++tableNo}`;
@@ -154,6 +156,9 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       walCpu.push(...cpu);
     }
 
+    // The start: a relaying app created on a backlog, with and without its transports readied at bootstrap, beside the warm drain.
+    start = await p1StartDrains(context, { count: sizes.startRows, eventsPerAggregate: EVENTS_PER_AGGREGATE });
+
     contenders.push(await naiveRelay(context, admin, schema, await freshTable(), `bench-p1-naive-${run}`, backlog));
     // As its README's producer example configures it, then with a larger batch for reference.
     contenders.push(await pgTransactionalOutbox(context, admin, schema, `bench-p1-pgto-${run}`, backlog, { batchSize: 5, pollMs: 250, table: 'pgto_outbox_5' }));
@@ -182,6 +187,8 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       `What remembering the stream's position costs (it bounds the duplicates after a PostgreSQL restart to what was in flight): ${walPosition.join('; ')}.`,
       '',
+      ...(start?.body ?? []),
+      '',
       'pg-transactional-outbox runs its polling listener (twice) and its logical replication listener (a slot created before its backlog is inserted; the same rows, in one transaction).',
       ...pgtoVariants.map((variant) => `- ${variant.note}`),
       '',
@@ -195,7 +202,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       ...diagnostics,
     ],
-    summary: p1Summary(contenders),
+    summary: [...p1Summary(contenders), ...(start?.summary ?? [])],
   };
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { privateSchema } from './support/env';
-import { drainThroughNestApp } from './support/nest-drain';
+import { drainThroughNestApp, type NestDrainOptions } from './support/nest-drain';
 import type { BenchContext } from './support/report';
 import { aggregatesOf, type Backlog } from './support/seed';
 import { fmt } from './support/stats';
@@ -26,7 +26,6 @@ export async function walDrainRuns(
   walWrite: 'row' | 'message' = 'row',
 ): Promise<{ runs: number[]; cpu: string[]; position: string[] }> {
   const { services } = context;
-  const aggregates = aggregatesOf(backlog);
   const runs: number[] = [];
   const cpu: string[] = [];
   const position: string[] = [];
@@ -43,13 +42,7 @@ export async function walDrainRuns(
         batchSize,
         kafkaClient,
         walWrite,
-        write: async (publisher, dataSource) => {
-          for (let from = 1; from <= backlog.count; from += PER_TRANSACTION) {
-            const events: Array<ReturnType<typeof eventOf>> = [];
-            for (let g = from; g < Math.min(backlog.count + 1, from + PER_TRANSACTION); g++) events.push(eventOf(g, aggregates));
-            await dataSource.transaction((manager) => publisher.add(manager, events));
-          }
-        },
+        write: backlogWriter(backlog),
       });
       runs.push(backlog.count / seconds);
       cpu.push(`${key} round ${round}: relay process ${fmt(used.relay, 0)} %, PostgreSQL ${fmt(used.postgres, 0)} %, Kafka test broker ${fmt(used.broker, 0)} %`);
@@ -65,6 +58,18 @@ export async function walDrainRuns(
     }
   }
   return { runs, cpu, position };
+}
+
+/** Writes the backlog through a write-only instance's publisher, PER_TRANSACTION events per transaction. */
+export function backlogWriter(backlog: Backlog): NestDrainOptions['write'] {
+  const aggregates = aggregatesOf(backlog);
+  return async (publisher, dataSource) => {
+    for (let from = 1; from <= backlog.count; from += PER_TRANSACTION) {
+      const events: Array<ReturnType<typeof eventOf>> = [];
+      for (let g = from; g < Math.min(backlog.count + 1, from + PER_TRANSACTION); g++) events.push(eventOf(g, aggregates));
+      await dataSource.transaction((manager) => publisher.add(manager, events));
+    }
+  };
 }
 
 /** Event g of the backlog, as `seedOutboxTable`'s SQL builds it. */

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { ConfluentKafkaTransport, dropWalSlot, OutboxPublisher } from './outbox';
+import { ConfluentKafkaTransport, dropWalSlot, OutboxPublisher, OutboxRelayHost } from './outbox';
 import { pidCpuMs, processCpuMs, ServerCpu } from './cpu';
 import { type BenchServices, connectedProducer, waitUntil, warmTopic } from './env';
 import { startBenchApp } from './nest-apps';
@@ -23,6 +23,18 @@ export interface NestDrainOptions {
   walWrite?: 'row' | 'message';
   /** The relaying app's transport: Nest's `ClientKafka` (kafkajs, the default) or `ConfluentKafkaTransport` (librdkafka). */
   kafkaClient?: 'kafkajs' | 'librdkafka';
+  /**
+   * Default true: the relaying app readies its transports at bootstrap, as the library does. False
+   * runs the path before that change, for a before/after in one run: nothing connects before the
+   * first claim (table mode), the WAL stream's connect is not waited for, no topic metadata is asked for.
+   */
+  warmUp?: boolean;
+  /**
+   * `'start'` (default): the clock runs from the relaying app's creation (init and bootstrap
+   * included). `'relay'`: the app starts with `relayStart: 'manual'` (table mode only) and the
+   * clock runs from `OutboxRelayHost.start()` once it is up: the warm drain.
+   */
+  clockFrom?: 'start' | 'relay';
   /** Writes the backlog through the write-only instance's publisher (not timed). */
   write(publisher: OutboxPublisher, dataSource: DataSource): Promise<void>;
 }
@@ -30,7 +42,7 @@ export interface NestDrainOptions {
 export interface NestDrainResult {
   /** Seconds from the relaying instance's start until the backlog was drained. */
   seconds: number;
-  /** Of which the Nest app's start (init and bootstrap). */
+  /** Of which the Nest app's start (init and bootstrap); with `clockFrom: 'relay'`, the start before the clock. */
   startSeconds: number;
   /**
    * CPU used during the drain, % of one core: this process (the relaying app, and the drain
@@ -50,8 +62,11 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
   const { services, schema, mode, topic, slotName } = options;
   const admin = new Client({ connectionString: services.postgresUrl });
   await admin.connect();
-  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite }, resolveTopic: () => topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}) };
+  // defaultTopic, a destination the app declares: the relay readies it at bootstrap (a resolveTopic that answers for every event would not be asked without a declared event type).
+  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite }, defaultTopic: topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}) };
   const librdkafka = options.kafkaClient === 'librdkafka';
+  const manual = options.clockFrom === 'relay';
+  if (manual && mode !== 'table') throw new Error("drainThroughNestApp: clockFrom 'relay' needs the table mode (the WAL stream starts at bootstrap whatever relayStart says)");
   const relaying = () =>
     startBenchApp({
       postgresUrl: services.postgresUrl,
@@ -62,6 +77,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
         ...outbox,
         transport: librdkafka ? new ConfluentKafkaTransport({ brokers: services.kafkaBrokers, clientId: `drain-${mode}` }) : 'KAFKA',
         pollIntervalMs: 50,
+        ...(manual ? { relayStart: 'manual' as const } : {}),
       },
     });
   try {
@@ -87,9 +103,14 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
     const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
     const endProfile = await profiledWindow(`${mode}-${options.walWrite ?? 'row'}-${options.kafkaClient ?? 'kafkajs'}`);
-    const started = performance.now();
-    const relay = await relaying();
+    const cpuStarted = performance.now();
+    let started = performance.now();
+    const relay = options.warmUp === false ? await withoutTransportWarmUp(relaying) : await relaying();
     const ready = performance.now();
+    if (manual) {
+      started = performance.now();
+      relay.app.get(OutboxRelayHost).start();
+    }
     let seconds: number;
     let cpu: NestDrainResult['cpu'];
     try {
@@ -97,13 +118,15 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       await waitUntil(`${mode}: the backlog drained`, drained, 600_000, 10);
       // Taken before the app closes: its shutdown is not part of the drain.
       seconds = (performance.now() - started) / 1000;
-      await endProfile();
-      const share = (ms: number) => ms / (seconds * 10);
+      // Over the app's start too when the clock starts later (clockFrom 'relay').
+      const cpuSeconds = (performance.now() - cpuStarted) / 1000;
+      const share = (ms: number) => ms / (cpuSeconds * 10);
       cpu = {
         relay: share(processCpuMs() - cpuBefore.relay),
         postgres: server && cpuBefore.postgres ? share(server.millisecondsSince(cpuBefore.postgres)) : Number.NaN,
         broker: share(brokerPid ? pidCpuMs(brokerPid) - cpuBefore.broker : Number.NaN),
       };
+      await endProfile();
     } finally {
       await relay.app.close();
     }
@@ -112,7 +135,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       const rows = (await tableRelayRowCount(admin, schema)) - (options.walWrite === 'message' ? rowsBefore : 0);
       if (rows > 0) throw new Error(`the WAL relay moved ${rows} messages to the outbox table during the drain`);
     }
-    return { seconds, startSeconds: (ready - started) / 1000, cpu };
+    return { seconds, startSeconds: manual ? (ready - cpuStarted) / 1000 : (ready - started) / 1000, cpu };
   } finally {
     if (mode === 'wal') await dropWalSlot(async (sql, params) => (await admin.query(sql, params)).rows, { slotName, publicationName: slotName }).catch(() => undefined);
     await admin.end();
@@ -136,4 +159,19 @@ async function tableDrained(admin: Client, schema: string): Promise<boolean> {
 
 async function slotConfirmed(admin: Client, slotName: string, end: string): Promise<boolean> {
   return (await admin.query(`SELECT confirmed_flush_lsn >= $2::pg_lsn AS done FROM pg_replication_slots WHERE slot_name = $1`, [slotName, end])).rows[0]?.done === true;
+}
+
+/**
+ * The relay host as it was before it readied its transports at bootstrap: `transportsReady()`
+ * resolves at once for the apps started inside `work`. Bench-only, for a before/after in one run.
+ */
+async function withoutTransportWarmUp<T>(work: () => Promise<T>): Promise<T> {
+  const host = OutboxRelayHost.prototype;
+  const ready = Object.getOwnPropertyDescriptor(host, 'transportsReady')!;
+  Object.defineProperty(host, 'transportsReady', { ...ready, value: () => Promise.resolve() });
+  try {
+    return await work();
+  } finally {
+    Object.defineProperty(host, 'transportsReady', ready);
+  }
 }

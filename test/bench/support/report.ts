@@ -4,6 +4,8 @@ export interface Sizes {
   name: 'quick' | 'full';
   /** P1 and P4 backlog. */
   drainRows: number;
+  /** P1's start: events pending when a relaying app is created. */
+  startRows: number;
   /** P1: wall-clock cap for the contenders that cannot drain the backlog in reasonable time. */
   slowContenderCapMs: number;
   /** P1: rounds of the fast contenders (median reported). */
@@ -31,6 +33,7 @@ export interface Sizes {
 export const QUICK: Sizes = {
   name: 'quick',
   drainRows: 20_000,
+  startRows: 2_000,
   slowContenderCapMs: 12_000,
   rounds: 2,
   sequentialSaves: 1_000,
@@ -49,6 +52,7 @@ export const QUICK: Sizes = {
 export const FULL: Sizes = {
   name: 'full',
   drainRows: 100_000,
+  startRows: 10_000,
   slowContenderCapMs: 45_000,
   rounds: 2,
   sequentialSaves: 3_000,

@@ -1,0 +1,78 @@
+import { privateSchema } from './support/env';
+import { drainThroughNestApp, type DeliveryMode } from './support/nest-drain';
+import type { BenchContext, SummaryRow } from './support/report';
+import type { Backlog } from './support/seed';
+import { fmt, fmtRatio, median, ratio } from './support/stats';
+import { backlogWriter } from './p1-wal';
+
+interface StartVariant {
+  key: string;
+  mode: DeliveryMode;
+  label: string;
+  warmUp: boolean;
+  clockFrom: 'start' | 'relay';
+}
+
+const VARIANTS: StartVariant[] = [
+  { key: 'table-warm', mode: 'table', warmUp: true, clockFrom: 'relay', label: 'table: warm drain (app up with `relayStart: \'manual\'`, clock from `OutboxRelayHost.start()`)' },
+  { key: 'table-cold', mode: 'table', warmUp: false, clockFrom: 'start', label: 'table: from the app\'s start, transports not readied at bootstrap (before)' },
+  { key: 'table-start', mode: 'table', warmUp: true, clockFrom: 'start', label: 'table: from the app\'s start, transports readied at bootstrap (now)' },
+  { key: 'wal-cold', mode: 'wal', warmUp: false, clockFrom: 'start', label: 'WAL: from the app\'s start, transports not readied at bootstrap (before)' },
+  { key: 'wal-start', mode: 'wal', warmUp: true, clockFrom: 'start', label: 'WAL: from the app\'s start, transports readied at bootstrap (now)' },
+];
+
+/**
+ * P1's start: a Nest app (`OutboxModule.forRoot`, Nest's `ClientKafka`, module defaults) created
+ * on a backlog of pending events, timed from `NestFactory.createApplicationContext` (init and
+ * bootstrap) to the last event acknowledged, with the transports readied at bootstrap and without
+ * (the path before, switched off inside the bench only), beside the table relay's warm drain in
+ * an app already up. Rounds alternate the variants, so that the machine's drift hits each alike.
+ */
+export async function p1StartDrains(context: BenchContext, backlog: Backlog): Promise<{ body: string[]; summary: SummaryRow[] }> {
+  const { services, sizes } = context;
+  const runs = new Map(VARIANTS.map((variant) => [variant.key, { drain: [] as number[], start: [] as number[] }]));
+  for (let round = 1; round <= sizes.rounds; round++) {
+    for (const variant of VARIANTS) {
+      const { schema, drop } = await privateSchema(services.postgresUrl, `bench_p1s_${variant.key.replace('-', '_')}`);
+      try {
+        const { seconds, startSeconds } = await drainThroughNestApp({
+          services,
+          schema,
+          migrate: true,
+          mode: variant.mode,
+          topic: `bench-p1-start-${variant.key}-${schema}`,
+          slotName: `${schema}_slot`,
+          warmUp: variant.warmUp,
+          clockFrom: variant.clockFrom,
+          write: backlogWriter(backlog),
+        });
+        runs.get(variant.key)!.drain.push(seconds * 1000);
+        runs.get(variant.key)!.start.push(startSeconds * 1000);
+        context.log(`P1 start ${variant.key} round ${round}: ${fmt(seconds * 1000, 0)} ms (app start ${fmt(startSeconds * 1000, 0)} ms)`);
+      } finally {
+        await drop();
+      }
+    }
+  }
+  const ms = (key: string) => median(runs.get(key)!.drain);
+  const body = [
+    `P1's start: ${fmt(backlog.count, 0)} events pending (the P1 backlog's shape) when a relaying Nest app (\`ClientKafka\`, \`acks: -1\`, module defaults) is created; ms from \`NestFactory.createApplicationContext\` until the last is acknowledged (no pending row; the WAL slot confirmed past the last commit), median of ${sizes.rounds} rounds, the variants taking turns. ` +
+      '"After the app is up" is the same drain less the app\'s start: the WAL stream starts at bootstrap whatever `relayStart` says, so that column stands for its warm drain (it began during the start, so it flatters it a little). ' +
+      '"Readied at bootstrap": before the relay\'s first claim the module connects each transport and fetches the metadata of the topics the app declares (here `defaultTopic`); "before" starts the app as the library did without it (switched off inside the benchmark only). The topic exists in every variant (created by another producer first).',
+    '',
+    '| variant | ms to the last acknowledged (runs) | of which the app start, ms | after the app is up, ms | events/s |',
+    '|---|---|---|---|---|',
+    ...VARIANTS.map((variant) => {
+      const { drain, start } = runs.get(variant.key)!;
+      const warm = variant.clockFrom === 'relay';
+      const startNote = warm ? `${fmt(median(start), 0)} (before the clock)` : fmt(median(start), 0);
+      const afterUp = warm ? fmt(median(drain), 0) : fmt(median(drain.map((value, index) => value - start[index])), 0);
+      return `| ${variant.label} | ${fmt(median(drain), 0)} (${drain.map((value) => fmt(value, 0)).join(', ')}) | ${startNote} | ${afterUp} | ${fmt(backlog.count / (median(drain) / 1000))} |`;
+    }),
+  ];
+  const summary: SummaryRow[] = [
+    { bench: 'P1', figure: `start on ${fmt(backlog.count, 0)} pending, table: ms from the app's start, readied / before; warm drain ms`, value: `${fmt(ms('table-start'), 0)} / ${fmt(ms('table-cold'), 0)} (${fmtRatio(ratio(ms('table-start'), ms('table-cold')))}); ${fmt(ms('table-warm'), 0)}` },
+    { bench: 'P1', figure: `start on ${fmt(backlog.count, 0)} pending, WAL: ms from the app's start, readied / before`, value: `${fmt(ms('wal-start'), 0)} / ${fmt(ms('wal-cold'), 0)} (${fmtRatio(ratio(ms('wal-start'), ms('wal-cold')))})` },
+  ];
+  return { body, summary };
+}
