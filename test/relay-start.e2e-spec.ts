@@ -88,6 +88,28 @@ describe('relayStart', () => {
     await waitFor('the row published after init', () => transport.delivered.some((message) => message.envelope.id === id));
   });
 
+  it("the transports are readied with the app's declared destinations before the first claim: at init, or with 'manual' at start()", async () => {
+    const connected: Array<readonly string[] | undefined> = [];
+    Object.assign(transport, { connect: async (destinations?: readonly string[]) => void connected.push(destinations) });
+    module = await compile({ relayStart: 'manual', defaultTopic: 'things.default' });
+    app = module.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    // Not at bootstrap: a transport to a listener of this very app would be refused then.
+    expect(connected).toEqual([]);
+
+    app.get(OutboxRelayHost).start();
+    await waitFor('the transport readied at start()', () => connected.length > 0);
+    expect(connected).toEqual([expect.arrayContaining(['things.default'])]);
+
+    await app.close();
+    app = undefined;
+    await module.close();
+    module = await compile({ defaultTopic: 'things.default' });
+    connected.length = 0;
+    await module.init();
+    expect(connected).toEqual([expect.arrayContaining(['things.default'])]);
+  });
+
   it.each([
     [{ relayStart: 'listen' as const }, /"relayStart": 'listen' starts the relay when the HTTP server listens, but this application has none/],
     [{ relayStart: 'later' as never }, /Invalid OutboxModule option "relayStart": expected one of 'bootstrap', 'listen', 'manual', got/],

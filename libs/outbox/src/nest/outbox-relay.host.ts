@@ -106,7 +106,8 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.gate) return;
-    await this.transportsReady();
+    // Before the first claim; with relayStart 'listen' or 'manual', at the start instead (see begin).
+    if (this.gate.mode === 'bootstrap') await this.transportsReady();
     const { relayId, batchSize, maxBatchesInFlight, leaseMs, pollIntervalMs } = this.settings;
     // Notifications that arrive before the relay starts find no relay: its first round reads them.
     const wakeUps = await this.listenForCommits();
@@ -129,7 +130,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
    * The transports connected and the destinations the application declares readied (a Kafka
    * topic's metadata), once, before the first claim: the first batch then goes out as soon as it is
    * claimed instead of waiting for a connection and a metadata round trip. Bounded, never failing
-   * the start (see `warmUpTransports`). The WAL stream waits for it too. Nothing when the relay is off.
+   * the start (see `warmUpTransports`). The WAL stream waits for it at bootstrap too. Nothing when the relay is off.
    */
   transportsReady(): Promise<void> {
     this.warming ??= warmUpTransports(this.transports, declaredDestinations(this.settings), this.logger);
@@ -154,9 +155,17 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       retryIf: this.settings.retryIf,
     });
     this.observers.activity.running = true;
-    this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
     if (this.gate?.mode !== 'bootstrap') this.logger.log(`Relay ${relayId}${ofOutbox(this.extras.name)} started claiming (relayStart: '${this.gate?.mode}').`);
-    void this.relay.trigger();
+    const relay = this.relay;
+    // Readied at bootstrap with relayStart 'bootstrap' (this resolves at once); with 'listen' or
+    // 'manual', now that the app's listeners are up: a transport to a listener of this very app
+    // would be refused at bootstrap.
+    void this.transportsReady().then(() => {
+      // Shut down meanwhile: no timer may outlive the relay.
+      if (this.relay !== relay || !this.store) return;
+      this.pollTimer = setInterval(() => void this.relay?.trigger(), pollIntervalMs);
+      void relay.trigger();
+    });
   }
 
   async beforeApplicationShutdown(): Promise<void> {
