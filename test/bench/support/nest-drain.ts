@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { ConfluentKafkaTransport, dropWalSlot, OutboxPublisher, OutboxRelayHost } from './outbox';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { ConfluentKafkaTransport, dropWalSlot, OUTBOX_CHANNELS, OutboxPublisher, OutboxRelayHost } from './outbox';
 import { pidCpuMs, processCpuMs, ServerCpu } from './cpu';
 import { type BenchServices, connectedProducer, waitUntil, warmTopic } from './env';
 import { startBenchApp } from './nest-apps';
@@ -44,6 +45,8 @@ export interface NestDrainResult {
   seconds: number;
   /** Of which the Nest app's start (init and bootstrap); with `clockFrom: 'relay'`, the start before the clock. */
   startSeconds: number;
+  /** From the clock's start to the first event acknowledged and settled (the `nest-outbox:published` channel). */
+  firstSeconds: number;
   /**
    * CPU used during the drain, % of one core: this process (the relaying app, and the drain
    * probe's queries), PostgreSQL's processes, the Kafka test broker (NaN where unreadable).
@@ -104,12 +107,22 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
     const endProfile = await profiledWindow(`${mode}-${options.walWrite ?? 'row'}-${options.kafkaClient ?? 'kafkajs'}`);
     const cpuStarted = performance.now();
+    // Only the first: a subscriber makes the relay build an event per message, unsubscribed at once.
+    let firstPublished = Number.NaN;
+    const onFirst = () => {
+      firstPublished = performance.now();
+      diagnosticsChannel.unsubscribe(OUTBOX_CHANNELS.published, onFirst);
+    };
+    diagnosticsChannel.subscribe(OUTBOX_CHANNELS.published, onFirst);
     let started = performance.now();
     const relay = options.warmUp === false ? await withoutTransportWarmUp(relaying) : await relaying();
     const ready = performance.now();
     if (manual) {
+      // With relayStart 'manual' the relay readies its transports when started: done first, the drain is warm.
+      const host = relay.app.get(OutboxRelayHost);
+      if (options.warmUp !== false) await host.transportsReady();
       started = performance.now();
-      relay.app.get(OutboxRelayHost).start();
+      host.start();
     }
     let seconds: number;
     let cpu: NestDrainResult['cpu'];
@@ -128,6 +141,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       };
       await endProfile();
     } finally {
+      diagnosticsChannel.unsubscribe(OUTBOX_CHANNELS.published, onFirst);
       await relay.app.close();
     }
     if (mode === 'wal') {
@@ -135,7 +149,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       const rows = (await tableRelayRowCount(admin, schema)) - (options.walWrite === 'message' ? rowsBefore : 0);
       if (rows > 0) throw new Error(`the WAL relay moved ${rows} messages to the outbox table during the drain`);
     }
-    return { seconds, startSeconds: manual ? (ready - cpuStarted) / 1000 : (ready - started) / 1000, cpu };
+    return { seconds, startSeconds: manual ? (ready - cpuStarted) / 1000 : (ready - started) / 1000, firstSeconds: (firstPublished - started) / 1000, cpu };
   } finally {
     if (mode === 'wal') await dropWalSlot(async (sql, params) => (await admin.query(sql, params)).rows, { slotName, publicationName: slotName }).catch(() => undefined);
     await admin.end();
