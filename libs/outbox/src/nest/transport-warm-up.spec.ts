@@ -19,16 +19,16 @@ class WarmingTransport implements OutboxTransport {
   async publish(_message: OutgoingMessage): Promise<void> {}
 }
 
-const warnings = () => {
+const logged = () => {
   const lines: string[] = [];
-  return { lines, warn: (message: string) => lines.push(message) };
+  return { lines, log: (message: string) => lines.push(message) };
 };
 
 describe('warmUpTransports', () => {
   it('connects every transport with the destinations declared on it, and an undeclared one with none', async () => {
     const kafka = new WarmingTransport('kafka', 'ready');
     const audit = new WarmingTransport('kafka', 'ready');
-    const logger = warnings();
+    const logger = logged();
     const transports = new Map<string, OutboxTransport>([['default', kafka], ['audit', audit]]);
 
     await warmUpTransports(transports, new Map([['default', ['orders', 'parcels']]]), logger);
@@ -38,8 +38,8 @@ describe('warmUpTransports', () => {
     expect(logger.lines).toEqual([]);
   });
 
-  it('does not fail the start when a transport refuses: it warns, naming the transport and why', async () => {
-    const logger = warnings();
+  it('does not fail the start when a transport refuses: it logs it, naming the transport and why', async () => {
+    const logger = logged();
     await expect(warmUpTransports(new Map([['audit', new WarmingTransport('kafka', 'refused')]]), new Map(), logger)).resolves.toBeUndefined();
     expect(logger.lines).toHaveLength(1);
     expect(logger.lines[0]).toContain('audit ("kafka") was not ready when the relay started (ECONNREFUSED 127.0.0.1:9092)');
@@ -47,7 +47,7 @@ describe('warmUpTransports', () => {
   });
 
   it('waits for a broker that does not answer no longer than it is told, and says so', async () => {
-    const logger = warnings();
+    const logger = logged();
     const started = performance.now();
     await warmUpTransports(new Map([['default', new WarmingTransport('kafka', 'silent')], ['fast', new WarmingTransport('nats', 'ready')]]), new Map(), logger, 50);
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -55,7 +55,7 @@ describe('warmUpTransports', () => {
   });
 
   it('skips a transport without connect()', async () => {
-    const logger = warnings();
+    const logger = logged();
     const bare: OutboxTransport = { name: 'in-process', publish: async () => undefined };
     await expect(warmUpTransports(new Map([['default', bare]]), new Map([['default', ['orders']]]), logger)).resolves.toBeUndefined();
     expect(logger.lines).toEqual([]);

@@ -9,13 +9,13 @@ import { transportNotReadyAtStart } from '../core/outbox.messages';
 export const TRANSPORT_WARM_UP_WAIT_MS = 5_000;
 
 interface WarmUpLogger {
-  warn(message: string): void;
+  log(message: string): void;
 }
 
 /**
  * Connects each transport and readies the destinations the application declares on it (see
  * `OutboxTransport.connect`), all at once, so that the relay's first batch goes out as soon as
- * it is claimed. Waits at most `waitMs`; never fails the start.
+ * it is claimed. Waits at most `waitMs`; never fails the start: what is not ready is logged.
  */
 export async function warmUpTransports(
   transports: Map<string, OutboxTransport>,
@@ -35,7 +35,9 @@ export async function warmUpTransports(
       );
       const why = await Promise.race([connecting, late]);
       clearTimeout(timer);
-      if (why !== undefined) logger.warn(transportNotReadyAtStart(label, why));
+      // Not a warning: a receiver that comes up after this app (a TCP consumer) is normal, and a
+      // publish that fails is recorded, retried and logged as every failed publish is.
+      if (why !== undefined) logger.log(transportNotReadyAtStart(label, why));
     }),
   );
 }
