@@ -82,8 +82,11 @@ build_kafka_mock_bundled() {
     cp "$cache/librdkafka.so.1" "$(dirname "$KAFKA_BIN")/librdkafka.so.1"
     cp "$cache/kafka-mock" "$KAFKA_BIN.tmp" && mv -f "$KAFKA_BIN.tmp" "$KAFKA_BIN"
   fi
-  ldd "$KAFKA_BIN" | grep -q "librdkafka.so.1 => $(dirname "$KAFKA_BIN")/librdkafka.so.1" ||
-    die "kafka: $KAFKA_BIN does not load its own librdkafka.so.1: $(ldd "$KAFKA_BIN" | grep librdkafka)"
+  # ldd's output read whole first: `ldd | grep -q` under pipefail fails when grep stops reading early (ldd gets SIGPIPE).
+  local linked
+  linked="$(ldd "$KAFKA_BIN")"
+  [[ "$linked" == *"librdkafka.so.1 => $(dirname "$KAFKA_BIN")/librdkafka.so.1"* ]] ||
+    die "kafka: $KAFKA_BIN does not load its own librdkafka.so.1: $(grep librdkafka <<<"$linked")"
 }
 
 up_kafka() {
