@@ -72,3 +72,57 @@ export function relayBench(): { now: number; store: InMemoryOutboxStore; transpo
   });
   return bench;
 }
+
+/** Holds every publish until the test lets it go, so that the test sees what is in flight at once. */
+export class GatedTransport implements OutboxTransport {
+  readonly name = 'gated';
+  readonly delivered: string[] = [];
+  readonly waiting = new Map<string, () => void>();
+  /** Ids whose publish never answers (a broker that hangs on them). */
+  readonly hanging = new Set<string>();
+  mostAtOnce = 0;
+
+  publish(outgoing: OutgoingMessage): Promise<void> {
+    const id = outgoing.envelope.id;
+    if (this.hanging.has(id)) return new Promise(() => undefined);
+    return new Promise((resolve) => {
+      this.waiting.set(id, () => {
+        this.waiting.delete(id);
+        this.delivered.push(id);
+        resolve();
+      });
+      this.mostAtOnce = Math.max(this.mostAtOnce, this.waiting.size);
+    });
+  }
+
+  releaseAll(): void {
+    [...this.waiting.values()].forEach((release) => release());
+  }
+}
+
+/** Lets promises and timers of the relay run until `done` holds; fails after a 5 s deadline (a loaded machine delays timers). */
+export async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (!done()) throw new Error(`still waiting for: ${what}`);
+}
+
+/**
+ * Lets the transport's publishes go one at a time, the newest first (the order in which a broker
+ * might answer), until `total` were delivered. Returns whether two publishes of one key were ever
+ * outstanding together (which would let a broker reorder them).
+ */
+export async function letGoNewestFirst(transport: GatedTransport, total: number, keyOf: ReadonlyMap<string, string>, between: () => Promise<void>): Promise<boolean> {
+  let heldTwoOfOneKey = false;
+  while (transport.delivered.length < total) {
+    await until('a publish to let go', () => transport.waiting.size > 0);
+    const outstanding = [...transport.waiting.keys()].map((id) => keyOf.get(id));
+    heldTwoOfOneKey ||= new Set(outstanding).size < outstanding.length;
+    [...transport.waiting.values()].at(-1)!();
+    await between();
+  }
+  return heldTwoOfOneKey;
+}

@@ -1,8 +1,8 @@
 import { InMemoryOutboxStore } from './in-memory-outbox.store';
-import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
+import type { ClaimedMessage } from './outbox-message';
 import type { ClaimRequest, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
-import { message, RecordingTransport, relay } from './outbox-relay.fixtures';
+import { GatedTransport, letGoNewestFirst, message, RecordingTransport, relay, until } from './outbox-relay.fixtures';
 import { RoundTurns } from './round-turns';
 
 /**
@@ -38,48 +38,22 @@ class SlowClaims {
   }
 }
 
-/** Holds every publish until the test lets it go. */
-class HeldTransport implements OutboxTransport {
-  readonly name = 'held';
-  readonly delivered: string[] = [];
-  readonly waiting = new Map<string, () => void>();
-
-  publish(outgoing: OutgoingMessage): Promise<void> {
-    const id = outgoing.envelope.id;
-    return new Promise((resolve) =>
-      this.waiting.set(id, () => {
-        this.waiting.delete(id);
-        this.delivered.push(id);
-        resolve();
-      }),
-    );
-  }
-}
 
 async function turns(count: number): Promise<void> {
   for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Lets the relay run until `done` holds; fails after a 5 s deadline (a loaded machine delays timers). */
-async function until(what: string, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
-    if (done()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  if (!done()) throw new Error(`still waiting for: ${what}`);
-}
 
 describe('OutboxRelay with overlapping claims', () => {
   let store: InMemoryOutboxStore;
   let claims: SlowClaims;
-  let transport: HeldTransport;
+  let transport: GatedTransport;
   const leaseTokens = () => new Set(store.rows.filter((row) => row.status === 'pending' && row.leaseToken).map((row) => row.leaseToken));
 
   beforeEach(() => {
     store = new InMemoryOutboxStore(() => 1_000_000);
     claims = new SlowClaims(store);
-    transport = new HeldTransport();
+    transport = new GatedTransport();
   });
 
   it('starts the next claims while an earlier claim is still running, once a full batch shows a backlog', async () => {
@@ -126,15 +100,7 @@ describe('OutboxRelay with overlapping claims', () => {
     claims.autoAnswerAfter = (call) => 1 + ((call * 7) % 4);
     const drained = relay(store, transport, { batchSize: 4, maxBatchesInFlight: 3 }).trigger();
 
-    let heldTwoOfOneKey = false;
-    while (transport.delivered.length < written.length) {
-      await until('a publish to let go', () => transport.waiting.size > 0);
-      const outstanding = [...transport.waiting.keys()].map((id) => keyOf.get(id));
-      heldTwoOfOneKey ||= new Set(outstanding).size < outstanding.length;
-      // Newest first, the order in which a broker might answer.
-      [...transport.waiting.values()].at(-1)!();
-      await turns(2);
-    }
+    const heldTwoOfOneKey = await letGoNewestFirst(transport, written.length, keyOf, () => turns(2));
     await drained;
     expect(claims.mostAtOnce).toBeGreaterThan(1);
     expect(heldTwoOfOneKey).toBe(false);

@@ -1,38 +1,12 @@
 import { InMemoryOutboxStore } from './in-memory-outbox.store';
-import type { NewOutboxMessage, OutgoingMessage } from './outbox-message';
+import type { NewOutboxMessage } from './outbox-message';
 import { OutboxRelay } from './outbox-relay';
 import type { OutboxTransport } from './outbox-transport.port';
 import { RetryPolicy } from './retry-policy';
+import { GatedTransport, letGoNewestFirst, until } from './outbox-relay.fixtures';
 import { contractMessage } from '../testing/contracts/contract-messages';
 
 const message = (aggregateId: string): NewOutboxMessage => contractMessage({ aggregateId });
-
-/** Holds every publish until the test lets it go, so that the test sees what is in flight at once. */
-class GatedTransport implements OutboxTransport {
-  readonly name = 'gated';
-  readonly delivered: string[] = [];
-  readonly waiting = new Map<string, () => void>();
-  /** Ids whose publish never answers (a broker that hangs on them). */
-  readonly hanging = new Set<string>();
-  mostAtOnce = 0;
-
-  publish(outgoing: OutgoingMessage): Promise<void> {
-    const id = outgoing.envelope.id;
-    if (this.hanging.has(id)) return new Promise(() => undefined);
-    return new Promise((resolve) => {
-      this.waiting.set(id, () => {
-        this.waiting.delete(id);
-        this.delivered.push(id);
-        resolve();
-      });
-      this.mostAtOnce = Math.max(this.mostAtOnce, this.waiting.size);
-    });
-  }
-
-  releaseAll(): void {
-    [...this.waiting.values()].forEach((release) => release());
-  }
-}
 
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -50,15 +24,6 @@ function pipelinedRelay(store: InMemoryOutboxStore, transport: OutboxTransport, 
   });
 }
 
-/** Lets promises and timers of the relay run until `done` holds; fails after a 5 s deadline (a loaded machine delays timers). */
-async function until(what: string, done: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
-    if (done()) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  if (!done()) throw new Error(`still waiting for: ${what}`);
-}
 
 describe('OutboxRelay with several batches in flight', () => {
   let store: InMemoryOutboxStore;
@@ -96,15 +61,7 @@ describe('OutboxRelay with several batches in flight', () => {
     const keyOf = new Map(written.map((row) => [row.id, row.aggregateId]));
     const drained = pipelinedRelay(store, transport, 3, 5).trigger();
 
-    let heldTwoOfOneKey = false;
-    while (transport.delivered.length < written.length) {
-      await until('a publish to let go', () => transport.waiting.size > 0);
-      const outstanding = [...transport.waiting.keys()].map((id) => keyOf.get(id));
-      heldTwoOfOneKey ||= new Set(outstanding).size < outstanding.length;
-      // Let go of the newest first, the order in which a broker might answer.
-      [...transport.waiting.values()].at(-1)!();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    const heldTwoOfOneKey = await letGoNewestFirst(transport, written.length, keyOf, () => new Promise((resolve) => setImmediate(resolve)));
     await drained;
     expect(heldTwoOfOneKey).toBe(false);
     for (const key of keys) {
