@@ -42,6 +42,9 @@ describe.each(['postgres', 'mariadb'] as const)('One commit order per aggregate 
     const firstDone = harness.dataSource
       .transaction(async (manager) => {
         await first(manager, parcel);
+        // On PostgreSQL the outbox's INSERT waits to go out with the next statement (the COMMIT, usually):
+        // one sent now makes it run, so that the first writer holds the aggregate's lock while it waits.
+        await manager.query('SELECT 1');
         firstWrote();
         await firstMayCommit;
       })

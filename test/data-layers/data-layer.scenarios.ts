@@ -145,9 +145,16 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
       expect(await rowsOf(id)).toEqual([]);
     });
 
+    // On PostgreSQL the INSERT of `add` may wait to go out with the transaction's next statement (its
+    // COMMIT, usually): a statement sent after it makes it run now, and take the aggregate's lock.
+    const addAndSend = async (tx: OutboxDataLayerTransaction | EntityManager, message: OutboxMessageInput) => {
+      await harness.publisher.add(tx as OutboxDataLayerTransaction, message);
+      await toSqlTransaction(tx).query('SELECT 1', []);
+    };
+
     it("holds the aggregate's lock until it commits: a TypeORM add of the same aggregate waits, and comes after", async () => {
       const id = `inv-${randomUUID()}`;
-      const first = await holdTransaction(layer.inTransaction, (tx) => harness.publisher.add(tx, event(id, 'first')));
+      const first = await holdTransaction(layer.inTransaction, (tx) => addAndSend(tx, event(id, 'first')));
       let connection = 0;
       const second = harness.dataSource
         .transaction(async (manager) => {
@@ -246,7 +253,7 @@ export function describeDataLayer(subject: DataLayerSubject, database: ScenarioD
     });
 
     const typeOrmHolding = (id: string) =>
-      holdTransaction<EntityManager>((work) => harness.dataSource.transaction(work), (manager) => harness.publisher.add(manager, event(id, 'first')));
+      holdTransaction<EntityManager>((work) => harness.dataSource.transaction(work), (manager) => addAndSend(manager, event(id, 'first')));
 
     it("waits for a TypeORM transaction holding the aggregate's lock, and comes after it", async () => {
       const id = `inv-${randomUUID()}`;

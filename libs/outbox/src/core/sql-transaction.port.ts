@@ -25,6 +25,14 @@ export interface SqlTransaction {
    */
   execute(sql: string, params: readonly unknown[]): Promise<number | void>;
   /**
+   * Optional: holds back a statement whose rows and count are not needed, to be sent with the
+   * transaction's COMMIT in one network write, so that it costs no round trip of its own; a failure
+   * of it fails the COMMIT, and nothing commits. Returns false when it cannot (the caller then
+   * executes it). node-postgres' client can (see adapters/pg/commit-carrier.ts); absent, every
+   * statement runs when written.
+   */
+  executeWithCommit?(sql: string, params: readonly unknown[]): boolean;
+  /**
    * PostgreSQL: what the transaction knows of the relay's wake-up notification. Given, an INSERT
    * carries it only while `needed()` says so; absent (the default), every INSERT carries it, which
    * PostgreSQL folds into one per transaction at commit but which costs each INSERT a CTE.

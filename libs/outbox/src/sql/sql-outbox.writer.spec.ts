@@ -101,6 +101,30 @@ describe('SqlOutboxWriter', () => {
     expect(told).toEqual([{ delayMs: 1_500, statements: 1 }]);
   });
 
+  it('hands the statements to the COMMIT where the transaction can carry them, and runs them where it cannot', async () => {
+    const carried: string[] = [];
+    let canCarry = true;
+    const tx = { ...recordingTransaction('postgres'), executeWithCommit: (sql: string) => canCarry && carried.push(sql) > 0 };
+    const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { wal: { prefix: 'outbox_slot', write: 'message' } });
+    await wal.add(tx, [message('a'), message('b', { delayMs: 60_000 })]);
+    // Without onDelayed nothing waits for the delayed row's INSERT to have run: both go with the COMMIT.
+    expect(carried.map((sql) => sql.slice(0, 30))).toEqual([expect.stringMatching(/^WITH /), 'SELECT pg_logical_emit_message']);
+    expect(tx.statements).toEqual([]);
+    canCarry = false;
+    await wal.add(tx, message('c'));
+    expect(tx.statements.map((statement) => statement.sql)).toEqual(['SELECT pg_logical_emit_message(true, $1, $2)']);
+  });
+
+  it('runs a delayed row’s INSERT at once when its wake-up counts from it', async () => {
+    const carried: string[] = [];
+    const tx = { ...recordingTransaction('postgres'), executeWithCommit: (sql: string) => carried.push(sql) > 0 };
+    const delayed = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { onDelayed: () => undefined });
+    await delayed.add(tx, message('a', { delayMs: 1_500 }));
+    await delayed.add(tx, message('b'));
+    expect(tx.statements).toHaveLength(1);
+    expect(carried).toHaveLength(1);
+  });
+
   it('writes rows on SQLite and MariaDB in the WAL mode: the stream is PostgreSQL’s', async () => {
     const tx = recordingTransaction('sqlite');
     const wal = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing' }), 'outbox_messages', { wal: { prefix: 'outbox_slot', write: 'row' } });

@@ -89,7 +89,7 @@ export class SqlOutboxWriter {
     // them in position order, which the locks make commit order.
     if (wal.write === 'row' || wal.messagesDecoded?.() === false) return this.insert(transaction, dialect, streamed, keys, true);
     // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
-    await transaction.execute(WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
+    await executeSoonest(transaction, WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
   }
 
   private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[], streamOwned = false): Promise<void> {
@@ -106,7 +106,9 @@ export class SqlOutboxWriter {
       const notify = !streamOwned && (notifications?.needed() ?? true);
       const lockKeys = dialect.locksInInsert && start === 0 ? keys : undefined;
       const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys, streamOwned });
-      await transaction.execute(sql, params);
+      // A delayed row's wake-up counts from its INSERT having run: it is not held for the COMMIT.
+      if (onDelayed && messages.some((message) => message.delayMs !== undefined)) await transaction.execute(sql, params);
+      else await executeSoonest(transaction, sql, params);
       if (notify) notifications?.sent();
     }
     if (onDelayed) for (const delayMs of new Set(messages.flatMap((message) => (message.delayMs === undefined ? [] : [message.delayMs])))) onDelayed(delayMs);
@@ -131,4 +133,10 @@ export class SqlOutboxWriter {
         return new MariaDbOutboxDialect(OutboxTable.on('mariadb', this.table));
     }
   }
+}
+
+/** With the COMMIT where the data layer can carry it there (one round trip fewer per save), else now. */
+async function executeSoonest(transaction: SqlTransaction, sql: string, params: unknown[]): Promise<void> {
+  if (transaction.executeWithCommit?.(sql, params)) return;
+  await transaction.execute(sql, params);
 }

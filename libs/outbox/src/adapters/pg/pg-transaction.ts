@@ -1,6 +1,7 @@
 import { OutboxWriteError } from '../../core/outbox.errors';
 import { notInTransaction } from '../../sql/sql-outbox.messages';
 import type { SqlTransaction } from '../../core/sql-transaction.port';
+import { carryToCommit } from './commit-carrier';
 
 /** The part of a node-postgres `Client` / `PoolClient` used here (`getTransactionStatus` since pg 8.21). */
 export interface PgClientLike {
@@ -32,5 +33,6 @@ export function pgTransaction(client: PgClientLike): SqlTransaction {
     owner: client,
     query: async (sql, params) => (await client.query(sql, [...params])).rows,
     execute: async (sql, params) => void (await client.query(sql, [...params])),
+    executeWithCommit: (sql, params) => carryToCommit(client, { text: sql, values: params }),
   };
 }

@@ -4,6 +4,8 @@ import { addOutsideTransaction } from '../../core/outbox.messages';
 import type { SqlTransaction } from '../../core/sql-transaction.port';
 import type { DataLayerAdapter, DataLayerOptions } from '../data-layer.port';
 import { runNamed } from './prepared-statements';
+import { preparedStatementName } from '../../sql/prepared-statement-name';
+import { carryToCommit } from '../pg/commit-carrier';
 import { sqlDialectOf } from './typeorm-dialect';
 
 // By shape rather than instanceof: an app may load its own copy of typeorm.
@@ -39,6 +41,18 @@ export function typeOrmTransaction(manager: EntityManager, { preparedStatements,
       const affected = (result as { affectedRows?: unknown } | undefined)?.affectedRows;
       return typeof affected === 'number' ? affected : undefined;
     },
+    // PostgreSQL through node-postgres: the statement goes out with the COMMIT (see adapters/pg/commit-carrier.ts).
+    executeWithCommit:
+      dialect === 'postgres'
+        ? (sql, params) => {
+            const client = (queryRunner as { databaseConnection?: object }).databaseConnection;
+            const name = prepared ? preparedStatementName(sql) : undefined;
+            if (!client || !carryToCommit(client, { text: sql, values: params, name })) return false;
+            queryRunner.connection.logger.logQuery(sql, [...params], queryRunner);
+            followed?.wrote(queryRunner);
+            return true;
+          }
+        : undefined,
     notifications: followed && { needed: () => followed.needsNotification(queryRunner), sent: () => followed.notified(queryRunner) },
   };
 }
