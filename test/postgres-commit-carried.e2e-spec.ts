@@ -33,6 +33,11 @@ describe('Statements carried to the COMMIT, on PostgreSQL', () => {
 
   beforeEach(() => client.query('TRUNCATE notes'));
 
+  // A failed test leaves no transaction open for the next one.
+  afterEach(async () => {
+    if (client.getTransactionStatus() !== 'I') await client.query('ROLLBACK');
+  });
+
   const note = (id: number, body: string) => ({ text: 'INSERT INTO notes (id, body) VALUES ($1, $2)', values: [id, body] });
   const bodies = async () => (await other.query('SELECT body FROM notes ORDER BY id')).rows.map((row) => row.body);
 
@@ -54,7 +59,8 @@ describe('Statements carried to the COMMIT, on PostgreSQL', () => {
     await client.query(note(1, 'sent at once'));
     expect(carryToCommit(client, note(2, 'refused'))).toBe(true);
     await expect(client.query('COMMIT')).rejects.toThrow(/notes_body_check.*outbox statement.*INSERT INTO notes/s);
-    expect(client.getTransactionStatus()).toBe('E');
+    // The COMMIT did not run: the transaction is still open, and aborted.
+    await expect(client.query('SELECT 1')).rejects.toThrow(/current transaction is aborted/);
     await client.query('ROLLBACK');
     expect(await bodies()).toEqual([]);
     // The client goes on as usual.
@@ -151,5 +157,23 @@ describe('The outbox INSERT carried to the COMMIT, through TypeORM', () => {
     }
     const rows = (await harness.rows()).filter((row) => row.aggregateId === parcel.id && row.eventType === 'parcels.parcel-noted');
     expect(rows.map((row) => JSON.parse(row.payload).label)).toEqual(['written second, committed first', 'written first, committed second']);
+  });
+
+  it('with prepared statements, carries every save after the first on a connection (which prepares the INSERT)', async () => {
+    const prepared = await createOutboxHarness('postgres', { relay: false });
+    try {
+      const carried: number[] = [];
+      for (let save = 0; save < 20; save++) {
+        await prepared.dataSource.transaction(async (manager) => {
+          await manager.save(Parcel.register(`prepared ${save}`, 10));
+          carried.push(carriedStatementsOn((manager.queryRunner as unknown as { databaseConnection: object }).databaseConnection).length);
+        });
+      }
+      // The pool hands the idle connection back: one save prepares the statement, the others bind it with the COMMIT.
+      expect(carried.filter((count) => count === 1).length).toBeGreaterThanOrEqual(18);
+      expect((await prepared.rows()).length).toBe(20);
+    } finally {
+      await prepared.close();
+    }
   });
 });
