@@ -28,7 +28,8 @@ interface Variant {
  * saved with `dataSource.transaction((m) => m.save(parcel))` on Nest contexts with OutboxModule
  * (write-only instance: `relay: false`, other options default), with it and `notifications: false`
  * (to show what the commit-time NOTIFY costs), with it and `preparedStatements: false` (to show what the
- * named INSERT saves), with it in the WAL mode (`delivery: 'wal'`, `wal.write: 'message'`: the event
+ * named INSERT saves), with it and `writeWithCommit: false` (to show what sending the INSERT with the
+ * COMMIT saves), with it in the WAL mode (`delivery: 'wal'`, `wal.write: 'message'`: the event
  * written as a logical decoding message, no row; `wal.write: 'row'`, the default: a row the stream
  * owns, inserted without a NOTIFY), and without it, each on a schema of its own.
  * Variants alternate in blocks so that load from elsewhere on the machine hits all alike.
@@ -39,6 +40,7 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
   const withSchema = await privateSchema(services.postgresUrl, 'bench_p2_outbox');
   const quietSchema = await privateSchema(services.postgresUrl, 'bench_p2_nonotify');
   const unnamedSchema = await privateSchema(services.postgresUrl, 'bench_p2_unnamed');
+  const apartSchema = await privateSchema(services.postgresUrl, 'bench_p2_apart');
   const walSchema = await privateSchema(services.postgresUrl, 'bench_p2_wal');
   const walRowSchema = await privateSchema(services.postgresUrl, 'bench_p2_walrow');
   const withoutSchema = await privateSchema(services.postgresUrl, 'bench_p2_plain');
@@ -54,6 +56,12 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     schema: unnamedSchema.schema,
     migrate: true,
     outbox: { relay: false, resolveTopic: () => topic, preparedStatements: false },
+  });
+  const apartApp = await startBenchApp({
+    postgresUrl: services.postgresUrl,
+    schema: apartSchema.schema,
+    migrate: true,
+    outbox: { relay: false, resolveTopic: () => topic, writeWithCommit: false },
   });
   // Write-only like the others: the slot is created at init and holds what is written until it is dropped below.
   const slotName = `${walSchema.schema}_slot`;
@@ -74,10 +82,11 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
   const outbox: Variant = { name: 'with the outbox module', dataSource: withApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const quiet: Variant = { name: 'with it, notifications off', dataSource: quietApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const unnamed: Variant = { name: 'with it, INSERT unnamed', dataSource: unnamedApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
+  const apart: Variant = { name: 'with it, INSERT before the COMMIT', dataSource: apartApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const wal: Variant = { name: 'with it, WAL mode (message)', dataSource: walApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const walRow: Variant = { name: 'with it, WAL mode (row)', dataSource: walRowApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
   const plain: Variant = { name: 'without it', dataSource: withoutApp.dataSource, latencies: [], concurrentLatencies: [], saves: 0, seconds: 0, writerCpuMs: 0, serverCpuMs: 0 };
-  const variants = [outbox, quiet, unnamed, wal, walRow, plain];
+  const variants = [outbox, quiet, unnamed, apart, wal, walRow, plain];
   let rowsWritten = 0;
   let savesWithOutbox = 0;
   let walRows = 0;
@@ -136,9 +145,9 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
     walRowSaves = Number((await walRow.dataSource.query(`SELECT count(*) AS n FROM bench_parcels`))[0].n);
   } finally {
     await waits?.close();
-    for (const app of [withApp, quietApp, unnamedApp, walApp, walRowApp, withoutApp]) await app.app.close();
+    for (const app of [withApp, quietApp, unnamedApp, apartApp, walApp, walRowApp, withoutApp]) await app.app.close();
     await withClient(services.postgresUrl, (client) => dropWalSlot(async (sql, params) => (await client.query(sql, params)).rows, { slotName, publicationName: slotName }));
-    for (const schema of [withSchema, quietSchema, unnamedSchema, walSchema, walRowSchema, withoutSchema]) await schema.drop();
+    for (const schema of [withSchema, quietSchema, unnamedSchema, apartSchema, walSchema, walRowSchema, withoutSchema]) await schema.drop();
   }
   if (rowsWritten !== savesWithOutbox) throw new Error(`the outbox holds ${rowsWritten} rows for ${savesWithOutbox} saved parcels`);
   // In the WAL mode an undelayed event is a logical message, never a row.
@@ -149,6 +158,8 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
   const b = distribution(plain.latencies);
   const c = distribution(quiet.latencies);
   const d = distribution(unnamed.latencies);
+  const e = distribution(apart.latencies);
+  const throughputApart = apart.saves / apart.seconds;
   const w = distribution(wal.latencies);
   const r = distribution(walRow.latencies);
   const throughputWalRow = walRow.saves / walRow.seconds;
@@ -172,12 +183,14 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
           ['with OutboxModule (`relay: false`, defaults otherwise)', fmt(a.p50, 2), fmt(a.p99, 2), fmt(a.max, 2), fmt(throughputWith), fmt(concurrentP50(outbox), 2), ...cpu(outbox)],
           ['with OutboxModule, `notifications: false` (for reference)', fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.max, 2), fmt(throughputQuiet), fmt(concurrentP50(quiet), 2), ...cpu(quiet)],
           ['with OutboxModule, `preparedStatements: false` (for reference)', fmt(d.p50, 2), fmt(d.p99, 2), fmt(d.max, 2), fmt(throughputUnnamed), fmt(concurrentP50(unnamed), 2), ...cpu(unnamed)],
+          ['with OutboxModule, `writeWithCommit: false` (for reference: the INSERT its own round trip)', fmt(e.p50, 2), fmt(e.p99, 2), fmt(e.max, 2), fmt(throughputApart), fmt(concurrentP50(apart), 2), ...cpu(apart)],
           ["with OutboxModule, `delivery: 'wal'`, `wal.write: 'message'` (a logical message, no row)", fmt(w.p50, 2), fmt(w.p99, 2), fmt(w.max, 2), fmt(throughputWal), fmt(concurrentP50(wal), 2), ...cpu(wal)],
           ["with OutboxModule, `delivery: 'wal'`, `wal.write: 'row'` (the default: a stream-owned row)", fmt(r.p50, 2), fmt(r.p99, 2), fmt(r.max, 2), fmt(throughputWalRow), fmt(concurrentP50(walRow), 2), ...cpu(walRow)],
           ['without the outbox module', fmt(b.p50, 2), fmt(b.p99, 2), fmt(b.max, 2), fmt(throughputWithout), fmt(concurrentP50(plain), 2), ...cpu(plain)],
           ['ratio with (defaults) / without', fmtRatio(latencyRatio), fmtRatio(a.p99 / b.p99), '', `${fmtRatio(throughputWith / throughputWithout)} (cost ${fmtRatio(throughputRatio)})`, fmtRatio(concurrentP50(outbox) / concurrentP50(plain)), '', ''],
           ['ratio with (`notifications: false`) / without', fmtRatio(c.p50 / b.p50), fmtRatio(c.p99 / b.p99), '', `${fmtRatio(throughputQuiet / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputQuiet)})`, fmtRatio(concurrentP50(quiet) / concurrentP50(plain)), '', ''],
           ['ratio with (`preparedStatements: false`) / without', fmtRatio(d.p50 / b.p50), fmtRatio(d.p99 / b.p99), '', `${fmtRatio(throughputUnnamed / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputUnnamed)})`, fmtRatio(concurrentP50(unnamed) / concurrentP50(plain)), '', ''],
+          ['ratio with (`writeWithCommit: false`) / without', fmtRatio(e.p50 / b.p50), fmtRatio(e.p99 / b.p99), '', `${fmtRatio(throughputApart / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputApart)})`, fmtRatio(concurrentP50(apart) / concurrentP50(plain)), '', ''],
           ["ratio WAL mode (message) / without", fmtRatio(w.p50 / b.p50), fmtRatio(w.p99 / b.p99), '', `${fmtRatio(throughputWal / throughputWithout)} (cost ${fmtRatio(walThroughputCost)})`, fmtRatio(walConcurrentRatio), '', ''],
           ["ratio WAL mode (row) / without", fmtRatio(r.p50 / b.p50), fmtRatio(r.p99 / b.p99), '', `${fmtRatio(throughputWalRow / throughputWithout)} (cost ${fmtRatio(throughputWithout / throughputWalRow)})`, fmtRatio(concurrentP50(walRow) / concurrentP50(plain)), '', ''],
         ],
@@ -185,7 +198,7 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
       '',
       `${a.count} sequential saves per variant in alternating blocks of ${BLOCK} (after ${BLOCK} warm-up saves each), then ${WRITERS} concurrent writers ` +
         `for 2 × ${fmt(sizes.concurrentSeconds / 2)} s per variant, alternating. All contexts use a pool of 10 connections and their own schema. ` +
-        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction; with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`, and with \`preparedStatements\` on (the default) it is a named statement, parsed and planned once per connection. ` +
+        `The outbox wrote ${fmt(rowsWritten, 0)} rows for ${fmt(savesWithOutbox, 0)} saves. Each save with the outbox is one more INSERT in the same transaction, sent with the COMMIT in one network write (\`writeWithCommit\`, the default; the reference variant sends it on its own, a round trip before the COMMIT); with \`notifications\` on (the default) that INSERT also carries the \`pg_notify\`, and with \`preparedStatements\` on (the default) it is a named statement, parsed and planned once per connection. ` +
         `In the WAL mode with \`wal.write: 'message'\` the save instead calls \`pg_logical_emit_message(true, …)\` in the same transaction (its slot created at init, nothing streaming it; it wrote ${walRows} outbox rows for ${fmt(walSaves, 0)} saves); ` +
         `with \`wal.write: 'row'\` it inserts a row leased to the stream, with the aggregate's lock and no NOTIFY (${fmt(walRowRows, 0)} rows for ${fmt(walRowSaves, 0)} saves; the stream's delete of them after the broker's acknowledgement is P1's). ` +
         `What the busy backends were doing during the 8-writer phase (pg_stat_activity sampled every ${WaitSampler.EVERY_MS} ms, share of samples): ` +
@@ -231,6 +244,11 @@ export async function p2WritePath(context: BenchContext): Promise<Section> {
         bench: 'P2',
         figure: 'same two with `notifications: false` (reference)',
         value: `latency ${fmtRatio(c.p50 / b.p50)}, throughput cost ${fmtRatio(throughputWithout / throughputQuiet)}`,
+      },
+      {
+        bench: 'P2',
+        figure: 'same two with `writeWithCommit: false` (reference: the INSERT its own round trip)',
+        value: `latency ${fmtRatio(e.p50 / b.p50)}, throughput cost ${fmtRatio(throughputWithout / throughputApart)}`,
       },
       {
         bench: 'P2',

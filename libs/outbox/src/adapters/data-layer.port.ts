@@ -21,6 +21,11 @@ export interface DataLayerOptions {
    * (TypeORM), parsed and planned once per connection. The module's `preparedStatements` option.
    */
   readonly preparedStatements: boolean;
+  /**
+   * PostgreSQL through node-postgres: send the outbox's statement with the transaction's COMMIT
+   * (adapters/pg/commit-carrier.ts). The module's `writeWithCommit` option. Default: true.
+   */
+  readonly writeWithCommit?: boolean;
   /** The transactions the module follows from start to end, where it can (TypeORM's subscriber feeds them). */
   readonly followed?: FollowedTransactions;
 }

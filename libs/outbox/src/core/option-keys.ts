@@ -9,7 +9,7 @@ import { notAnOptionsObject, unknownOption } from './outbox.messages';
 export const OUTBOX_OPTION_KEYS = {
   '': [
     // settings (core/outbox-settings.ts)
-    'relay', 'notifications', 'preparedStatements', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
+    'relay', 'notifications', 'preparedStatements', 'writeWithCommit', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
     'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope', 'partitioning',
     // observability (core/observe/observability.options.ts, observability/)

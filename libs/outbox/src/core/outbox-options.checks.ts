@@ -8,6 +8,7 @@ export function validateSettings(settings: ResolvedOutboxSettings): void {
   if (typeof settings.relay !== 'boolean') failOption('relay', 'true or false', settings.relay);
   if (typeof settings.notifications !== 'boolean') failOption('notifications', 'true or false', settings.notifications);
   if (typeof settings.preparedStatements !== 'boolean') failOption('preparedStatements', 'true or false', settings.preparedStatements);
+  if (typeof settings.writeWithCommit !== 'boolean') failOption('writeWithCommit', 'true or false', settings.writeWithCommit);
   bounded('pollIntervalMs', settings.pollIntervalMs, 1, LIMITS.pollIntervalMs);
   bounded('batchSize', settings.batchSize, 1, LIMITS.batchSize);
   bounded('maxBatchesInFlight', settings.maxBatchesInFlight, 1, LIMITS.maxBatchesInFlight);

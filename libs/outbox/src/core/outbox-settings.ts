@@ -69,6 +69,14 @@ export interface OutboxSettings {
    * `max_prepared_statements`). Ignored elsewhere. Default `true`.
    */
   preparedStatements?: boolean;
+  /**
+   * PostgreSQL through node-postgres (TypeORM's `postgres` driver, a `pg` client): the outbox's
+   * statement goes out with the transaction's COMMIT, in one network write, so that a save costs no
+   * round trip of its own; when it fails, the commit fails with its error and nothing commits.
+   * `false`: it runs when the save writes it, and its failure fails the save. Ignored elsewhere.
+   * Default `true`.
+   */
+  writeWithCommit?: boolean;
   /** Rows claimed and published per round. Default `100`. */
   batchSize?: number;
   /**

@@ -44,7 +44,7 @@ export const outboxTransactionOfProvider: Provider = {
   provide: OUTBOX_TRANSACTION_OF,
   inject: [OUTBOX_SETTINGS, OUTBOX_TRACKER],
   useFactory: (settings: ResolvedOutboxSettings, tracker: OutboxTransactionTracker): SqlTransactionOf => {
-    const options: DataLayerOptions = { preparedStatements: settings.preparedStatements, followed: tracker };
+    const options: DataLayerOptions = { preparedStatements: settings.preparedStatements, writeWithCommit: settings.writeWithCommit, followed: tracker };
     return (transaction) => toSqlTransaction(transaction, options);
   },
 };

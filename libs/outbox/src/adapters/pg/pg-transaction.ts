@@ -2,6 +2,7 @@ import { OutboxWriteError } from '../../core/outbox.errors';
 import { notInTransaction } from '../../sql/sql-outbox.messages';
 import type { SqlTransaction } from '../../core/sql-transaction.port';
 import { carryToCommit } from './commit-carrier';
+import type { DataLayerOptions } from '../data-layer.port';
 
 /** The part of a node-postgres `Client` / `PoolClient` used here (`getTransactionStatus` since pg 8.21). */
 export interface PgClientLike {
@@ -21,7 +22,7 @@ export function isPgPool(value: object): boolean {
 }
 
 /** A node-postgres client after `BEGIN`: the status the server reported with its last reply says so. */
-export function pgTransaction(client: PgClientLike): SqlTransaction {
+export function pgTransaction(client: PgClientLike, { writeWithCommit = true }: Pick<DataLayerOptions, 'writeWithCommit'> = {}): SqlTransaction {
   // 'T' in a transaction, 'E' in a failed one (whose statements the server refuses, loudly); 'I' idle, null not connected.
   const status = client.getTransactionStatus();
   if (status !== 'T' && status !== 'E') {
@@ -33,6 +34,6 @@ export function pgTransaction(client: PgClientLike): SqlTransaction {
     owner: client,
     query: async (sql, params) => (await client.query(sql, [...params])).rows,
     execute: async (sql, params) => void (await client.query(sql, [...params])),
-    executeWithCommit: (sql, params) => carryToCommit(client, { text: sql, values: params }),
+    executeWithCommit: writeWithCommit ? (sql, params) => carryToCommit(client, { text: sql, values: params }) : undefined,
   };
 }

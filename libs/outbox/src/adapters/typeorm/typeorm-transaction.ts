@@ -21,7 +21,7 @@ export function isEntityManager(value: unknown): value is EntityManager {
  * With `followed` (the module's subscriber feeds it) the transaction notifies the relays once rather
  * than with every INSERT, and its commit wakes this instance's relay.
  */
-export function typeOrmTransaction(manager: EntityManager, { preparedStatements, followed }: DataLayerOptions): SqlTransaction {
+export function typeOrmTransaction(manager: EntityManager, { preparedStatements, writeWithCommit = true, followed }: DataLayerOptions): SqlTransaction {
   const queryRunner = manager.queryRunner;
   if (!queryRunner?.isTransactionActive) throw new OutboxWriteError(addOutsideTransaction());
   const dialect = sqlDialectOf(manager.connection.options.type);
@@ -43,7 +43,7 @@ export function typeOrmTransaction(manager: EntityManager, { preparedStatements,
     },
     // PostgreSQL through node-postgres: the statement goes out with the COMMIT (see adapters/pg/commit-carrier.ts).
     executeWithCommit:
-      dialect === 'postgres'
+      dialect === 'postgres' && writeWithCommit
         ? (sql, params) => {
             const client = (queryRunner as { databaseConnection?: object }).databaseConnection;
             const name = prepared ? preparedStatementName(sql) : undefined;
