@@ -72,7 +72,7 @@ export async function p1StartDrains(context: BenchContext, backlog: Backlog): Pr
     `P1's start: ${fmt(backlog.count, 0)} events pending (the P1 backlog's shape) when a relaying Nest app (\`ClientKafka\` or \`ConfluentKafkaTransport\`, \`acks: -1\`, module defaults) is created; ms from \`NestFactory.createApplicationContext\` until the last is acknowledged (no pending row; the WAL slot confirmed past the last commit), median of ${rounds} rounds, the variants taking turns. ` +
       '"After the app is up" is the same drain less the app\'s start: the WAL stream starts at bootstrap whatever `relayStart` says, so that column stands for its warm drain (it began during the start, so it flatters it a little). ' +
       '"Readied at bootstrap": before the relay\'s first claim the module connects each transport and fetches the metadata of the topics the app declares (here `defaultTopic`); "before" starts the app as the library did without it (switched off inside the benchmark only). The topic exists in every variant (created by another producer first). ' +
-      '"To the first acknowledged" is when the relay announced its first published row on the `nest-outbox:published` diagnostics channel; the WAL stream announces none there (n/a).',
+      '"To the first acknowledged" is when the relay (or the WAL stream) announced its first published message on the `nest-outbox:published` diagnostics channel.',
     '',
     '| variant | ms to the first acknowledged | ms to the last acknowledged (runs) | of which the app start, ms | after the app is up, ms | events/s |',
     '|---|---|---|---|---|---|',

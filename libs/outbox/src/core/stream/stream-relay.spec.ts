@@ -1,3 +1,5 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { OUTBOX_CHANNELS, type OutboxPublishedEvent } from '../observe/outbox.channels';
 import { commit, FakeBroker, relayOn, settled } from './stream-relay.fixtures';
 
 describe('StreamRelay: publishing in commit order, confirming what was acknowledged', () => {
@@ -77,5 +79,22 @@ describe('StreamRelay: publishing in commit order, confirming what was acknowled
     broker.release();
     await settled(() => confirmed.at(-1) === 60n);
     await relay.stop();
+  });
+
+  it('tells the diagnostics channel of each acknowledged message, as the table relay does', async () => {
+    const heard: string[] = [];
+    const listener = (event: unknown) => heard.push((event as OutboxPublishedEvent).message.id);
+    subscribe(OUTBOX_CHANNELS.published, listener);
+    const broker = new FakeBroker();
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed);
+    try {
+      await relay.accept(commit(10n, 'a', 'b'));
+      await settled(() => confirmed.at(-1) === 10n);
+      expect(heard).toEqual(['10-0', '10-1']);
+    } finally {
+      unsubscribe(OUTBOX_CHANNELS.published, listener);
+      await relay.stop();
+    }
   });
 });

@@ -4,7 +4,8 @@ import { errorText } from '../error-text';
 import type { RetryIf } from '../failure-classification';
 import type { OutgoingMessage } from '../outbox-message';
 import type { OutboxTransport } from '../outbox-transport.port';
-import type { RelayObserver } from '../observe/relay-observer';
+import { combineObservers, type RelayObserver } from '../observe/relay-observer';
+import { OutboxChannelsObserver } from '../observe/outbox.channels';
 import { attemptOutcomes } from './stream-outcomes';
 import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
@@ -73,6 +74,7 @@ export class StreamRelay {
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly waiting = new Set<() => void>();
+  private readonly observer: RelayObserver;
   private published = 0;
   // The aggregates the table holds, which the stream's messages must wait behind. Unknown at start
   // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): read.
@@ -83,7 +85,9 @@ export class StreamRelay {
   private readonly paused: PausedDestinations | undefined;
 
   constructor(private readonly config: StreamRelayConfig) {
-    this.publisher = new BatchPublisher(config.transports, config.observer, config.publishTimeoutMs, config.retryIf);
+    // The diagnostics channels hear of the stream's outcomes as of the table relay's (core, like the relay itself).
+    this.observer = combineObservers([new OutboxChannelsObserver(), config.observer]);
+    this.publisher = new BatchPublisher(config.transports, this.observer, config.publishTimeoutMs, config.retryIf);
     this.held = config.overflow && new HeldAggregates(config.overflow);
     this.table = new StreamTableSide(config, this.held, { stopped: () => this.stopped, pause: (delayMs) => this.pause(delayMs) });
     this.paused = config.overflow && new PausedDestinations(() => config.overflow!.pausedDestinations());
@@ -265,7 +269,7 @@ export class StreamRelay {
       const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
       // Streamed traffic counts in the same series as the table relay's.
       const outcomes = attemptOutcomes(claimed, results, durations, delay);
-      if (outcomes.length > 0) this.config.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
+      if (outcomes.length > 0) this.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
       const failed = pending.filter((_, index) => results[index] !== undefined);
       this.published += pending.length - failed.length;
       this.config.published?.(failed.length === 0 ? pending : pending.filter((_, index) => results[index] === undefined));
