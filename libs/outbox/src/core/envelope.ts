@@ -1,4 +1,5 @@
 import type { ClaimedMessage, OutboxEnvelope, OutgoingMessage } from './outbox-message';
+import type { EnvelopeHeaders } from './cloudevents/envelope-options';
 
 /** Header names used on brokers that carry headers. Stable: consumers filter on them. */
 export const ENVELOPE_HEADERS = {
@@ -29,8 +30,17 @@ export function toEnvelope(message: ClaimedMessage): OutboxEnvelope {
   };
 }
 
-export function toOutgoingMessage(message: ClaimedMessage): OutgoingMessage {
+/** The message as transports take it; `envelopeHeaders`: which envelope fields also go as `outbox-*` headers (default all). */
+export function toOutgoingMessage(message: ClaimedMessage, envelopeHeaders: EnvelopeHeaders = 'all'): OutgoingMessage {
   const envelope = toEnvelope(message);
+  if (envelopeHeaders !== 'all') {
+    const headers: Record<string, string> = { ...envelope.headers };
+    if (envelopeHeaders === 'id-and-type') {
+      headers[ENVELOPE_HEADERS.id] = envelope.id;
+      headers[ENVELOPE_HEADERS.type] = envelope.type;
+    }
+    return { destination: message.destination, key: message.aggregateId, headers, envelope };
+  }
   const headers: Record<string, string> = {
     ...envelope.headers,
     [ENVELOPE_HEADERS.id]: envelope.id,

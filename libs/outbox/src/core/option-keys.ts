@@ -28,7 +28,7 @@ export const OUTBOX_OPTION_KEYS = {
   health: ['maxLagMs', 'maxDeadRows', 'maxRoundAgeMs'],
   metrics: ['registry', 'prefix', 'latencyBuckets'],
   tracing: ['tracerName'],
-  envelope: ['format', 'source', 'destinations'],
+  envelope: ['format', 'source', 'destinations', 'headers'],
   wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
 } as const satisfies Record<string, readonly string[]>;
 

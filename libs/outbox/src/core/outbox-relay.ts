@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decodeBatch } from './row-decoding';
+import type { EnvelopeHeaders } from './cloudevents/envelope-options';
 import type { ClaimedMessage } from './outbox-message';
 import type { FailedDelivery, OutboxStore } from './outbox-store.port';
 import type { OutboxTransport } from './outbox-transport.port';
@@ -49,6 +50,8 @@ export interface OutboxRelayConfig {
    * back once its batch is settled, or at once when the claim found nothing. Default: none, no wait.
    */
   turns?: RoundTurns;
+  /** Which envelope fields also go as `outbox-*` headers (the `envelope.headers` option). Default `'all'`. */
+  envelopeHeaders?: EnvelopeHeaders;
 }
 
 export interface BatchOutcome {
@@ -168,7 +171,7 @@ export class OutboxRelay {
     const { token, messages } = batch;
     // A row that cannot be decoded is dead at once, alone; its neighbours are published as usual,
     // except the rows behind it in its aggregate, which wait for the next claim.
-    const { decoded, undecodable } = decodeBatch(messages, retryPolicy.attemptLimit);
+    const { decoded, undecodable } = decodeBatch(messages, retryPolicy.attemptLimit, this.config.envelopeHeaders);
     const { sendable, heldBack } = holdBackBehindPoison(messages, undecodable);
     const sent = await this.publisher.publishAll(sendable, decoded, batch.acknowledged);
     const { published, failed, givenBack, attempted } = sortOutcomes(messages, { undecodable, heldBack, sendable, sent }, retryPolicy);

@@ -1,4 +1,5 @@
 import { toOutgoingMessage } from './envelope';
+import type { EnvelopeHeaders } from './cloudevents/envelope-options';
 import { claimedTooOften, failedTooOften, undecodableRow } from './outbox.messages';
 import { ERROR_LIMITS } from './message-limits';
 import type { ClaimedMessage, OutgoingMessage } from './outbox-message';
@@ -20,7 +21,7 @@ export interface DecodedBatch {
  * ended without an outcome (its relay crashed or lost the lease mid-publish), so a row that crashes
  * every relay taking it is dead-lettered alone instead of crashing them for ever.
  */
-export function decodeBatch(messages: readonly ClaimedMessage[], maxAttempts?: number): DecodedBatch {
+export function decodeBatch(messages: readonly ClaimedMessage[], maxAttempts?: number, envelopeHeaders?: EnvelopeHeaders): DecodedBatch {
   const batch: DecodedBatch = { decoded: new Map(), undecodable: new Map() };
   for (const message of messages) {
     if (maxAttempts !== undefined && message.attempt > maxAttempts) {
@@ -33,7 +34,7 @@ export function decodeBatch(messages: readonly ClaimedMessage[], maxAttempts?: n
       continue;
     }
     try {
-      batch.decoded.set(message.position, toOutgoingMessage(message));
+      batch.decoded.set(message.position, toOutgoingMessage(message, envelopeHeaders));
     } catch (error) {
       batch.undecodable.set(message.position, undecodableRow(message.position, 'payload', `is not JSON (${(error as Error).message})`));
     }

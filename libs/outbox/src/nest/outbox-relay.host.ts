@@ -153,6 +153,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       logger: this.logger,
       observer: this.observers.combined(),
       retryIf: this.settings.retryIf,
+      envelopeHeaders: this.settings.envelope.headers,
     });
     this.observers.activity.running = true;
     if (this.gate?.mode !== 'bootstrap') this.logger.log(`Relay ${relayId}${ofOutbox(this.extras.name)} started claiming (relayStart: '${this.gate?.mode}').`);

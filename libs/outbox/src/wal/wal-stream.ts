@@ -186,6 +186,7 @@ export class WalStream implements DeliveryStream {
       publishTimeoutMs,
       retryPolicy: new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff),
       retryIf,
+      envelopeHeaders: settings.envelope.headers,
       observer: this.config.observer(),
       relayId: settings.relayId,
       logger,

@@ -100,6 +100,7 @@ export class TenantOutbox {
       observer: combineObservers([this.activity, this.failures, log, this.metrics, shared.observer]),
       retryIf: settings.retryIf,
       turns: shared.turns,
+      envelopeHeaders: settings.envelope.headers,
     });
     this.activity.running = true;
     this.pollTimer = setInterval(() => void this.relay.trigger(), settings.pollIntervalMs);

@@ -29,7 +29,7 @@ export function buildAsyncApiDocument(input: AsyncApiInput): AsyncApiDocument {
     aggregateType: options.aggregateType ?? aggregateClass.name,
     topic: options.topic,
   }));
-  const envelope = input.settings.envelope ?? { format: 'outbox', destinations: {} };
+  const envelope = input.settings.envelope ?? { format: 'outbox', headers: 'all', destinations: {} };
   const channels: Record<string, AsyncApiChannel> = {};
   const operations: Record<string, AsyncApiOperation> = {};
   const messages: Record<string, AsyncApiMessage> = {};
@@ -57,7 +57,7 @@ export function buildAsyncApiDocument(input: AsyncApiInput): AsyncApiDocument {
   }
   // Only the headers some message points to.
   const used = JSON.stringify(messages);
-  if (used.includes(`/${HEADERS_SCHEMA}"`)) schemas[HEADERS_SCHEMA] = outboxHeadersSchema();
+  if (used.includes(`/${HEADERS_SCHEMA}"`)) schemas[HEADERS_SCHEMA] = outboxHeadersSchema(envelope.headers);
   if (used.includes(`/${CLOUD_EVENTS_HEADERS_SCHEMA}"`)) schemas[CLOUD_EVENTS_HEADERS_SCHEMA] = cloudEventsHeadersSchema();
   const description = [input.info.description, events.length === 0 ? noDeclaredEvents() : runtimeOnly()].filter(Boolean).join('\n\n');
   return {

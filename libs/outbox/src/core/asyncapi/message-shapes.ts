@@ -1,6 +1,7 @@
 import { CLOUD_EVENT_DATA_CONTENT_TYPE, CLOUD_EVENT_EXTENSIONS, CLOUD_EVENT_STRUCTURED_CONTENT_TYPE } from '../cloudevents/cloud-event-attributes';
 import type { EnvelopeFormat } from '../cloudevents/envelope-options';
 import { ENVELOPE_HEADERS } from '../envelope';
+import type { EnvelopeHeaders } from '../cloudevents/envelope-options';
 import type { OutboxEventMetadata } from '../event-metadata';
 import type { AsyncApiMessage, JsonSchema } from './asyncapi-document.types';
 import { cloudEventsBinary, cloudEventsStructured, headersOnlyOnSomeBrokers } from './asyncapi.messages';
@@ -92,14 +93,15 @@ function structuredSchema(event: OutboxEventMetadata, payload: JsonSchema, sourc
   };
 }
 
-/** The `outbox-*` headers of the `outbox` format. */
-export function outboxHeadersSchema(): JsonSchema {
-  const always = ['id', 'type', 'version', 'aggregateType', 'aggregateId', 'occurredAt'] as const;
+/** The `outbox-*` headers of the `outbox` format: those the `envelope.headers` option sends. */
+export function outboxHeadersSchema(sent: EnvelopeHeaders = 'all'): JsonSchema {
+  const fields = sent === 'all' ? (Object.keys(ENVELOPE_HEADERS) as Array<keyof typeof ENVELOPE_HEADERS>) : sent === 'id-and-type' ? (['id', 'type'] as const) : [];
+  const always = ['id', 'type', 'version', 'aggregateType', 'aggregateId', 'occurredAt'].filter((field) => (fields as readonly string[]).includes(field)) as Array<keyof typeof ENVELOPE_HEADERS>;
   return {
     type: 'object',
     description: headersOnlyOnSomeBrokers(),
     required: always.map((key) => ENVELOPE_HEADERS[key]),
-    properties: Object.fromEntries(Object.entries(ENVELOPE_HEADERS).map(([field, header]) => [header, { type: 'string', description: `The envelope's "${field}".` }])),
+    properties: Object.fromEntries(fields.map((field) => [ENVELOPE_HEADERS[field], { type: 'string', description: `The envelope's "${field}".` }])),
     additionalProperties: text,
   };
 }

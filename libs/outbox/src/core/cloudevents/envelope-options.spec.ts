@@ -4,9 +4,15 @@ import { cloudEventsDestinations, formatOf, resolveEnvelopeOptions, type Envelop
 describe('the envelope option', () => {
   it('defaults to the outbox envelope everywhere, with no source and nothing asking for the SDK', () => {
     const resolved = resolveEnvelopeOptions(undefined);
-    expect(resolved).toEqual({ format: 'outbox', destinations: {} });
+    expect(resolved).toEqual({ format: 'outbox', headers: 'all', destinations: {} });
     expect(formatOf(resolved, 'orders')).toBe('outbox');
     expect(cloudEventsDestinations(resolved)).toEqual([]);
+  });
+
+  it('takes envelope.headers among all, id-and-type and none, and refuses another value naming the choices', () => {
+    expect(resolveEnvelopeOptions({ headers: 'none' }).headers).toBe('none');
+    expect(resolveEnvelopeOptions({ headers: 'id-and-type' }).headers).toBe('id-and-type');
+    expect(() => resolveEnvelopeOptions({ headers: 'some' as never })).toThrow(/envelope\.headers.*'all', 'id-and-type', 'none'.*some/s);
   });
 
   it('picks a destination\'s own format over the module-wide one', () => {

@@ -14,6 +14,18 @@ export type EnvelopeFormat = 'outbox' | 'cloudevents-binary' | 'cloudevents-stru
 
 export const ENVELOPE_FORMATS: readonly EnvelopeFormat[] = ['outbox', 'cloudevents-binary', 'cloudevents-structured'];
 
+/**
+ * Which of the envelope's fields the `outbox` format also sends as `outbox-*` headers (the body
+ * carries them all, whatever this says): `'all'`; `'id-and-type'` (`outbox-message-id`,
+ * `outbox-event-type`: enough to deduplicate and to route by type without reading the body); or
+ * `'none'` (the message's own headers only). Fewer headers cost the relay less per message (each is
+ * an object of its own for librdkafka); what a consumer loses is filtering or routing on the
+ * missing fields without parsing the body.
+ */
+export type EnvelopeHeaders = 'all' | 'id-and-type' | 'none';
+
+export const ENVELOPE_HEADER_CHOICES: readonly EnvelopeHeaders[] = ['all', 'id-and-type', 'none'];
+
 /** How published messages are shaped, module-wide and per destination. */
 export interface EnvelopeOptions {
   /** Format of every destination not named in `destinations`. Default `'outbox'`. */
@@ -25,15 +37,18 @@ export interface EnvelopeOptions {
   source?: string;
   /** Format per destination (topic, queue or subject, on whichever transport publishes it). Default: none. */
   destinations?: Record<string, EnvelopeFormat>;
+  /** The envelope's fields sent as `outbox-*` headers too, in the `outbox` format (see EnvelopeHeaders). Default `'all'`. */
+  headers?: EnvelopeHeaders;
 }
 
 export interface ResolvedEnvelopeOptions {
   format: EnvelopeFormat;
+  headers: EnvelopeHeaders;
   source?: string;
   destinations: Readonly<Record<string, EnvelopeFormat>>;
 }
 
-export const ENVELOPE_DEFAULTS = { format: 'outbox' } as const;
+export const ENVELOPE_DEFAULTS = { format: 'outbox', headers: 'all' } as const;
 
 const MAX_SOURCE = 2_048;
 // RFC 3986: unreserved, reserved and percent-encoded characters; anything else (spaces, quotes, non-ASCII) must be encoded.
@@ -42,8 +57,8 @@ const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 
 /** Applies the default and refuses what cannot work, naming the option; `undefined` means "the default". */
 export function resolveEnvelopeOptions(options: EnvelopeOptions | undefined): ResolvedEnvelopeOptions {
-  if (options === undefined) return { format: ENVELOPE_DEFAULTS.format, destinations: {} };
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('envelope', 'an object { format?, source?, destinations? }', options);
+  if (options === undefined) return { format: ENVELOPE_DEFAULTS.format, headers: ENVELOPE_DEFAULTS.headers, destinations: {} };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('envelope', 'an object { format?, source?, destinations?, headers? }', options);
   const format = options.format ?? ENVELOPE_DEFAULTS.format;
   checkFormat('envelope.format', format);
   const destinations = options.destinations ?? {};
@@ -54,7 +69,9 @@ export function resolveEnvelopeOptions(options: EnvelopeOptions | undefined): Re
     if (!isDestinationName(destination)) fail(`envelope.destinations["${destination}"]`, `a key that is a destination name (${DESTINATION_RULE})`, destination);
     checkFormat(`envelope.destinations["${destination}"]`, destinationFormat);
   }
-  const resolved: ResolvedEnvelopeOptions = { format, destinations: { ...destinations } };
+  const headers = options.headers ?? ENVELOPE_DEFAULTS.headers;
+  if (!ENVELOPE_HEADER_CHOICES.includes(headers)) fail('envelope.headers', ENVELOPE_HEADER_CHOICES.map((name) => `'${name}'`).join(', '), headers);
+  const resolved: ResolvedEnvelopeOptions = { format, headers, destinations: { ...destinations } };
   if (options.source !== undefined) {
     checkSource(options.source);
     resolved.source = options.source;

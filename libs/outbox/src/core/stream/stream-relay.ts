@@ -1,5 +1,6 @@
 import { BatchPublisher } from '../batch-publisher';
 import { toOutgoingMessage } from '../envelope';
+import type { EnvelopeHeaders } from '../cloudevents/envelope-options';
 import { errorText } from '../error-text';
 import type { RetryIf } from '../failure-classification';
 import type { OutgoingMessage } from '../outbox-message';
@@ -33,6 +34,8 @@ export interface StreamRelayConfig {
    */
   retryPolicy: RetryPolicy;
   retryIf?: RetryIf;
+  /** Which envelope fields also go as `outbox-*` headers (the `envelope.headers` option). Default `'all'`. */
+  envelopeHeaders?: EnvelopeHeaders;
   observer: RelayObserver;
   /** Who publishes, as observers are told (`relayId`). */
   relayId: string;
@@ -264,7 +267,7 @@ export class StreamRelay {
     let pending = batch;
     for (let attempt = 1; ; attempt++) {
       const claimed = pending.map((message) => asClaimed(message, attempt));
-      const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message)]));
+      const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message, this.config.envelopeHeaders)]));
       const { results, durations } = await this.publisher.publishAll(claimed, outgoing, []);
       const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
       // Streamed traffic counts in the same series as the table relay's.
