@@ -4,6 +4,7 @@ import { OutboxNonRetryableError } from '../../core/outbox.errors';
 import type { OutgoingMessage } from '../../core/outbox-message';
 import type { Acknowledgement, OutboxTransport } from '../../core/outbox-transport.port';
 import { encodeCloudEvent } from './cloudevents-encoder';
+import { publishShapedBatch } from '../../core/shaped-batch';
 import type { CloudEventsSdk } from './cloudevents.peer';
 
 /** The formats a transport sends when it says nothing: the outbox envelope only. */
@@ -21,6 +22,7 @@ export class EnvelopeFormatTransport implements OutboxTransport {
   readonly acknowledgementNote?: string;
   readonly keepsKeyOrderInBatch?: boolean;
   readonly envelopeFormats: readonly EnvelopeFormat[];
+  readonly encodedBodies?: boolean;
   readonly publishBatch?: (messages: OutgoingMessage[]) => Promise<Array<Error | undefined>>;
 
   constructor(
@@ -33,6 +35,7 @@ export class EnvelopeFormatTransport implements OutboxTransport {
     this.acknowledgementNote = inner.acknowledgementNote;
     this.keepsKeyOrderInBatch = inner.keepsKeyOrderInBatch;
     this.envelopeFormats = inner.envelopeFormats ?? OUTBOX_ONLY;
+    this.encodedBodies = inner.encodedBodies;
     if (inner.publishBatch) this.publishBatch = (messages) => this.publishShapedBatch(messages);
   }
 
@@ -48,31 +51,15 @@ export class EnvelopeFormatTransport implements OutboxTransport {
     await this.inner.publish(this.shape(message));
   }
 
-  private async publishShapedBatch(messages: OutgoingMessage[]): Promise<Array<Error | undefined>> {
-    const outcomes = new Array<Error | undefined>(messages.length);
-    const shaped: OutgoingMessage[] = [];
-    const indexes: number[] = [];
-    // A batch may hold several messages of one aggregate: after one that failed, the later ones wait for the next attempt, in order.
-    const failedKeys = new Set<string>();
-    messages.forEach((message, index) => {
-      const key = `${message.destination}\u0000${message.key}`;
-      if (failedKeys.has(key)) {
-        outcomes[index] = new Error(`not sent: an earlier message of aggregate "${message.key}" to "${message.destination}" failed in this batch`);
-        return;
-      }
+  private publishShapedBatch(messages: OutgoingMessage[]): Promise<Array<Error | undefined>> {
+    const shaped = messages.map((message) => {
       try {
-        shaped.push(this.shape(message));
-        indexes.push(index);
+        return this.shape(message);
       } catch (error) {
-        outcomes[index] = error as Error;
-        failedKeys.add(key);
+        return error as Error;
       }
     });
-    if (shaped.length > 0) {
-      const sent = await this.inner.publishBatch!(shaped);
-      indexes.forEach((index, at) => (outcomes[index] = sent[at]));
-    }
-    return outcomes;
+    return publishShapedBatch(messages, shaped, (sendable) => this.inner.publishBatch!(sendable));
   }
 
   private shape(message: OutgoingMessage): OutgoingMessage {
