@@ -55,6 +55,8 @@ const LAYERS: Record<string, number> = {
   decorators: 1,
   sql: 1,
   transports: 1,
+  // The Schema Registry serializers over @confluentinc/schemaregistry (their pure parts are in core/schema-registry/).
+  'schema-registry': 1,
   // One folder per data layer, TypeORM's transaction bridge included, each behind data-layer.port.ts.
   adapters: 2,
   // The WAL delivery: the slot, the stream, its lock and saved position, its table overflow and its gauges.

@@ -11,13 +11,18 @@ export const PUBLISHES_EVENTS_METADATA = 'outbox:publishes_events';
 /** `({ type, version, payload }) => payload in the current version's shape`. */
 export type OutboxUpcaster = (message: { type: string; version: number; payload: unknown }) => unknown;
 
+import type { OutboxEventSchema } from './schema-registry/event-schema';
+
 export interface OutboxEventMetadata {
   type: string;
   version: number;
   topic?: string;
   validate?: boolean;
   upcast?: OutboxUpcaster;
+  schema?: OutboxEventSchema;
 }
+
+export { isEventSchemaShape, type OutboxEventSchema } from './schema-registry/event-schema';
 
 export interface PublishesEventsOptions {
   /** Aggregate type written on every message. Default: the entity's table name (stable under minification). */

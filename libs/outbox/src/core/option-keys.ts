@@ -18,6 +18,8 @@ export const OUTBOX_OPTION_KEYS = {
     'transport', 'transports', 'relayStart', 'tableName', 'schema', 'dataSource', 'connection', 'isGlobal', 'name',
     // the AsyncAPI document (core/asyncapi/asyncapi-options.ts)
     'asyncApi',
+    // Schema Registry serializers (core/schema-registry/schema-registry.options.ts)
+    'schemaRegistry',
   ],
   asyncApi: ['title', 'version', 'description', 'servers'],
   backoff: ['initialMs', 'maxMs', 'jitter'],
@@ -29,6 +31,7 @@ export const OUTBOX_OPTION_KEYS = {
   metrics: ['registry', 'prefix', 'latencyBuckets'],
   tracing: ['tracerName'],
   envelope: ['format', 'source', 'destinations', 'headers'],
+  schemaRegistry: ['client', 'config', 'subjectStrategy', 'autoRegister', 'events', 'schemaDir'],
   wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
 } as const satisfies Record<string, readonly string[]>;
 

@@ -33,6 +33,14 @@ export function findOptionalPeer<T>(packageName: string, from?: string): T | und
 }
 
 /**
+ * A package an optional peer depends on, as that peer resolves it (its own copy): for code that
+ * must work on the very values the peer does (the registry client's avsc and @bufbuild/protobuf).
+ */
+export function dependencyOfPeer<T>(peerName: string, dependency: string): T {
+  return createRequire(require.resolve(peerName))(dependency) as T;
+}
+
+/**
  * One optional peer an `OutboxModule` option needs: the error names the package and the option, and
  * `otherwise` (default: turn the option off) for an option that has no "off", such as `delivery`.
  */

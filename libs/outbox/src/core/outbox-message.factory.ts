@@ -25,6 +25,8 @@ type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTop
     captureHeaders?: () => Record<string, string> | undefined;
     /** Routes known only at bootstrap (one per in-process handler). */
     extraRoutes?: () => readonly OutboxRoute[];
+    /** Last check of a draft and its rows before they are written (the Schema Registry's); throws to refuse the write. */
+    beforeWrite?: (draft: MessageDraft, messages: readonly NewOutboxMessage[]) => void;
   };
 
 interface Destination {
@@ -75,6 +77,7 @@ export class OutboxMessageFactory {
       delayMs,
     }));
     messages.forEach(checkMessageLimits);
+    this.settings.beforeWrite?.(draft, messages);
     return messages;
   }
 

@@ -101,6 +101,12 @@ export interface OutgoingMessage {
    * the `envelope` option). A transport that sends it says so in `envelopeFormats`.
    */
   body?: unknown;
+  /**
+   * Bytes to send as the body as they are, in place of `body` and the envelope: set for events with
+   * a schema when the module has `schemaRegistry` (the payload in the Confluent wire format; the
+   * envelope's fields travel in `headers`). A transport that sends them says so in `encodedBodies`.
+   */
+  encoded?: Buffer;
 }
 
 /** What a transport sends as the message body: `body` when the destination's format set one, else the envelope. */

@@ -50,6 +50,12 @@ export interface OutboxTransport {
    * transport that does not list it.
    */
   readonly envelopeFormats?: readonly EnvelopeFormat[];
+  /**
+   * Optional, default false: the transport sends `OutgoingMessage.encoded`, when set, as the body
+   * (Kafka: the record's value). Only such transports get the Schema Registry's wire format; others
+   * keep sending JSON.
+   */
+  readonly encodedBodies?: boolean;
   /** Optional: called once when the application shuts down, after the relay has stopped. */
   close?(): Promise<void>;
 }

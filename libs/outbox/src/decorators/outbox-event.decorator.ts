@@ -1,7 +1,7 @@
-import { invalidDecoratorOption, invalidUpcaster } from '../core/outbox.messages';
+import { invalidDecoratorOption, invalidSchemaOption, invalidUpcaster } from '../core/outbox.messages';
 import { OutboxConfigurationError } from '../core/outbox.errors';
 import { isDestinationName } from '../core/names';
-import { declareOutboxEvent, type OutboxEventMetadata, type OutboxUpcaster } from '../core/event-metadata';
+import { declareOutboxEvent, isEventSchemaShape, type OutboxEventMetadata, type OutboxEventSchema, type OutboxUpcaster } from '../core/event-metadata';
 
 export interface OutboxEventOptions {
   /** Schema version of the payload; consumers use it to read old and new shapes. Default `1`. */
@@ -19,6 +19,13 @@ export interface OutboxEventOptions {
    * `toOutboxEvent` / `OutboxEventPipe`. Default: none (older versions are refused).
    */
   upcast?: OutboxUpcaster;
+  /**
+   * The schema the payload is registered with, checked against and encoded in, on Kafka
+   * destinations, when the module has `schemaRegistry`: `{ avro }` (a record schema, or the path of
+   * a `.avsc` file), `{ protobuf }` (the message descriptor protoc-gen-es generates, `FooSchema`) or
+   * `{ jsonSchema }` (a schema, or the path of a `.json` file). Default: none (JSON).
+   */
+  schema?: OutboxEventSchema;
 }
 
 /**
@@ -40,7 +47,10 @@ export function OutboxEvent(type: string, options: OutboxEventOptions = {}): Cla
     if (options.upcast !== undefined && typeof options.upcast !== 'function') {
       throw new OutboxConfigurationError(invalidUpcaster(target.name));
     }
-    const metadata: OutboxEventMetadata = { type, version, topic: options.topic, validate: options.validate === true, upcast: options.upcast };
+    if (options.schema !== undefined && !isEventSchemaShape(options.schema)) {
+      throw new OutboxConfigurationError(invalidSchemaOption(target.name));
+    }
+    const metadata: OutboxEventMetadata = { type, version, topic: options.topic, validate: options.validate === true, upcast: options.upcast, schema: options.schema };
     declareOutboxEvent(target, metadata);
   };
 }

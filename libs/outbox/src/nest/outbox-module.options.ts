@@ -8,6 +8,7 @@ import type { OutboxTracingOptions } from '../core/observe/tracing/tracing.optio
 import type { OutboxRelayStart } from './outbox-relay.start';
 import type { OutboxConnectionOptions } from '../adapters/connection/outbox-connection.options';
 import type { AsyncApiOptions } from '../core/asyncapi/asyncapi-options';
+import type { SchemaRegistryOptions } from '../core/schema-registry/schema-registry.options';
 
 export type OutboxTransportOption = string | symbol | Type<unknown> | ClientProxy | OutboxTransport;
 
@@ -47,6 +48,13 @@ export interface OutboxModuleOptions extends OutboxSettings {
    * description from the app's package.json, no servers.
    */
   asyncApi?: AsyncApiOptions;
+  /**
+   * Kafka messages in the Confluent wire format, through a Schema Registry (`@confluentinc/schemaregistry`,
+   * an optional peer, loaded only when this is set): each event with a schema (`@OutboxEvent({ schema })`
+   * or `events`) is registered at startup after a compatibility check, its payload is checked against
+   * it at save, and its Kafka records carry the encoded payload. See docs/schema-registry.md. Default: none.
+   */
+  schemaRegistry?: SchemaRegistryOptions;
 }
 
 /** Options fixed when the module is declared, because they decide which providers exist. */

@@ -6,13 +6,15 @@ import { DEFAULT_TRANSPORT, type OutboxRoute } from '../core/outbox-options';
 import { isOutboxTransport, type OutboxTransport } from '../core/outbox-transport.port';
 import { ClientProxyTransport } from '../transports/client-proxy.transport';
 import { withEnvelopeFormats } from '../transports/cloudevents/envelope-formats';
+import { withSchemaRegistry } from '../schema-registry/schema-registry.transport';
+import { schemasOf } from './schema-registry/outbox-schemas.provider';
 import { resolveEnvelopeOptions } from '../core/cloudevents/envelope-options';
 import { IN_PROCESS_TRANSPORT } from '../transports/in-process.transport';
 import { reservedTransportName } from '../core/in-process.messages';
 import { nameProblem, nameRule } from '../core/names';
 import type { OutboxModuleOptions, OutboxTransportOption } from './outbox-module.options';
 
-/** Turns the `transport` / `transports` options into transports by name, each sending the format the `envelope` option asks for, failing on what cannot work. */
+/** Turns the `transport` / `transports` options into transports by name, each sending the format the `envelope` option (and `schemaRegistry`) asks for, failing on what cannot work. */
 export function resolveTransports(options: OutboxModuleOptions, moduleRef: ModuleRef, inProcess?: OutboxTransport): Map<string, OutboxTransport> {
   const transports = new Map<string, OutboxTransport>();
   if (options.transport !== undefined && options.transport !== null) {
@@ -25,7 +27,7 @@ export function resolveTransports(options: OutboxModuleOptions, moduleRef: Modul
   // In-process handlers need no broker: an app with handlers only has a transport all the same.
   if (inProcess) transports.set(IN_PROCESS_TRANSPORT, inProcess);
   if (transports.size === 0) throw new OutboxConfigurationError(missingTransport());
-  return withEnvelopeFormats(transports, resolveEnvelopeOptions(options.envelope), options.routes ?? []);
+  return withSchemaRegistry(withEnvelopeFormats(transports, resolveEnvelopeOptions(options.envelope), options.routes ?? []), schemasOf(moduleRef));
 }
 
 const MAX_TRANSPORT_NAME = 64;

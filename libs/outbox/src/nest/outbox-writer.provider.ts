@@ -13,16 +13,23 @@ import { OutboxRelayHost } from './outbox-relay.host';
 import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_STREAM, OUTBOX_TRACKER, OUTBOX_TRANSACTION_OF, OUTBOX_WRITER } from './outbox.constants';
 import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
+import type { OutboxSchemas } from '../schema-registry/outbox-schemas';
+import { OUTBOX_SCHEMAS } from './schema-registry/outbox-schemas.provider';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
-export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers): OutboxMessageFactory {
-  return new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() });
+export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers, schemas: OutboxSchemas | null = null): OutboxMessageFactory {
+  return new OutboxMessageFactory({
+    ...settings,
+    captureHeaders: tracing.capture,
+    extraRoutes: () => inProcess.routes(),
+    beforeWrite: schemas ? (draft, messages) => schemas.checkBeforeWrite(draft, messages) : undefined,
+  });
 }
 
 /** The one writer, on the module's table: for TypeORM's transactions and those of every other data layer, in either delivery mode. */
 export const outboxWriterProvider: Provider = {
   provide: OUTBOX_WRITER,
-  inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OUTBOX_DELIVERY, OutboxTracingHost, InProcessHandlers, OutboxRelayHost, OUTBOX_STREAM],
+  inject: [OUTBOX_SETTINGS, OUTBOX_EXTRAS, OUTBOX_DELIVERY, OutboxTracingHost, InProcessHandlers, OutboxRelayHost, OUTBOX_STREAM, OUTBOX_SCHEMAS],
   useFactory: (
     settings: ResolvedOutboxSettings,
     extras: ResolvedOutboxExtras,
@@ -31,8 +38,9 @@ export const outboxWriterProvider: Provider = {
     inProcess: InProcessHandlers,
     relayHost: OutboxRelayHost,
     stream: DeliveryStream | null,
+    schemas: OutboxSchemas | null,
   ) =>
-    new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess), extras, {
+    new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, schemas), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
       wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write, messagesDecoded: () => stream?.sourceReady ?? true } : undefined,
       onDelayed: (delayMs) => relayHost.wakeIn(delayMs),

@@ -43,6 +43,8 @@ import { isDescribing } from '../core/asyncapi/describe-mode';
 import { OUTBOX_ASYNCAPI } from '../core/asyncapi/asyncapi-source';
 import { outboxExports, type OutboxInjectable } from './named/outbox-tokens';
 import { outboxRegistrationProvider } from './named/outbox-registration.provider';
+import { OutboxSchemasHost, outboxSchemasProvider } from './schema-registry/outbox-schemas.provider';
+import { resolveSchemaRegistryOptions } from '../core/schema-registry/schema-registry.options';
 
 /**
  * `OutboxModule.forRoot({ transport: 'KAFKA' })` or `forRootAsync({ useFactory, inject })`.
@@ -106,6 +108,8 @@ import { outboxRegistrationProvider } from './named/outbox-registration.provider
     OutboxAsyncApi,
     { provide: OUTBOX_ASYNCAPI, useExisting: OutboxAsyncApi },
     outboxRegistrationProvider,
+    outboxSchemasProvider,
+    OutboxSchemasHost,
   ],
 })
 export class OutboxModule extends ConfigurableOutboxModule {
@@ -118,6 +122,7 @@ export class OutboxModule extends ConfigurableOutboxModule {
     rejectUnknownOptionKeys(options);
     resolveObservability(options, resolveOutboxSettings(options, defaultRelayId));
     checkTransportOptions(options);
+    if (options.schemaRegistry !== undefined) resolveSchemaRegistryOptions(options.schemaRegistry);
     return withExports(super.forRoot(options), options.name);
   }
 

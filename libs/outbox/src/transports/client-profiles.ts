@@ -11,6 +11,8 @@ export interface ClientProfile {
   acknowledgementNote?: string;
   /** Kafka carries binary CloudEvents (ce_* headers); every other Nest client wraps the body in its packet, so structured only. */
   envelopeFormats: readonly EnvelopeFormat[];
+  /** Kafka sends `OutgoingMessage.encoded` (a Schema Registry wire format) as the record's value. */
+  encodedBodies?: boolean;
   toRecord(message: OutgoingMessage): unknown;
 }
 
@@ -30,9 +32,10 @@ export function profileOf(client: object): ClientProfile {
       acknowledgement: acks === 0 ? 'none' : 'broker',
       acknowledgementNote: acks === 0 ? 'the client sends with acks: 0' : undefined,
       envelopeFormats: ALL_FORMATS,
+      encodedBodies: true,
       // The aggregate id as key keeps one aggregate's events in one partition, hence in order.
       // A CloudEvents body goes as JSON text: Nest would send a bare string payload unquoted.
-      toRecord: (message) => ({ key: message.key, value: message.body !== undefined ? JSON.stringify(message.body) : message.envelope, headers: message.headers }),
+      toRecord: (message) => ({ key: message.key, value: message.encoded ?? (message.body !== undefined ? JSON.stringify(message.body) : message.envelope), headers: message.headers }),
     };
   }
   if (client instanceof ClientRMQ) {

@@ -20,6 +20,7 @@ export class ClientProxyTransport implements OutboxTransport {
   readonly acknowledgement: Acknowledgement;
   readonly acknowledgementNote?: string;
   readonly envelopeFormats: readonly EnvelopeFormat[];
+  readonly encodedBodies: boolean;
   readonly publishBatch?: (messages: OutgoingMessage[]) => Promise<Array<Error | undefined>>;
   readonly keepsKeyOrderInBatch: boolean = false;
   private readonly profile: ClientProfile;
@@ -33,6 +34,7 @@ export class ClientProxyTransport implements OutboxTransport {
     this.acknowledgement = this.profile.acknowledgement;
     this.acknowledgementNote = this.profile.acknowledgementNote;
     this.envelopeFormats = this.profile.envelopeFormats;
+    this.encodedBodies = this.profile.encodedBodies === true;
     if (client instanceof ClientKafka) {
       this.publishBatch = (messages) => publishKafkaBatch(client, messages);
       // One produce call per topic: a key's messages land on one partition, in the order given.

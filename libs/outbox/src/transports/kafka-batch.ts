@@ -44,7 +44,7 @@ export async function publishKafkaBatch(client: ClientKafka, messages: OutgoingM
           compression: send.compression,
           messages: indexes.map((index) => ({
             key: messages[index].key,
-            value: JSON.stringify(bodyOf(messages[index])),
+            value: messages[index].encoded ?? JSON.stringify(bodyOf(messages[index])),
             headers: messages[index].headers,
           })),
         });

@@ -25,6 +25,7 @@ export class ConfluentKafkaTransport implements OutboxTransport {
   readonly acknowledgement = 'broker' as const;
   readonly keepsKeyOrderInBatch = true;
   readonly envelopeFormats: readonly EnvelopeFormat[] = ['outbox', 'cloudevents-binary', 'cloudevents-structured'];
+  readonly encodedBodies = true;
   private readonly settings: ConfluentKafkaSettings;
   private opening: Promise<NativeProducer> | undefined;
   private readonly inFlight = new Set<DeliveryBatch>();
@@ -61,7 +62,7 @@ export class ConfluentKafkaTransport implements OutboxTransport {
       const message = messages[index];
       try {
         const pending: Pending = { batch, index };
-        producer.produce(message.destination, null, Buffer.from(JSON.stringify(bodyOf(message))), message.key, null, pending, headersOf(message));
+        producer.produce(message.destination, null, message.encoded ?? Buffer.from(JSON.stringify(bodyOf(message))), message.key, null, pending, headersOf(message));
       } catch (error) {
         // Queue full or producer failed: nothing after it is handed over, so no later message of a key overtakes it.
         batch.failFrom(index, new Error(notProduced(this.name, describe(error)), { cause: error }));

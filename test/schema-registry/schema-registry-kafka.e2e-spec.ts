@@ -1,0 +1,196 @@
+import { randomBytes } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import { ClientsModule, Transport } from '@nestjs/microservices';
+import { Test } from '@nestjs/testing';
+import { AvroDeserializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
+import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
+import { Pool } from 'pg';
+import { OutboxEvent, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
+import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
+import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
+import { postgresAdmin, privatePostgresSchema } from '../support/databases';
+import { requireService } from '../support/services';
+import { silentLogger } from '../support/silent-logger';
+import { waitFor } from '../support/wait-for';
+import { closeAll } from '../support/teardown';
+import { paymentTakenDescriptor, PROTOBUF_STRING } from './protobuf-fixture';
+
+const suffix = randomBytes(4).toString('hex');
+const ordersTopic = `sr-orders-${suffix}`;
+const paymentsTopic = `sr-payments-${suffix}`;
+
+const ORDER_PLACED_V1 = {
+  type: 'record',
+  name: 'OrderPlaced',
+  namespace: 'shop',
+  fields: [
+    { name: 'orderId', type: 'string' },
+    { name: 'total', type: 'double' },
+    { name: 'note', type: ['null', 'string'], default: null },
+  ],
+};
+
+@OutboxEvent(`sr.order-placed.${suffix}`, { topic: ordersTopic, schema: { avro: ORDER_PLACED_V1 } })
+class OrderPlaced {
+  orderId!: string;
+  total!: number;
+}
+
+@OutboxEvent(`sr.payment-taken.${suffix}`, { topic: paymentsTopic, schema: { protobuf: paymentTakenDescriptor(`shop/payment_taken_${suffix}.proto`) } })
+class PaymentTaken {
+  paymentId!: string;
+  amountCents!: string;
+  currency!: string;
+}
+
+/** A consumer of the raw records: kafkajs reads, and the test decodes with the registry client's deserializers alone. */
+class RawConsumer {
+  readonly records: Array<{ topic: string; message: KafkaMessage }> = [];
+  private consumer: Consumer | undefined;
+
+  async start(brokers: string[], topics: string[]): Promise<void> {
+    const kafka = new Kafka({ clientId: `sr-raw-${suffix}`, brokers, logLevel: logLevel.NOTHING });
+    this.consumer = kafka.consumer({ groupId: `sr-raw-${randomBytes(5).toString('hex')}`, maxWaitTimeInMs: 100, sessionTimeout: 6_000, rebalanceTimeout: 6_000, heartbeatInterval: 1_000 });
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics, fromBeginning: true });
+    await this.consumer.run({ eachMessage: async ({ topic, message }) => void this.records.push({ topic, message }) });
+  }
+
+  byId(id: string): { topic: string; message: KafkaMessage } | undefined {
+    return this.records.find(({ message }) => message.headers?.['outbox-message-id']?.toString() === id);
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+  }
+}
+
+/**
+ * Avro and Protobuf events saved with the outbox go through the real test broker in the Confluent
+ * wire format, registered in the registry client's in-memory registry (`MockClient`: no registry
+ * server installs here); the consumer side is kafkajs and the registry client's own deserializers.
+ */
+describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
+  const brokers = requireService('kafka').split(',');
+  const registry = new MockClient({ baseURLs: ['mock://'] });
+  let database: Awaited<ReturnType<typeof privatePostgresSchema>>;
+  let pool: Pool;
+  let app: INestApplication;
+  const raw = new RawConsumer();
+
+  const kafkaClient = () => ClientsModule.register([{ name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `sr-${suffix}`, brokers, logLevel: logLevel.NOTHING }, producerOnlyMode: true } }]);
+
+  async function startApp(schemaRegistry: Parameters<typeof OutboxModule.forRoot>[0]['schemaRegistry']): Promise<INestApplication> {
+    const moduleRef = await Test.createTestingModule({ imports: [kafkaClient(), OutboxModule.forRoot({ connection: { pool }, transport: 'KAFKA', pollIntervalMs: 100, schemaRegistry })] })
+      .setLogger(silentLogger)
+      .compile();
+    const started = moduleRef.createNestApplication({ logger: false });
+    try {
+      await started.init();
+    } catch (error) {
+      await started.close().catch(() => undefined);
+      throw error;
+    }
+    return started;
+  }
+
+  async function inTransaction<T>(work: (client: import('pg').PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  const rowsOf = async (aggregateId: string) => Number((await pool.query('SELECT count(*) AS n FROM outbox_messages WHERE aggregate_id = $1', [aggregateId])).rows[0].n);
+
+  beforeAll(async () => {
+    database = await privatePostgresSchema('schema_registry');
+    const table = OutboxTable.on('postgres', { tableName: 'outbox_messages', schema: database.schema });
+    for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(database.url, sql);
+    pool = new Pool({ connectionString: database.url, options: `-c search_path=${database.schema}`, max: 6 });
+    app = await startApp({ client: registry });
+    await raw.start(brokers, [ordersTopic, paymentsTopic]);
+  }, 90_000);
+
+  afterAll(() => closeAll(() => app?.close(), () => raw.stop(), () => pool?.end(), () => database?.drop()));
+
+  it('registers each event schema at startup under the TopicNameStrategy subject', async () => {
+    const avro = await registry.getLatestSchemaMetadata(`${ordersTopic}-value`);
+    const protobuf = await registry.getLatestSchemaMetadata(`${paymentsTopic}-value`);
+    expect(avro).toMatchObject({ version: 1, schemaType: 'AVRO' });
+    expect(JSON.parse(avro.schema)).toEqual(ORDER_PLACED_V1);
+    expect(protobuf).toMatchObject({ version: 1, schemaType: 'PROTOBUF' });
+  });
+
+  it('an Avro and a Protobuf event round-trip in the Confluent wire format, decoded by the registry client', async () => {
+    const [orderId, paymentId] = await inTransaction((client) =>
+      app.get(OutboxPublisher).add(client, [
+        { type: `sr.order-placed.${suffix}`, aggregateType: 'Order', aggregateId: 'o-1', topic: ordersTopic, payload: { orderId: 'o-1', total: 42.5, note: null } },
+        { type: `sr.payment-taken.${suffix}`, aggregateType: 'Payment', aggregateId: 'p-1', topic: paymentsTopic, payload: { paymentId: 'p-1', amountCents: '4250', currency: 'EUR' } },
+      ]),
+    );
+    const order = await waitFor('the Avro record', () => raw.byId(orderId), 30_000);
+    const payment = await waitFor('the Protobuf record', () => raw.byId(paymentId), 30_000);
+
+    const avroId = (await registry.getLatestSchemaMetadata(`${ordersTopic}-value`)).id;
+    const value = order.message.value!;
+    expect(order.topic).toBe(ordersTopic);
+    expect([value[0], value.readInt32BE(1)]).toEqual([0, avroId]);
+    const decodedOrder = await new AvroDeserializer(registry, SerdeType.VALUE, {}).deserialize(ordersTopic, value);
+    expect(decodedOrder).toEqual({ orderId: 'o-1', total: 42.5, note: null });
+    expect(order.message.key?.toString()).toBe('o-1');
+    expect(order.message.headers?.['outbox-event-type']?.toString()).toBe(`sr.order-placed.${suffix}`);
+
+    const protobufId = (await registry.getLatestSchemaMetadata(`${paymentsTopic}-value`)).id;
+    const bytes = payment.message.value!;
+    // Magic byte, schema id, then the message indexes: [0], the first message of the file, is the single byte 0.
+    expect([bytes[0], bytes.readInt32BE(1), bytes[5]]).toEqual([0, protobufId, 0]);
+    const decodedPayment = (await new ProtobufDeserializer(registry, SerdeType.VALUE, {}).deserialize(paymentsTopic, bytes)) as Record<string, unknown>;
+    expect(decodedPayment).toMatchObject({ $typeName: 'shop.PaymentTaken', paymentId: 'p-1', amountCents: BigInt(4250), currency: 'EUR' });
+  }, 60_000);
+
+  it('refuses at save a payload that breaks its schema, naming the field, and commits nothing', async () => {
+    const publisher = app.get(OutboxPublisher);
+    await expect(
+      inTransaction(async (client) => {
+        await client.query("SELECT 'the caller''s own write'");
+        return publisher.add(client, { type: `sr.order-placed.${suffix}`, aggregateType: 'Order', aggregateId: 'o-bad', topic: ordersTopic, payload: { orderId: 'o-bad', total: 'lots' } });
+      }),
+    ).rejects.toThrow(/"total" \("lots" is not a valid "double"\)/);
+    await expect(
+      inTransaction((client) => publisher.add(client, { type: `sr.payment-taken.${suffix}`, aggregateType: 'Payment', aggregateId: 'p-bad', topic: paymentsTopic, payload: { paymentId: 'p-bad', amountCents: 'ten', currency: 'EUR' } })),
+    ).rejects.toThrow(/shop\.PaymentTaken\.amount_cents/);
+    expect([await rowsOf('o-bad'), await rowsOf('p-bad')]).toEqual([0, 0]);
+  });
+
+  it('refuses to start with an incompatible change of an event schema, naming the subject, and registers nothing', async () => {
+    // A required field added without a default: the new schema cannot read what version 1 wrote.
+    const withoutDefault = { ...ORDER_PLACED_V1, fields: [...ORDER_PLACED_V1.fields, { name: 'currency', type: 'string' }] };
+    await expect(startApp({ client: registry, events: { [`sr.order-placed.${suffix}`]: { avro: withoutDefault } } })).rejects.toThrow(
+      new RegExp(`BACKWARD compatibility check of subject "${ordersTopic}-value" refuses the schema of event "sr\\.order-placed\\.${suffix}" against registered version 1`),
+    );
+    // A Protobuf field number that changes its type.
+    await expect(
+      startApp({ client: registry, events: { [`sr.payment-taken.${suffix}`]: { protobuf: paymentTakenDescriptor(`shop/payment_taken_${suffix}.proto`, PROTOBUF_STRING) } } }),
+    ).rejects.toThrow(new RegExp(`subject "${paymentsTopic}-value".*field number 2 \\("amount_cents"`));
+    expect(await registry.getAllVersions(`${ordersTopic}-value`)).toEqual([1]);
+    expect(await registry.getAllVersions(`${paymentsTopic}-value`)).toEqual([1]);
+
+    // A compatible change (a new field with a default) is registered as version 2.
+    const withDefault = { ...ORDER_PLACED_V1, fields: [...ORDER_PLACED_V1.fields, { name: 'currency', type: 'string', default: 'EUR' }] };
+    const evolved = await startApp({ client: registry, events: { [`sr.order-placed.${suffix}`]: { avro: withDefault } } });
+    await evolved.close();
+    expect(await registry.getAllVersions(`${ordersTopic}-value`)).toEqual([1, 2]);
+  }, 60_000);
+});
+
+void OrderPlaced;
+void PaymentTaken;
