@@ -5,7 +5,11 @@ import { Test } from '@nestjs/testing';
 import { AvroDeserializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
 import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
 import { Pool } from 'pg';
-import { OutboxEvent, OutboxModule, OutboxPublisher } from '@nest-outbox/outbox';
+import { OutboxEvent, OutboxInbox, OutboxInboxModule, OutboxModule, OutboxPublisher, toOutboxEvent } from '@nest-outbox/outbox';
+import type { SqlTransaction } from '@nest-outbox/outbox/core';
+import { OutboxRecordDecoder } from '@nest-outbox/outbox/kafka';
+import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
+import { poisonDialectFor } from '../../libs/outbox/src/sql/poison/poison-sql.dialect';
 import { OutboxTable } from '../../libs/outbox/src/sql/dialects/outbox-table';
 import { tableDialectFor } from '../../libs/outbox/src/sql/outbox-sql.factory';
 import { postgresAdmin, privatePostgresSchema } from '../support/databases';
@@ -76,6 +80,7 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
   let database: Awaited<ReturnType<typeof privatePostgresSchema>>;
   let pool: Pool;
   let app: INestApplication;
+  let inboxApp: INestApplication;
   const raw = new RawConsumer();
 
   const kafkaClient = () => ClientsModule.register([{ name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `sr-${suffix}`, brokers, logLevel: logLevel.NOTHING }, producerOnlyMode: true } }]);
@@ -116,11 +121,17 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
     const table = OutboxTable.on('postgres', { tableName: 'outbox_messages', schema: database.schema });
     for (const sql of tableDialectFor('postgres', table).createTable()) await postgresAdmin(database.url, sql);
     pool = new Pool({ connectionString: database.url, options: `-c search_path=${database.schema}`, max: 6 });
+    for (const sql of [...inboxDialectFor('postgres', 'outbox_inbox').createTable(), ...poisonDialectFor('postgres', 'outbox_inbox_poison').createTable()]) await pool.query(sql);
     app = await startApp({ client: registry });
+    const inboxModule = await Test.createTestingModule({ imports: [OutboxInboxModule.forRoot({ connection: { pool }, pruneIntervalMs: 0, replayPollMs: 0 })] })
+      .setLogger(silentLogger)
+      .compile();
+    inboxApp = inboxModule.createNestApplication({ logger: false });
+    await inboxApp.init();
     await raw.start(brokers, [ordersTopic, paymentsTopic]);
   }, 90_000);
 
-  afterAll(() => closeAll(() => app?.close(), () => raw.stop(), () => pool?.end(), () => database?.drop()));
+  afterAll(() => closeAll(() => app?.close(), () => inboxApp?.close(), () => raw.stop(), () => pool?.end(), () => database?.drop()));
 
   it('registers each event schema at startup under the TopicNameStrategy subject', async () => {
     const avro = await registry.getLatestSchemaMetadata(`${ordersTopic}-value`);
@@ -155,6 +166,37 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
     expect([bytes[0], bytes.readInt32BE(1), bytes[5]]).toEqual([0, protobufId, 0]);
     const decodedPayment = (await new ProtobufDeserializer(registry, SerdeType.VALUE, {}).deserialize(paymentsTopic, bytes)) as Record<string, unknown>;
     expect(decodedPayment).toMatchObject({ $typeName: 'shop.PaymentTaken', paymentId: 'p-1', amountCents: BigInt(4250), currency: 'EUR' });
+  }, 60_000);
+
+  it('the inbox and a typed consumer read the records back through OutboxRecordDecoder, envelope fields from the headers', async () => {
+    const [orderId, paymentId] = await inTransaction((client) =>
+      app.get(OutboxPublisher).add(client, [
+        { type: `sr.order-placed.${suffix}`, aggregateType: 'Order', aggregateId: 'o-2', topic: ordersTopic, payload: { orderId: 'o-2', total: 7, note: 'gift' }, correlationId: 'corr-2', headers: { 'x-request-id': 'req-2' } },
+        { type: `sr.payment-taken.${suffix}`, aggregateType: 'Payment', aggregateId: 'p-2', topic: paymentsTopic, payload: { paymentId: 'p-2', amountCents: '700', currency: 'EUR' } },
+      ]),
+    );
+    const decoder = new OutboxRecordDecoder(registry);
+    const order = await waitFor('the Avro record', () => raw.byId(orderId), 30_000);
+    const payment = await waitFor('the Protobuf record', () => raw.byId(paymentId), 30_000);
+    const orderEnvelope = await decoder.decode(order.topic, order.message);
+    const paymentEnvelope = await decoder.decode(payment.topic, payment.message);
+    expect(orderEnvelope).toMatchObject({ id: orderId, type: `sr.order-placed.${suffix}`, version: 1, aggregateType: 'Order', aggregateId: 'o-2', correlationId: 'corr-2', headers: { 'x-request-id': 'req-2' }, payload: { orderId: 'o-2', total: 7, note: 'gift' } });
+    // Protobuf's JSON form, as it was saved: int64 as a string.
+    expect(paymentEnvelope).toMatchObject({ id: paymentId, aggregateId: 'p-2', payload: { paymentId: 'p-2', amountCents: '700', currency: 'EUR' } });
+
+    const typed = toOutboxEvent(OrderPlaced, orderEnvelope);
+    expect(typed).toBeInstanceOf(OrderPlaced);
+    expect(typed).toMatchObject({ orderId: 'o-2', total: 7 });
+
+    const inbox = inboxApp.get(OutboxInbox);
+    const applied: string[] = [];
+    const work = async (transaction: SqlTransaction) => {
+      await transaction.query('SELECT 1', []);
+      applied.push(orderEnvelope.id);
+    };
+    const first = await inbox.process(orderEnvelope, 'sr.projector', work);
+    const again = await inbox.process(await decoder.decode(order.topic, order.message), 'sr.projector', work);
+    expect([first.duplicate, again.duplicate, applied]).toEqual([false, true, [orderId]]);
   }, 60_000);
 
   it('refuses at save a payload that breaks its schema, naming the field, and commits nothing', async () => {

@@ -44,3 +44,7 @@ export const schemasNotReady = (eventType: string) =>
 
 export const notEncodable = (eventType: string, subject: string, reason: string) =>
   `Cannot encode event "${eventType}" with its schema (subject "${subject}"): ${reason}.`;
+
+export const notAnOutboxRecord = (topic: string) =>
+  `A record of topic "${topic}" is in the Confluent wire format but has no "outbox-message-id" / "outbox-event-type" headers: it was not published by the outbox. ` +
+  "Decode it with the registry client's deserializer instead.";
