@@ -20,4 +20,9 @@ describe('decorator options are checked where the class is declared', () => {
     expect(() => PublishesEvents({ topic: 'orders.v1' })(class Order extends OutboxAggregateRoot {})).not.toThrow();
     expect(() => OutboxEvent('orders.order-placed', { topic: 'orders-placed' })(class OrderPlaced {})).not.toThrow();
   });
+
+  it.each([{}, { avro: {}, jsonSchema: {} }, { protobuf: {} }, { avro: 7 }])('@OutboxEvent refuses the schema %j', (schema) => {
+    const decorate = () => OutboxEvent('orders.order-placed', { schema: schema as never })(class OrderPlaced {});
+    expect(decorate).toThrow(/@OutboxEvent\(\) on OrderPlaced: option "schema" must be exactly one of \{ avro/);
+  });
 });

@@ -23,8 +23,10 @@ export function compilePayloadCheck(eventType: string, schema: LoadedEventSchema
     const type = parse(() => libraries.avro.forSchema(schema.definition));
     return (payload) => {
       const problems: string[] = [];
-      // noUndeclaredFields: Avro would drop an unknown field in silence; it is a typo more often than not.
-      type.isValid(payload, { noUndeclaredFields: true, errorHook: (path, value, fieldType) => problems.push(`"${path.join('.') || '(payload)'}" (${describe(value)} is not a valid ${shortType(fieldType)})`) });
+      type.isValid(payload, { errorHook: (path, value, fieldType) => problems.push(`"${path.join('.') || '(payload)'}" (${describe(value)} is not a valid ${shortType(fieldType)})`) });
+      if (problems.length > 0) return problems;
+      // Avro would drop a field its schema does not declare in silence; it is a typo more often than not.
+      type.isValid(payload, { noUndeclaredFields: true, errorHook: (path) => problems.push(`"${path.join('.') || '(payload)'}" (has fields the schema does not declare)`) });
       return problems;
     };
   }
