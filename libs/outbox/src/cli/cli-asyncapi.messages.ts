@@ -10,18 +10,18 @@ const WHAT_TO_PASS =
   'Pass --app <file>: a compiled JavaScript file (e.g. dist/asyncapi.js) whose default export, or export named AppModule, ' +
   'is your root Nest module (a class or a DynamicModule) or a function returning one.';
 
-export const missingApp = () => `asyncapi needs the app. ${WHAT_TO_PASS}`;
+export const missingApp = (command = 'asyncapi') => `${command} needs the app. ${WHAT_TO_PASS}`;
 
-export const appFileNotFound = (path: string) => `asyncapi --app "${path}": no such file. ${WHAT_TO_PASS}`;
+export const appFileNotFound = (path: string, command = 'asyncapi') => `${command} --app "${path}": no such file. ${WHAT_TO_PASS}`;
 
-export const appFileFailed = (path: string, reason: string) => `asyncapi --app "${path}" could not be loaded: ${reason}. ${WHAT_TO_PASS}`;
+export const appFileFailed = (path: string, reason: string, command = 'asyncapi') => `${command} --app "${path}" could not be loaded: ${reason}. ${WHAT_TO_PASS}`;
 
-export const noModuleExported = (path: string, exported: string[]) =>
-  `asyncapi --app "${path}" exports ${exported.length > 0 ? exported.map((name) => `"${name}"`).join(', ') : 'nothing'}, ` +
+export const noModuleExported = (path: string, exported: string[], command = 'asyncapi') =>
+  `${command} --app "${path}" exports ${exported.length > 0 ? exported.map((name) => `"${name}"`).join(', ') : 'nothing'}, ` +
   `and no module. ${WHAT_TO_PASS}`;
 
-export const appFailedToStart = (path: string, reason: string) =>
-  `asyncapi --app "${path}": the app's module did not start: ${reason}. The outbox relays nothing during this command, ` +
+export const appFailedToStart = (path: string, reason: string, command = 'asyncapi') =>
+  `${command} --app "${path}": the app's module did not start: ${reason}. The outbox relays nothing during this command, ` +
   'but your own modules start as usual: the databases they open must be reachable.';
 
 export const noOutboxModule = (path: string) =>

@@ -16,9 +16,9 @@ export const ASYNCAPI_OPTIONS = {
   yaml: { type: 'boolean' },
 } as const;
 
-/** The part of an application context this command uses. */
-interface DescribedApp {
-  get(token: symbol, options: { strict: false }): unknown;
+/** The part of an application context the commands that load the app use. */
+export interface DescribedApp {
+  get(token: symbol, options: { strict: false; each?: boolean }): unknown;
   close(): Promise<void>;
 }
 
@@ -39,7 +39,7 @@ export async function runAsyncApiCommand(args: string[], values: { app?: string;
   const path = resolve(values.app);
   if (!existsSync(path)) throw new CliError(appFileNotFound(values.app));
   const rootModule = await rootModuleOf(path, values.app);
-  const document = await describe(path, values.app, rootModule, values.outbox, io);
+  const document = await inDescribedApp(path, values.app, rootModule, io, 'asyncapi', (context) => sourceOf(context, values.app!, values.outbox).document());
   const text = values.yaml ? toYaml(document) : `${JSON.stringify(document, null, 2)}\n`;
   if (values.out) {
     writeFileSync(values.out, text);
@@ -50,35 +50,40 @@ export async function runAsyncApiCommand(args: string[], values: { app?: string;
   return 0;
 }
 
-async function rootModuleOf(path: string, shown: string): Promise<unknown> {
+/** The root module a compiled app file exports (`default`, `AppModule`, or a function that makes it). */
+export async function rootModuleOf(path: string, shown: string, command = 'asyncapi'): Promise<unknown> {
   let exported: Record<string, unknown>;
   try {
     exported = require(path) as Record<string, unknown>;
   } catch (error) {
-    throw new CliError(appFileFailed(shown, error instanceof Error ? error.message : String(error)));
+    throw new CliError(appFileFailed(shown, error instanceof Error ? error.message : String(error), command));
   }
   const candidate = exported?.default ?? exported?.AppModule ?? (typeof exported === 'function' ? exported : undefined);
-  if (candidate === undefined || candidate === null) throw new CliError(noModuleExported(shown, Object.keys(exported ?? {})));
+  if (candidate === undefined || candidate === null) throw new CliError(noModuleExported(shown, Object.keys(exported ?? {}), command));
   // A class is the module; any other function makes it (possibly async).
   const module = typeof candidate === 'function' && !isClass(candidate) ? await (candidate as () => unknown)() : candidate;
-  if (!isClass(module) && !(typeof module === 'object' && module !== null && 'module' in module)) throw new CliError(noModuleExported(shown, Object.keys(exported)));
+  if (!isClass(module) && !(typeof module === 'object' && module !== null && 'module' in module)) throw new CliError(noModuleExported(shown, Object.keys(exported), command));
   return module;
 }
 
-async function describe(path: string, shown: string, rootModule: unknown, outbox: string | undefined, io: CliIo): Promise<unknown> {
+/**
+ * Loads the app's root module in describe mode (`command` names what needs Nest in the error when
+ * it is missing), hands the context to `use` and closes it.
+ */
+export async function inDescribedApp<T>(path: string, shown: string, rootModule: unknown, io: CliIo, command: string, use: (context: DescribedApp) => T | Promise<T>): Promise<T> {
   // The app's copy of Nest, so that its module metadata and ours are read by the same code.
   const core =
     findOptionalPeer<{ NestFactory: NestFactoryLike }>('@nestjs/core', path) ??
-    loadOptional<{ NestFactory: NestFactoryLike }>('@nestjs/core', 'asyncapi (the command loads your Nest app)');
+    loadOptional<{ NestFactory: NestFactoryLike }>('@nestjs/core', `${command} (the command loads your Nest app)`);
   let context: DescribedApp;
   try {
     // Nest's own log lines go to stderr: stdout carries the document.
     context = await describing(() => core.NestFactory.createApplicationContext(rootModule, { logger: stderrLogger(io), abortOnError: false }));
   } catch (error) {
-    throw new CliError(appFailedToStart(shown, error instanceof Error ? error.message : String(error)));
+    throw new CliError(appFailedToStart(shown, error instanceof Error ? error.message : String(error), command));
   }
   try {
-    return sourceOf(context, shown, outbox).document();
+    return await use(context);
   } finally {
     await context.close();
   }

@@ -5,6 +5,7 @@ import { redactUrl } from './cli-redaction';
 import { POISON_USAGE } from './cli-poison.messages';
 import { REPLAY_USAGE } from './cli-replay.messages';
 import { ASYNCAPI_USAGE } from './cli-asyncapi.messages';
+import { SCHEMAS_USAGE } from './cli-schemas.messages';
 
 export const USAGE = `Usage: nest-outbox <command> [options]
 
@@ -50,8 +51,9 @@ ${ASYNCAPI_USAGE}
                               the one without a name)
       --out <file>            write the document there instead of stdout
       --yaml                  YAML instead of JSON (docs/asyncapi.md)
+${SCHEMAS_USAGE}
 
-Connection (every command but sql and asyncapi):
+Connection (every command but sql, asyncapi and schemas):
   --url <url>                 postgres://user:pass@host:5432/db, mysql://user:pass@host:3306/db
                               (MariaDB/MySQL) or sqlite:/path/to/file.sqlite
                               (default: $OUTBOX_DATABASE_URL)

@@ -23,6 +23,7 @@ import { checkReplayCommand, REPLAY_OPTIONS, runReplayCommand } from './cli-repl
 import { showMessage } from './cli-show';
 import type { CliIo } from './cli-io';
 import { ASYNCAPI_OPTIONS, runAsyncApiCommand } from './cli-asyncapi';
+import { SCHEMAS_OPTIONS, runSchemasCommand } from './cli-schemas';
 
 
 const OPTIONS = {
@@ -50,6 +51,7 @@ const OPTIONS = {
   ...SQL_OPTIONS,
   ...REPLAY_OPTIONS,
   ...ASYNCAPI_OPTIONS,
+  ...SCHEMAS_OPTIONS,
 } as const;
 
 type Parsed = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
@@ -99,6 +101,7 @@ async function run(positionals: string[], values: Parsed, io: CliIo): Promise<nu
   const table = OutboxTable.of({ tableName: values.table ?? DEFAULT_OUTBOX_TABLE, schema: values.schema });
   if (command === 'sql') return printSql(values, table, io);
   if (command === 'asyncapi') return runAsyncApiCommand(positionals.slice(1), values, io);
+  if (command === 'schemas') return runSchemasCommand(positionals.slice(1), values, io);
   if (command === 'poison') return poison(positionals.slice(1), values, io);
   if (command === 'wal') return runWalCommand(sub, argument, table, { url: values.url ?? io.env.OUTBOX_DATABASE_URL, force: values.force === true }, io);
   if (command === 'replay' || command === 'show') return replayOrShow(command, sub, values, table, io);

@@ -14,7 +14,7 @@ import { OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS, OUTBOX_STREAM, OUTBOX_
 import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import type { OutboxSchemas } from '../schema-registry/outbox-schemas';
-import { OUTBOX_SCHEMAS } from './schema-registry/outbox-schemas.provider';
+import { OUTBOX_SCHEMAS } from '../core/schema-registry/schemas-source';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
 export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers, schemas: OutboxSchemas | null = null): OutboxMessageFactory {

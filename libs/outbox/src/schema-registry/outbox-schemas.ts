@@ -7,6 +7,7 @@ import { compatibilityProblems, type CompatibilityLevel } from '../core/schema-r
 import type { ResolvedSchemaRegistryOptions, SchemaRegistryClientLike } from '../core/schema-registry/schema-registry.options';
 import { incompatibleSchema, notEncodable, notRegistered, payloadDoesNotFitSchema, registryRefused, schemasNotReady } from '../core/schema-registry/schema-registry.messages';
 import { subjectName } from '../core/schema-registry/subject-names';
+import type { SchemasSource } from '../core/schema-registry/schemas-source';
 import { loadSchemaRegistry, type SchemaRegistryPeer, type WireSerializer } from './schema-registry.peer';
 
 interface GovernedEvent {
@@ -31,6 +32,19 @@ interface Prepared extends PreparedSubject {
   serializer: WireSerializer;
 }
 
+/** What the registry holds for one event type on one destination, and whether the event's schema may follow it. */
+export interface SubjectCheck {
+  eventType: string;
+  destination: string;
+  subject: string;
+  format: LoadedEventSchema['format'];
+  /** `new`: the subject has no version; `unchanged`: its latest is this schema; `compatible` / `incompatible`: under `level`. */
+  status: 'new' | 'unchanged' | 'compatible' | 'incompatible';
+  latestVersion?: number;
+  level?: CompatibilityLevel;
+  problems: string[];
+}
+
 export interface OutboxSchemasContext {
   /** Where an event type goes, as the message factory would place it (declared destinations). */
   destinationsOf(metadata: OutboxEventMetadata): string[];
@@ -45,7 +59,7 @@ export interface OutboxSchemasContext {
  * otherwise. The write path calls `checkBeforeWrite` (a payload that does not fit fails the
  * caller's transaction, before the INSERT); the relay's Kafka transports call `encode`.
  */
-export class OutboxSchemas {
+export class OutboxSchemas implements SchemasSource {
   readonly client: SchemaRegistryClientLike;
   private readonly events = new Map<string, GovernedEvent>();
   private readonly prepared = new Map<string, Prepared>();
@@ -76,6 +90,15 @@ export class OutboxSchemas {
   /** The subjects prepared so far (all declared ones once `prepare()` resolved). */
   subjects(): PreparedSubject[] {
     return [...this.prepared.values()].map(({ serializer: _serializer, ...subject }) => subject);
+  }
+
+  /** Checks every event's schema on every declared destination against the registry, registering nothing (`nest-outbox schemas check`). */
+  async check(): Promise<SubjectCheck[]> {
+    const checks: SubjectCheck[] = [];
+    for (const event of this.events.values()) {
+      for (const destination of this.context.destinationsOf(event.metadata)) checks.push(await this.inspect(event, destination));
+    }
+    return checks;
   }
 
   /** Registers or looks up every event's schema on every declared destination; rejects on the first incompatible or missing one. */
@@ -155,15 +178,22 @@ export class OutboxSchemas {
     return pending;
   }
 
-  private async register(event: GovernedEvent, destination: string): Promise<Prepared> {
+  private async inspect(event: GovernedEvent, destination: string): Promise<SubjectCheck> {
     const subject = subjectName(this.options.subjectStrategy, destination, event.schema.recordName);
-    const info = { schema: event.text, schemaType: REGISTRY_SCHEMA_TYPE[event.schema.format] };
+    const checked = { eventType: event.type, destination, subject, format: event.schema.format, problems: [] as string[] };
     const latest = await this.client.getLatestSchemaMetadata(subject).catch((error: unknown) => (isNotFound(error) ? undefined : Promise.reject(refused(event, subject, 'read the latest version of', error))));
-    if (latest && latest.schema !== event.text) {
-      const level = await this.compatibilityOf(subject);
-      const problems = compatibilityProblems(level, { version: latest.version ?? 0, schema: latest.schema, schemaType: latest.schemaType }, event.schema, event.text, this.peer.libraries);
-      if (problems.length > 0) throw new OutboxConfigurationError(incompatibleSchema(event.type, subject, level, latest.version ?? 0, problems));
-    }
+    if (!latest) return { ...checked, status: 'new' };
+    const latestVersion = latest.version ?? 0;
+    if (latest.schema === event.text) return { ...checked, status: 'unchanged', latestVersion };
+    const level = await this.compatibilityOf(subject);
+    const problems = compatibilityProblems(level, { version: latestVersion, schema: latest.schema, schemaType: latest.schemaType }, event.schema, event.text, this.peer.libraries);
+    return { ...checked, status: problems.length > 0 ? 'incompatible' : 'compatible', latestVersion, level, problems };
+  }
+
+  private async register(event: GovernedEvent, destination: string): Promise<Prepared> {
+    const { subject, status, level, latestVersion, problems } = await this.inspect(event, destination);
+    if (status === 'incompatible') throw new OutboxConfigurationError(incompatibleSchema(event.type, subject, level!, latestVersion!, problems));
+    const info = { schema: event.text, schemaType: REGISTRY_SCHEMA_TYPE[event.schema.format] };
     let schemaId: number;
     if (this.options.autoRegister) {
       // A registry server also checks compatibility here, and answers 409 for a change it refuses.

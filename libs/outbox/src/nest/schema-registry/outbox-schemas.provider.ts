@@ -6,13 +6,12 @@ import { declaredAggregates } from '../../core/event-metadata';
 import type { ResolvedOutboxSettings } from '../../core/outbox-options';
 import { resolveSchemaRegistryOptions } from '../../core/schema-registry/schema-registry.options';
 import { OutboxSchemas } from '../../schema-registry/outbox-schemas';
+import { OUTBOX_SCHEMAS } from '../../core/schema-registry/schemas-source';
 import { IN_PROCESS_TRANSPORT } from '../../transports/in-process.transport';
 import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
 import type { OutboxModuleOptions } from '../outbox-module.options';
 import { OUTBOX_SETTINGS } from '../outbox.constants';
 
-/** The module's `OutboxSchemas`, or `null` without the `schemaRegistry` option. */
-export const OUTBOX_SCHEMAS = Symbol('outbox:schemas');
 
 export const outboxSchemasProvider: Provider = {
   provide: OUTBOX_SCHEMAS,
