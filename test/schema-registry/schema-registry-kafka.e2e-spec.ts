@@ -5,6 +5,8 @@ import { Test } from '@nestjs/testing';
 import { AvroDeserializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
 import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
 import { Pool } from 'pg';
+import { OutboxAsyncApi } from '@nest-outbox/outbox/asyncapi';
+import { validateAsyncApi } from '../asyncapi/asyncapi-support';
 import { OutboxEvent, OutboxInbox, OutboxInboxModule, OutboxModule, OutboxPublisher, toOutboxEvent } from '@nest-outbox/outbox';
 import type { SqlTransaction } from '@nest-outbox/outbox/core';
 import { OutboxRecordDecoder } from '@nest-outbox/outbox/kafka';
@@ -139,6 +141,17 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
     expect(avro).toMatchObject({ version: 1, schemaType: 'AVRO' });
     expect(JSON.parse(avro.schema)).toEqual(ORDER_PLACED_V1);
     expect(protobuf).toMatchObject({ version: 1, schemaType: 'PROTOBUF' });
+  });
+
+  it('the AsyncAPI document references the registered schemas: the Kafka binding and the subjects', async () => {
+    const document = app.get(OutboxAsyncApi).document();
+    expect((await validateAsyncApi(document)).errors).toEqual([]);
+    const messages = document.components.messages;
+    expect(messages[`sr.order-placed.${suffix}.v1`]).toMatchObject({
+      bindings: { kafka: { schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent', schemaLookupStrategy: 'TopicIdStrategy', bindingVersion: '0.5.0' } },
+      'x-schema-registry': { format: 'avro', subjects: [`${ordersTopic}-value`], contentType: 'application/vnd.apache.avro+binary' },
+    });
+    expect(messages[`sr.payment-taken.${suffix}.v1`]).toMatchObject({ 'x-schema-registry': { format: 'protobuf', subjects: [`${paymentsTopic}-value`] } });
   });
 
   it('an Avro and a Protobuf event round-trip in the Confluent wire format, decoded by the registry client', async () => {

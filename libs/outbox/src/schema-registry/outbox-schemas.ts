@@ -8,6 +8,7 @@ import type { ResolvedSchemaRegistryOptions, SchemaRegistryClientLike } from '..
 import { incompatibleSchema, notEncodable, notRegistered, payloadDoesNotFitSchema, registryRefused, schemasNotReady } from '../core/schema-registry/schema-registry.messages';
 import { subjectName } from '../core/schema-registry/subject-names';
 import type { SchemasSource } from '../core/schema-registry/schemas-source';
+import type { RegisteredSchemaReference } from '../core/asyncapi/asyncapi-document';
 import { loadSchemaRegistry, type SchemaRegistryPeer, type WireSerializer } from './schema-registry.peer';
 
 interface GovernedEvent {
@@ -85,6 +86,15 @@ export class OutboxSchemas implements SchemasSource {
   /** Event types that have a schema. */
   eventTypes(): string[] {
     return [...this.events.keys()];
+  }
+
+  /** An event type's schema as the AsyncAPI document references it: its format and subjects on `destinations`. */
+  referenceOf(type: string, destinations: readonly string[]): RegisteredSchemaReference | undefined {
+    const event = this.events.get(type);
+    if (!event) return undefined;
+    const lookupStrategy = ({ topic: 'TopicIdStrategy', record: 'RecordIdStrategy', 'topic-record': 'TopicRecordIdStrategy' } as const)[this.options.subjectStrategy];
+    const subjects = [...new Set(destinations.map((destination) => subjectName(this.options.subjectStrategy, destination, event.schema.recordName)))];
+    return { format: event.schema.format, subjects, lookupStrategy };
   }
 
   /** The subjects prepared so far (all declared ones once `prepare()` resolved). */

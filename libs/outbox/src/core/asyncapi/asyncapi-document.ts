@@ -16,6 +16,17 @@ export interface AsyncApiInput extends ResolvedAsyncApiOptions {
   aggregates?: { aggregateClass: Function; options: PublishesEventsOptions }[];
   /** Default: from class-validator's decorators (see payload-schema.ts). */
   payloadSchemaOf?: (eventClass: Function) => PayloadSchema;
+  /** With `schemaRegistry`: the subjects an event type's schema has on its destinations, `undefined` for an event without one. */
+  registeredSchemaOf?: (type: string, destinations: readonly string[]) => RegisteredSchemaReference | undefined;
+}
+
+/** Where a consumer finds an event's schema in the Schema Registry. */
+export interface RegisteredSchemaReference {
+  format: 'avro' | 'protobuf' | 'json';
+  /** One per destination with TopicNameStrategy, one for all with RecordNameStrategy. */
+  subjects: string[];
+  /** Kafka message binding's `schemaLookupStrategy` (AsyncAPI Kafka bindings 0.5.0). */
+  lookupStrategy: 'TopicIdStrategy' | 'RecordIdStrategy' | 'TopicRecordIdStrategy';
 }
 
 /**
@@ -46,8 +57,10 @@ export function buildAsyncApiDocument(input: AsyncApiInput): AsyncApiDocument {
       return key;
     };
     if (destinations.length === 0) add(envelope.format, [destinationAtRunTime(metadata.type)]);
+    const registered = input.registeredSchemaOf?.(metadata.type, destinations.map(({ destination }) => destination));
     for (const destination of destinations) {
       const messageId = add(formatOf(envelope, destination.destination));
+      if (registered) referenceRegisteredSchema(messages[messageId], registered);
       const channelId = channelIdOf(destination, channelIds);
       const channel = (channels[channelId] ??= channelOf(destination));
       channel.messages[messageId] = { $ref: `#/components/messages/${messageId}` };
@@ -69,6 +82,17 @@ export function buildAsyncApiDocument(input: AsyncApiInput): AsyncApiDocument {
     operations,
     components: { messages, schemas },
   };
+}
+
+/**
+ * On Kafka the value is the payload in the Confluent wire format, its schema in the registry: the
+ * Kafka message binding says where the id is and how subjects are named, `x-schema-registry` which
+ * subjects. The JSON Schema of the payload stays, as what the app writes.
+ */
+function referenceRegisteredSchema(message: AsyncApiMessage, registered: RegisteredSchemaReference): void {
+  const contentType = { avro: 'application/vnd.apache.avro+binary', protobuf: 'application/x-protobuf', json: 'application/json' }[registered.format];
+  message.bindings = { kafka: { schemaIdLocation: 'payload', schemaIdPayloadEncoding: 'confluent', schemaLookupStrategy: registered.lookupStrategy, bindingVersion: '0.5.0' } };
+  message['x-schema-registry'] = { format: registered.format, subjects: registered.subjects, contentType };
 }
 
 function channelOf({ transport, destination }: EventDestination): AsyncApiChannel {

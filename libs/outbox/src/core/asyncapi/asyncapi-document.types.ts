@@ -34,6 +34,7 @@ export interface AsyncApiMessage {
   contentType: string;
   headers?: AsyncApiReference;
   payload: JsonSchema;
+  bindings?: Record<string, unknown>;
   [extension: `x-${string}`]: unknown;
 }
 

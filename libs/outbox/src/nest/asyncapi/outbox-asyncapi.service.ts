@@ -7,6 +7,8 @@ import type { ResolvedOutboxSettings } from '../../core/outbox-options';
 import { OUTBOX_SETTINGS } from '../outbox.constants';
 import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
 import type { OutboxModuleOptions } from '../outbox-module.options';
+import { OUTBOX_SCHEMAS } from '../../core/schema-registry/schemas-source';
+import type { OutboxSchemas } from '../../schema-registry/outbox-schemas';
 
 /**
  * The AsyncAPI 3.0.0 document of what this app publishes, made from the declared event classes and
@@ -20,6 +22,7 @@ export class OutboxAsyncApi implements AsyncApiSource {
   constructor(
     @Inject(OUTBOX_SETTINGS) private readonly settings: ResolvedOutboxSettings,
     @Inject(OUTBOX_MODULE_OPTIONS) options: OutboxModuleOptions,
+    @Inject(OUTBOX_SCHEMAS) private readonly schemas: OutboxSchemas | null,
   ) {
     // Checked at startup, not at the first request.
     this.described = resolveAsyncApiOptions(options.asyncApi);
@@ -27,6 +30,7 @@ export class OutboxAsyncApi implements AsyncApiSource {
 
   /** Made anew at each call: event classes loaded after bootstrap are included. */
   document(): AsyncApiDocument {
-    return buildAsyncApiDocument({ ...this.described, settings: this.settings });
+    const schemas = this.schemas;
+    return buildAsyncApiDocument({ ...this.described, settings: this.settings, registeredSchemaOf: schemas ? (type, destinations) => schemas.referenceOf(type, destinations) : undefined });
   }
 }
