@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { ClientsModule, Transport } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
-import { AvroDeserializer, MockClient, ProtobufDeserializer, SerdeType } from '@confluentinc/schemaregistry';
-import { Kafka, logLevel, type Consumer, type KafkaMessage } from 'kafkajs';
+import { MockClient } from '@confluentinc/schemaregistry';
+import { logLevel } from 'kafkajs';
 import { Pool } from 'pg';
 import { OutboxAsyncApi } from '@nest-outbox/outbox/asyncapi';
 import { validateAsyncApi } from '../asyncapi/asyncapi-support';
-import { OutboxEvent, OutboxInbox, OutboxInboxModule, OutboxModule, OutboxPublisher, toOutboxEvent } from '@nest-outbox/outbox';
+import { OutboxInbox, OutboxInboxModule, OutboxModule, OutboxPublisher, toOutboxEvent } from '@nest-outbox/outbox';
 import type { SqlTransaction } from '@nest-outbox/outbox/core';
 import { OutboxRecordDecoder } from '@nest-outbox/outbox/kafka';
 import { inboxDialectFor } from '../../libs/outbox/src/sql/inbox/inbox-sql.dialect';
@@ -20,56 +19,7 @@ import { silentLogger } from '../support/silent-logger';
 import { waitFor } from '../support/wait-for';
 import { closeAll } from '../support/teardown';
 import { paymentTakenDescriptor, PROTOBUF_STRING } from './protobuf-fixture';
-
-const suffix = randomBytes(4).toString('hex');
-const ordersTopic = `sr-orders-${suffix}`;
-const paymentsTopic = `sr-payments-${suffix}`;
-
-const ORDER_PLACED_V1 = {
-  type: 'record',
-  name: 'OrderPlaced',
-  namespace: 'shop',
-  fields: [
-    { name: 'orderId', type: 'string' },
-    { name: 'total', type: 'double' },
-    { name: 'note', type: ['null', 'string'], default: null },
-  ],
-};
-
-@OutboxEvent(`sr.order-placed.${suffix}`, { topic: ordersTopic, schema: { avro: ORDER_PLACED_V1 } })
-class OrderPlaced {
-  orderId!: string;
-  total!: number;
-}
-
-@OutboxEvent(`sr.payment-taken.${suffix}`, { topic: paymentsTopic, schema: { protobuf: paymentTakenDescriptor(`shop/payment_taken_${suffix}.proto`) } })
-class PaymentTaken {
-  paymentId!: string;
-  amountCents!: string;
-  currency!: string;
-}
-
-/** A consumer of the raw records: kafkajs reads, and the test decodes with the registry client's deserializers alone. */
-class RawConsumer {
-  readonly records: Array<{ topic: string; message: KafkaMessage }> = [];
-  private consumer: Consumer | undefined;
-
-  async start(brokers: string[], topics: string[]): Promise<void> {
-    const kafka = new Kafka({ clientId: `sr-raw-${suffix}`, brokers, logLevel: logLevel.NOTHING });
-    this.consumer = kafka.consumer({ groupId: `sr-raw-${randomBytes(5).toString('hex')}`, maxWaitTimeInMs: 100, sessionTimeout: 6_000, rebalanceTimeout: 6_000, heartbeatInterval: 1_000 });
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topics, fromBeginning: true });
-    await this.consumer.run({ eachMessage: async ({ topic, message }) => void this.records.push({ topic, message }) });
-  }
-
-  byId(id: string): { topic: string; message: KafkaMessage } | undefined {
-    return this.records.find(({ message }) => message.headers?.['outbox-message-id']?.toString() === id);
-  }
-
-  async stop(): Promise<void> {
-    await this.consumer?.disconnect();
-  }
-}
+import { expectWireFormatRoundTrip, ORDER_PLACED_V1, OrderPlaced, ordersTopic, paymentsTopic, RawConsumer, suffix } from './schema-registry.fixtures';
 
 /**
  * Avro and Protobuf events saved with the outbox go through the real test broker in the Confluent
@@ -161,24 +111,7 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
         { type: `sr.payment-taken.${suffix}`, aggregateType: 'Payment', aggregateId: 'p-1', topic: paymentsTopic, payload: { paymentId: 'p-1', amountCents: '4250', currency: 'EUR' } },
       ]),
     );
-    const order = await waitFor('the Avro record', () => raw.byId(orderId), 30_000);
-    const payment = await waitFor('the Protobuf record', () => raw.byId(paymentId), 30_000);
-
-    const avroId = (await registry.getLatestSchemaMetadata(`${ordersTopic}-value`)).id;
-    const value = order.message.value!;
-    expect(order.topic).toBe(ordersTopic);
-    expect([value[0], value.readInt32BE(1)]).toEqual([0, avroId]);
-    const decodedOrder = await new AvroDeserializer(registry, SerdeType.VALUE, {}).deserialize(ordersTopic, value);
-    expect(decodedOrder).toEqual({ orderId: 'o-1', total: 42.5, note: null });
-    expect(order.message.key?.toString()).toBe('o-1');
-    expect(order.message.headers?.['outbox-event-type']?.toString()).toBe(`sr.order-placed.${suffix}`);
-
-    const protobufId = (await registry.getLatestSchemaMetadata(`${paymentsTopic}-value`)).id;
-    const bytes = payment.message.value!;
-    // Magic byte, schema id, then the message indexes: [0], the first message of the file, is the single byte 0.
-    expect([bytes[0], bytes.readInt32BE(1), bytes[5]]).toEqual([0, protobufId, 0]);
-    const decodedPayment = (await new ProtobufDeserializer(registry, SerdeType.VALUE, {}).deserialize(paymentsTopic, bytes)) as Record<string, unknown>;
-    expect(decodedPayment).toMatchObject({ $typeName: 'shop.PaymentTaken', paymentId: 'p-1', amountCents: BigInt(4250), currency: 'EUR' });
+    await expectWireFormatRoundTrip(registry, raw, orderId, paymentId);
   }, 60_000);
 
   it('the inbox and a typed consumer read the records back through OutboxRecordDecoder, envelope fields from the headers', async () => {
@@ -247,5 +180,3 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
   }, 60_000);
 });
 
-void OrderPlaced;
-void PaymentTaken;
