@@ -14,6 +14,7 @@ import { type Backlog, recordOfRow, seedOutboxTable, seedPgTransactionalOutbox }
 import { fmt, median } from './support/stats';
 import { IN_FLIGHT_COUNTS, RAW_KAFKAJS, RAW_LIBRDKAFKA, rawProducerRuns, RELAY_IN_FLIGHT } from './p1-raw-producers';
 import { type Contender, p1ContenderRows, p1Summary, WAL_LABEL, WAL_LIBRDKAFKA_LABEL, WAL_MESSAGE_LABEL, WAL_MESSAGE_LIBRDKAFKA_LABEL } from './p1-summary';
+import { serializationCost } from './support/serialization-cost';
 
 const EVENTS_PER_AGGREGATE = 4;
 
@@ -170,6 +171,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
     await drop();
   }
 
+  const serialization = await serializationCost(sizes.drainRows, sizes.rounds + 1);
   const pgtoVariants = contenders.filter((c) => c.name.startsWith('pg-transactional-outbox'));
   const { header, rows } = p1ContenderRows(contenders);
   return {
@@ -189,6 +191,8 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       ...(start?.body ?? []),
       '',
+      ...serialization.body,
+      '',
       'pg-transactional-outbox runs its polling listener (twice) and its logical replication listener (a slot created before its backlog is inserted; the same rows, in one transaction).',
       ...pgtoVariants.map((variant) => `- ${variant.note}`),
       '',
@@ -202,7 +206,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       ...diagnostics,
     ],
-    summary: [...p1Summary(contenders), ...(start?.summary ?? [])],
+    summary: [...p1Summary(contenders), ...(start?.summary ?? []), ...serialization.summary],
   };
 }
 
