@@ -121,7 +121,8 @@ export class OutboxSchemas implements SchemasSource {
 
   /**
    * Refuses, before anything is written, a payload its schema does not accept (naming the fields),
-   * and an event bound for a destination whose subject was not checked at startup.
+   * and any write of an event with a schema before `prepare()` checked the subjects. A destination
+   * no subject was prepared for is checked at its first publish (see `encode`).
    */
   checkBeforeWrite(draft: { type: string; payload: unknown }, destinations: readonly { transport: string; destination: string }[]): void {
     const event = this.events.get(draft.type);
