@@ -1,4 +1,6 @@
+import 'reflect-metadata';
 import { MockClient } from '@confluentinc/schemaregistry';
+import { OutboxEvent } from '../decorators/outbox-event.decorator';
 import { OutboxConfigurationError, OutboxNonRetryableError, OutboxWriteError } from '../core/outbox.errors';
 import { toOutgoingMessage } from '../core/envelope';
 import type { ClaimedMessage } from '../core/outbox-message';
@@ -98,5 +100,12 @@ describe('OutboxSchemas', () => {
     const schemas = schemasOn(client);
     await schemas.prepare();
     await expect(schemas.encode(toOutgoingMessage(claimed('shop.order-placed', 'orders-eu', { orderId: 'o', total: 1 })))).rejects.toThrow(OutboxNonRetryableError);
+  });
+
+  it('refuses a write of an event whose schema class was loaded after the module started', async () => {
+    const schemas = schemasOn(new MockClient({ baseURLs: ['mock://'] }));
+    await schemas.prepare();
+    OutboxEvent('shop.late', { schema: { avro: ORDER } })(class Late {});
+    expect(() => schemas.checkBeforeWrite({ type: 'shop.late', payload: {} }, to('orders'))).toThrow(/class was loaded after OutboxModule started/);
   });
 });

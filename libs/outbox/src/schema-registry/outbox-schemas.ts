@@ -1,11 +1,11 @@
-import { declaredEvents, type OutboxEventMetadata, type OutboxEventSchema } from '../core/event-metadata';
+import { declaredEvents, eventClassOf, getOutboxEventMetadata, type OutboxEventMetadata, type OutboxEventSchema } from '../core/event-metadata';
 import { OutboxConfigurationError, OutboxNonRetryableError, OutboxWriteError } from '../core/outbox.errors';
 import type { OutgoingMessage } from '../core/outbox-message';
 import { loadEventSchema, registrySchemaText, REGISTRY_SCHEMA_TYPE, type LoadedEventSchema } from '../core/schema-registry/event-schema';
 import { compilePayloadCheck, type PayloadCheck } from '../core/schema-registry/payload-checks';
 import { compatibilityProblems, type CompatibilityLevel } from '../core/schema-registry/schema-compatibility';
 import type { ResolvedSchemaRegistryOptions, SchemaRegistryClientLike } from '../core/schema-registry/schema-registry.options';
-import { incompatibleSchema, notEncodable, notRegistered, payloadDoesNotFitSchema, registryRefused, schemasNotReady } from '../core/schema-registry/schema-registry.messages';
+import { incompatibleSchema, notEncodable, notRegistered, payloadDoesNotFitSchema, registryRefused, schemaDeclaredLate, schemasNotReady } from '../core/schema-registry/schema-registry.messages';
 import { subjectName } from '../core/schema-registry/subject-names';
 import type { SchemasSource } from '../core/schema-registry/schemas-source';
 import type { RegisteredSchemaReference } from '../core/asyncapi/asyncapi-document';
@@ -126,7 +126,12 @@ export class OutboxSchemas implements SchemasSource {
    */
   checkBeforeWrite(draft: { type: string; payload: unknown }, destinations: readonly { transport: string; destination: string }[]): void {
     const event = this.events.get(draft.type);
-    if (!event) return;
+    if (!event) {
+      // Its class was loaded after the module started: it would go out as JSON where consumers expect the wire format.
+      const late = eventClassOf(draft.type);
+      if (late && getOutboxEventMetadata(late.prototype)?.schema) throw new OutboxWriteError(schemaDeclaredLate(draft.type));
+      return;
+    }
     if (!this.ready) throw new OutboxWriteError(schemasNotReady(draft.type));
     const encoded = destinations.filter(({ transport }) => !this.context.plainTransports?.includes(transport));
     if (encoded.length === 0) return;

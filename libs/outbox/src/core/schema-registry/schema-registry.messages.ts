@@ -48,3 +48,7 @@ export const notEncodable = (eventType: string, subject: string, reason: string)
 export const notAnOutboxRecord = (topic: string) =>
   `A record of topic "${topic}" is in the Confluent wire format but has no "outbox-message-id" / "outbox-event-type" headers: it was not published by the outbox. ` +
   "Decode it with the registry client's deserializer instead.";
+
+export const schemaDeclaredLate = (eventType: string) =>
+  `Cannot save event "${eventType}": its @OutboxEvent({ schema }) class was loaded after OutboxModule started, so its schema was never checked nor registered. ` +
+  'Import the event class before the module is created (e.g. from the module that imports OutboxModule), or name its schema in "schemaRegistry.events".';
