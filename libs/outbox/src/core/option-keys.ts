@@ -12,6 +12,7 @@ export const OUTBOX_OPTION_KEYS = {
     'relay', 'notifications', 'preparedStatements', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
     'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope', 'partitioning',
+    'claimCheck',
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
@@ -30,6 +31,7 @@ export const OUTBOX_OPTION_KEYS = {
   tracing: ['tracerName'],
   envelope: ['format', 'source', 'destinations'],
   wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
+  claimCheck: ['thresholdBytes', 'maxBytes', 'store'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Fails on the first key that is not an option, suggesting the closest known one. */

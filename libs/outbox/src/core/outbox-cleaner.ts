@@ -19,6 +19,8 @@ export interface CleanupOutcome {
   /** Published rows deleted one by one (not counting those of dropped partitions). */
   published: number;
   dead: number;
+  /** Claim-checked payloads deleted (option `claimCheck`); absent without a claim check. */
+  payloads?: number;
   /** A partitioned table: the partitions made ahead, dropped whole, and kept past retention for an unsettled row. */
   partitions?: { made: string[]; dropped: string[]; kept: string[] };
 }
@@ -36,6 +38,12 @@ export class OutboxCleaner {
     private readonly settings: CleanupSettings,
     private readonly logger: RelayLogger,
     private readonly partitions?: OutboxPartitionStore,
+    /**
+     * Deletes up to `limit` claim-checked payloads stored more than `olderThanMs` ago whose rows are
+     * settled. They go by the published rows' retention, not with each row: a consumer may fetch
+     * a payload after its row was deleted on publish, and the WAL mode's messages have no row.
+     */
+    private readonly deleteStoredPayloads?: (olderThanMs: number, limit: number) => Promise<number>,
   ) {}
 
   /** One run; a call while a run is going returns that run. */
@@ -51,7 +59,9 @@ export class OutboxCleaner {
       const published = await this.inBatches((limit) => this.store.deletePublished(publishedRetentionMs, limit), batchSize, maxBatchesPerRun);
       const dead =
         deadRetentionMs === null ? 0 : await this.inBatches((limit) => this.store.deleteDead(deadRetentionMs, limit), batchSize, maxBatchesPerRun);
-      return { published, dead, ...(partitions ? { partitions } : {}) };
+      const deletePayloads = this.deleteStoredPayloads;
+      const payloads = deletePayloads ? await this.inBatches((limit) => deletePayloads(publishedRetentionMs, limit), batchSize, maxBatchesPerRun) : undefined;
+      return { published, dead, ...(payloads === undefined ? {} : { payloads }), ...(partitions ? { partitions } : {}) };
     } catch (error) {
       this.logger.warn(`Outbox cleanup failed; the next run retries: ${errorText(error)}`);
       return { published: 0, dead: 0 };

@@ -5,6 +5,9 @@ import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import { ClaimCheck } from '../core/claim-check/claim-check';
+import type { PayloadStore } from '../core/claim-check/payload-store.port';
+import { DatabasePayloadStore } from '../sql/claim-check/database-payload.store';
 import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { notificationChannel } from '../sql/postgres-notification.listener';
@@ -15,8 +18,9 @@ import type { DeliveryStream } from '../core/stream/delivery-stream.port';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
-export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers): OutboxMessageFactory {
-  return new OutboxMessageFactory({ ...settings, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() });
+export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers, payloads?: PayloadStore): OutboxMessageFactory {
+  const claims = settings.claimCheck && payloads ? new ClaimCheck(settings.claimCheck, { store: payloads.name, location: payloads.location }) : undefined;
+  return new OutboxMessageFactory({ ...settings, claims, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() });
 }
 
 /** The one writer, on the module's table: for TypeORM's transactions and those of every other data layer, in either delivery mode. */
@@ -31,12 +35,15 @@ export const outboxWriterProvider: Provider = {
     inProcess: InProcessHandlers,
     relayHost: OutboxRelayHost,
     stream: DeliveryStream | null,
-  ) =>
-    new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess), extras, {
+  ) => {
+    const payloadStore = settings.claimCheck ? new DatabasePayloadStore(extras) : undefined;
+    return new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, payloadStore), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
       wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write, messagesDecoded: () => stream?.sourceReady ?? true } : undefined,
       onDelayed: (delayMs) => relayHost.wakeIn(delayMs),
-    }),
+      payloadStore,
+    });
+  },
 };
 
 /** How the subscriber and `OutboxPublisher.add` hand the writer a transaction of any data layer: with the module's tracker and settings. */

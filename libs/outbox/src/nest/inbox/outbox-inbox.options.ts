@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { InboxSettings } from '../../core/inbox/inbox.port';
 import type { OutboxMetricsOptions } from '../../core/observe/metrics/metrics.options';
 import type { OutboxConnectionOptions } from '../../adapters/connection/outbox-connection.options';
+import type { PayloadReader } from '../../core/claim-check/payload-store.port';
 
 /** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */
 export type InboxTransactionRunner = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
@@ -20,6 +21,23 @@ export interface OutboxInboxModuleOptions extends InboxSettings {
    * Default: off.
    */
   metrics?: boolean | Pick<OutboxMetricsOptions, 'registry' | 'prefix'>;
+  /**
+   * Where claim-checked payloads (`OutboxModule`'s `claimCheck`) are read back before a handler runs:
+   * `{ outboxTable, schema }` names the outbox whose `<outbox table>_payloads` table is read through
+   * the inbox's own database; `readers` adds readers of other stores or databases. Default
+   * `{ outboxTable: 'outbox_messages' }`. See docs/claim-check.md.
+   */
+  claimCheck?: InboxClaimCheckOptions;
+}
+
+/** How the inbox reads claim-checked payloads. */
+export interface InboxClaimCheckOptions {
+  /** The producing outbox's table, whose payloads table is in the inbox's database. Default `'outbox_messages'`; `false`: none there. */
+  outboxTable?: string | false;
+  /** PostgreSQL schema of that table. Default: none (the search_path decides). */
+  schema?: string;
+  /** More readers: another database's payloads table (`new DatabasePayloadStore(table).reader(dialect, runner)`) or a store of your own. */
+  readers?: PayloadReader[];
 }
 
 /** Fixed when the module is declared. */

@@ -26,6 +26,11 @@ import type { ReceivedKafkaMessage } from '../../core/cloudevents/received-cloud
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from '../shutdown/shutdown-stage';
 import { ShutdownSteps } from '../shutdown/shutdown-steps';
 import { DatabaseUnreachableError, whileServerRestarts } from '../../sql/server-restart';
+import { ClaimedPayloadReader } from '../../core/claim-check/claimed-payload.reader';
+import { DatabasePayloadStore } from '../../sql/claim-check/database-payload.store';
+import { DEFAULT_OUTBOX_TABLE } from '../../sql/dialects/outbox-table';
+import type { SqlConnection } from '../../core/sql-connection.port';
+import type { InboxClaimCheckOptions } from './outbox-inbox.options';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
@@ -51,6 +56,8 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly steps = new ShutdownSteps("the inbox's", this.logger);
   /** On SQLite, consumers' transactions take turns on TypeORM's one connection, with or without OutboxModule. */
   private readonly unserialize: () => void;
+  /** Puts claim-checked payloads back into envelopes, before the handler's work runs. */
+  private readonly payloads: ClaimedPayloadReader;
 
   constructor(
     @Inject(INBOX_SETTINGS) private readonly settings: ResolvedInboxSettings<OutboxInboxModuleOptions>,
@@ -76,6 +83,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
       this.inbox = inbox;
     }
     this.poison = this.poisonStore ? new PoisonReplays(this.inbox, this.poisonStore) : undefined;
+    this.payloads = claimedPayloadReader(settings.claimCheck, opened.connection);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -130,7 +138,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * `connection` an `SqlTransaction` (`tx.query(sql, params)`, `OutboxPublisher.add(tx, …)`).
    */
   async process<R, T = EntityManager>(message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.inbox.process(message, consumer, work);
+    return this.inbox.process(message, consumer, this.withPayload(message, work));
   }
 
   /**
@@ -141,12 +149,30 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * policy does not apply here: the transaction is yours, and ends after this call returns.
    */
   processIn<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.marks.process(toSqlTransaction(transaction), message, consumer, work);
+    return this.marks.process(toSqlTransaction(transaction), message, consumer, this.withPayload(message, work));
   }
 
   /** `process` for a delivery that must be a whole outbox envelope (every field's type is checked): what `@Idempotent()` uses. */
   async processEnvelope<R, T = EntityManager>(message: unknown, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.inbox.process(message, consumer, work, 'envelope');
+    return this.inbox.process(message, consumer, this.withPayload(message, work), 'envelope');
+  }
+
+  /**
+   * Puts a claim-checked payload back into `envelope` (in place, and resolves it): fetched from its
+   * store and checked against the reference's size and SHA-256. An envelope without the
+   * `outbox-claim-check` header is returned as it is. Fails with a `ClaimCheckError` naming the
+   * reference when the payload is missing or altered. `process` and `@Idempotent()` do it for you.
+   */
+  resolvePayload<E extends { headers?: Record<string, unknown>; payload?: unknown }>(envelope: E): Promise<E> {
+    return this.payloads.resolve(envelope);
+  }
+
+  /** The work, after the message's claim-checked payload is fetched: inside the transaction, so a failure counts as the handler's. */
+  private withPayload<A extends unknown[], R>(message: unknown, work: (...args: A) => Promise<R> | R): (...args: A) => Promise<R> {
+    return async (...args) => {
+      if (typeof message === 'object' && message !== null && 'headers' in message && 'payload' in message) await this.payloads.resolve(message as { headers?: Record<string, unknown>; payload?: unknown });
+      return work(...args);
+    };
   }
 
   /**
@@ -169,4 +195,11 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
     timer.unref();
     this.timers.push(timer);
   }
+}
+
+/** The readers of claim-checked payloads: the producing outbox's payloads table in the inbox's own database, and any given. */
+function claimedPayloadReader(options: InboxClaimCheckOptions | undefined, connection: SqlConnection): ClaimedPayloadReader {
+  const outboxTable = options?.outboxTable ?? DEFAULT_OUTBOX_TABLE;
+  const own = outboxTable === false ? [] : [new DatabasePayloadStore({ tableName: outboxTable, schema: options?.schema }).reader(connection.dialect, connection.runner())];
+  return new ClaimedPayloadReader([...own, ...(options?.readers ?? [])]);
 }
