@@ -7,7 +7,7 @@ const SQLITE_AGO = `strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || (? / 1000.0) || 
 
 /**
  * The payloads table beside the outbox, `<outbox table>_payloads`: claim-checked payloads keyed by
- * the id of their message's first row. Plain columns, so that a consumer in any language reads one
+ * the id of their message's first row (the type of the outbox's `id`, so that retention joins them on it). Plain columns, so that a consumer in any language reads one
  * with `SELECT payload FROM … WHERE payload_key = ?` (docs/claim-check.md).
  */
 export class PayloadTableSql {
@@ -29,21 +29,21 @@ export class PayloadTableSql {
     switch (this.dialect) {
       case 'postgres':
         return `CREATE TABLE ${this.t} (
-        payload_key varchar(64) PRIMARY KEY,
+        payload_key uuid PRIMARY KEY,
         created_at timestamptz NOT NULL DEFAULT now(),
         byte_size bigint NOT NULL,
         sha256 char(64) NOT NULL,
         payload text NOT NULL)`;
       case 'sqlite':
         return `CREATE TABLE ${this.t} (
-        payload_key varchar(64) PRIMARY KEY,
+        payload_key varchar(36) PRIMARY KEY,
         created_at varchar(30) NOT NULL DEFAULT (${SQLITE_NOW}),
         byte_size integer NOT NULL,
         sha256 char(64) NOT NULL,
         payload text NOT NULL)`;
       case 'mariadb':
         return `CREATE TABLE ${this.t} (
-        payload_key varchar(64) NOT NULL PRIMARY KEY,
+        payload_key char(36) NOT NULL PRIMARY KEY,
         created_at datetime(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
         byte_size bigint NOT NULL,
         sha256 char(64) NOT NULL,
