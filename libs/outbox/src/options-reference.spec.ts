@@ -91,6 +91,8 @@ describe('docs/options.md', () => {
       'claimCheck.thresholdBytes': CLAIM_CHECK_DEFAULTS.thresholdBytes,
       'claimCheck.maxBytes': CLAIM_CHECK_DEFAULTS.maxBytes,
       'claimCheck.store': CLAIM_CHECK_DEFAULTS.store,
+      'claimCheck.prefix': CLAIM_CHECK_DEFAULTS.prefix,
+      'claimCheck.orphanGraceMs': CLAIM_CHECK_DEFAULTS.orphanGraceMs,
       delivery: settings.delivery,
       'wal.write': WAL_DEFAULTS.write,
       'wal.attemptsBeforeTable': WAL_DEFAULTS.attemptsBeforeTable,

@@ -31,7 +31,7 @@ export const OUTBOX_OPTION_KEYS = {
   tracing: ['tracerName'],
   envelope: ['format', 'source', 'destinations'],
   wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
-  claimCheck: ['thresholdBytes', 'maxBytes', 'store'],
+  claimCheck: ['thresholdBytes', 'maxBytes', 'store', 'bucket', 'prefix', 's3Client', 's3Config', 'orphanGraceMs'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Fails on the first key that is not an option, suggesting the closest known one. */

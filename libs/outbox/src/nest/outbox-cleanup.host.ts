@@ -13,7 +13,7 @@ import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } f
 import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { whileServerRestarts } from '../sql/server-restart';
-import { DatabasePayloadStore } from '../sql/claim-check/database-payload.store';
+import { claimCheckStore } from './claim-check/claim-check.store';
 
 /** Deletes settled rows on a schedule, on instances that relay. */
 @Injectable()
@@ -34,7 +34,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
   async onApplicationBootstrap(): Promise<void> {
     if (!this.settings.relay) return;
     const { cleanup, partitioning, claimCheck } = this.settings;
-    const payloads = claimCheck ? new DatabasePayloadStore(this.extras) : undefined;
+    const payloads = claimCheckStore(claimCheck, this.extras)?.collector(this.connection);
     const partitions = partitioning && createSqlOutboxPartitionStore(this.connection, this.extras, partitioning);
     const restarts = { logger: this.logger };
     if (partitions) await whileServerRestarts('reading the partitioned table', () => this.checkPartitioned(partitions), restarts);
@@ -49,7 +49,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
       },
       this.logger,
       partitions,
-      payloads && ((olderThanMs, limit) => payloads.deleteExpired(this.connection, olderThanMs, limit)),
+      payloads,
     );
     // Partitions ahead at once: the first run would come only after intervalMs.
     const cleaner = this.cleaner;

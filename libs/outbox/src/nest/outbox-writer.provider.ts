@@ -7,7 +7,7 @@ import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
 import { ClaimCheck } from '../core/claim-check/claim-check';
 import type { PayloadStore } from '../core/claim-check/payload-store.port';
-import { DatabasePayloadStore } from '../sql/claim-check/database-payload.store';
+import { claimCheckStore } from './claim-check/claim-check.store';
 import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { notificationChannel } from '../sql/postgres-notification.listener';
@@ -19,7 +19,7 @@ import type { ResolvedOutboxExtras } from './outbox.module-definition';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
 export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers, payloads?: PayloadStore): OutboxMessageFactory {
-  const claims = settings.claimCheck && payloads ? new ClaimCheck(settings.claimCheck, { store: payloads.name, location: payloads.location }) : undefined;
+  const claims = settings.claimCheck && payloads ? new ClaimCheck(settings.claimCheck, { store: payloads.name, location: payloads.location, keyPrefix: payloads.keyPrefix }) : undefined;
   return new OutboxMessageFactory({ ...settings, claims, captureHeaders: tracing.capture, extraRoutes: () => inProcess.routes() });
 }
 
@@ -36,7 +36,7 @@ export const outboxWriterProvider: Provider = {
     relayHost: OutboxRelayHost,
     stream: DeliveryStream | null,
   ) => {
-    const payloadStore = settings.claimCheck ? new DatabasePayloadStore(extras) : undefined;
+    const payloadStore = claimCheckStore(settings.claimCheck, extras);
     return new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, payloadStore), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
       wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write, messagesDecoded: () => stream?.sourceReady ?? true } : undefined,

@@ -18,14 +18,33 @@ describe('claimCheck option', () => {
   it('is off unless asked for; true takes the defaults', () => {
     expect(resolveClaimCheck(undefined, 1_048_576)).toBeUndefined();
     expect(resolveClaimCheck(false, 1_048_576)).toBeUndefined();
-    expect(resolveClaimCheck(true, 1_048_576)).toEqual(CLAIM_CHECK_DEFAULTS);
-    expect(resolveOutboxSettings({ claimCheck: { thresholdBytes: 1_000 } }, () => 'r').claimCheck).toEqual({ ...CLAIM_CHECK_DEFAULTS, thresholdBytes: 1_000 });
+    const defaults = { store: 'database', thresholdBytes: CLAIM_CHECK_DEFAULTS.thresholdBytes, maxBytes: CLAIM_CHECK_DEFAULTS.maxBytes };
+    expect(resolveClaimCheck(true, 1_048_576)).toEqual(defaults);
+    expect(resolveOutboxSettings({ claimCheck: { thresholdBytes: 1_000 } }, () => 'r').claimCheck).toEqual({ ...defaults, thresholdBytes: 1_000 });
+  });
+
+  it('takes a bucket, and the defaults of the S3 store', () => {
+    expect(resolveClaimCheck({ store: 's3', bucket: 'outbox-payloads' }, 1_048_576)).toEqual({
+      store: 's3',
+      bucket: 'outbox-payloads',
+      prefix: 'outbox-payloads/',
+      s3Config: {},
+      s3Client: undefined,
+      orphanGraceMs: 3_600_000,
+      thresholdBytes: 262_144,
+      maxBytes: 67_108_864,
+    });
   });
 
   it.each([
     [{ thresholdBytes: 0 }, /"claimCheck.thresholdBytes" must be a whole number of bytes, 1 or more; got 0/],
     [{ maxBytes: 1.5 }, /"claimCheck.maxBytes" must be a whole number of bytes/],
-    [{ store: 's4' }, /"claimCheck.store" must be 'database'; got "s4"/],
+    [{ store: 's4' }, /"claimCheck.store" must be 'database' or 's3'; got "s4"/],
+    [{ store: 's3' }, /"claimCheck.bucket" must be an S3 bucket name \(3 to 63 lowercase letters, digits, dots and hyphens\); got undefined/],
+    [{ store: 's3', bucket: 'No_Such' }, /"claimCheck.bucket" must be an S3 bucket name/],
+    [{ bucket: 'payloads' }, /"claimCheck.bucket" must be left out unless "claimCheck.store" is 's3'/],
+    [{ store: 's3', bucket: 'payloads', s3Client: {} }, /"claimCheck.s3Client" must be an S3Client of @aws-sdk\/client-s3/],
+    [{ store: 's3', bucket: 'payloads', orphanGraceMs: -1 }, /"claimCheck.orphanGraceMs" must be a whole number of milliseconds/],
     [{ thresholdBytes: 2_000_000 }, /"claimCheck.thresholdBytes" \(2000000\) is over "maxPayloadBytes" \(1048576\)/],
     [{ thresholdBytes: 1_000, maxBytes: 999 }, /"claimCheck.maxBytes" must be at least "claimCheck.thresholdBytes" \(1000\)/],
     ['yes', /"claimCheck" must be true, false or an object/],

@@ -20,14 +20,16 @@ export interface ClaimedMessagePart {
 export class ClaimCheck {
   constructor(
     private readonly settings: ResolvedClaimCheck,
-    private readonly where: { store: string; location: string },
+    /** The store's name and location, and the prefix of its keys (the message id follows it). */
+    private readonly where: { store: string; location: string; keyPrefix?: string },
   ) {}
 
   /** `undefined` when the payload stays in the message. */
   claim(eventType: string, key: string, payloadJson: string, bytes = Buffer.byteLength(payloadJson)): ClaimedMessagePart | undefined {
     if (bytes <= this.settings.thresholdBytes) return undefined;
     if (bytes > this.settings.maxBytes) throw new OutboxWriteError(storedPayloadTooLarge(eventType, bytes, this.settings.maxBytes));
-    const reference: ClaimCheckReference = { ...this.where, key, sha256: sha256(payloadJson), bytes };
+    const { store, location, keyPrefix = '' } = this.where;
+    const reference: ClaimCheckReference = { store, location, key: keyPrefix + key, sha256: sha256(payloadJson), bytes };
     return {
       payloadJson: JSON.stringify({ [CLAIM_CHECK_FIELD]: reference }),
       headers: { [CLAIM_CHECK_HEADER]: JSON.stringify(reference) },

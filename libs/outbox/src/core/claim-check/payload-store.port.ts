@@ -11,7 +11,17 @@ export interface PayloadStore {
   readonly name: string;
   /** Where its references point (`location`): the payloads table, the bucket. */
   readonly location: string;
+  /** Put before the message id in a reference's `key` (an S3 object key prefix); default none. */
+  readonly keyPrefix?: string;
   put(transaction: SqlTransaction, payloads: readonly ClaimedPayload[]): Promise<void>;
+}
+
+/** What cleanup does with a store: payloads past retention whose rows are settled, and (S3) orphans. */
+export interface PayloadCollector {
+  /** Deletes up to `limit` payloads stored more than `olderThanMs` ago whose rows are settled; resolves with how many went. */
+  deleteExpired(olderThanMs: number, limit: number): Promise<number>;
+  /** Deletes objects past the grace period whose transaction never committed; resolves with how many went. */
+  collectOrphans?(): Promise<number>;
 }
 
 /** What a consumer needs of a store: the payload's JSON, or `undefined` when it is not there. */

@@ -3,6 +3,7 @@ import type { InboxSettings } from '../../core/inbox/inbox.port';
 import type { OutboxMetricsOptions } from '../../core/observe/metrics/metrics.options';
 import type { OutboxConnectionOptions } from '../../adapters/connection/outbox-connection.options';
 import type { PayloadReader } from '../../core/claim-check/payload-store.port';
+import type { S3ClientLike } from '../../core/claim-check/claim-check-options';
 
 /** Opens a transaction, runs `work` in it and commits, or rolls back if `work` throws. */
 export type InboxTransactionRunner = <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T>;
@@ -36,6 +37,12 @@ export interface InboxClaimCheckOptions {
   outboxTable?: string | false;
   /** PostgreSQL schema of that table. Default: none (the search_path decides). */
   schema?: string;
+  /** The producer's `claimCheck.bucket` when it stores payloads in S3 (needs `@aws-sdk/client-s3`). Default: none. */
+  bucket?: string;
+  /** The `S3Client` to read `bucket` with. Default: one made from `s3Config`. */
+  s3Client?: S3ClientLike;
+  /** The `S3ClientConfig` of the client made when `s3Client` is not given. Default `{}`. */
+  s3Config?: Record<string, unknown>;
   /** More readers: another database's payloads table (`new DatabasePayloadStore(table).reader(dialect, runner)`) or a store of your own. */
   readers?: PayloadReader[];
 }

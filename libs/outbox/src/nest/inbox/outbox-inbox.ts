@@ -28,6 +28,7 @@ import { ShutdownSteps } from '../shutdown/shutdown-steps';
 import { DatabaseUnreachableError, whileServerRestarts } from '../../sql/server-restart';
 import { ClaimedPayloadReader } from '../../core/claim-check/claimed-payload.reader';
 import { DatabasePayloadStore } from '../../sql/claim-check/database-payload.store';
+import { S3PayloadReader } from '../../adapters/s3/s3-payload.store';
 import { DEFAULT_OUTBOX_TABLE } from '../../sql/dialects/outbox-table';
 import type { SqlConnection } from '../../core/sql-connection.port';
 import type { InboxClaimCheckOptions } from './outbox-inbox.options';
@@ -201,5 +202,6 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
 function claimedPayloadReader(options: InboxClaimCheckOptions | undefined, connection: SqlConnection): ClaimedPayloadReader {
   const outboxTable = options?.outboxTable ?? DEFAULT_OUTBOX_TABLE;
   const own = outboxTable === false ? [] : [new DatabasePayloadStore({ tableName: outboxTable, schema: options?.schema }).reader(connection.dialect, connection.runner())];
-  return new ClaimedPayloadReader([...own, ...(options?.readers ?? [])]);
+  const bucket = options?.bucket === undefined ? [] : [new S3PayloadReader({ bucket: options.bucket, prefix: '', s3Client: options.s3Client, s3Config: options.s3Config })];
+  return new ClaimedPayloadReader([...own, ...bucket, ...(options?.readers ?? [])]);
 }

@@ -1,5 +1,5 @@
 import type { ClaimCheckReference, ClaimedPayload } from '../../core/claim-check/claim-check-reference';
-import type { PayloadReader, PayloadStore } from '../../core/claim-check/payload-store.port';
+import type { PayloadCollector, PayloadReader, PayloadStore } from '../../core/claim-check/payload-store.port';
 import type { SqlConnection, SqlRunner } from '../../core/sql-connection.port';
 import type { SqlDialectName, SqlTransaction } from '../../core/sql-transaction.port';
 import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
@@ -28,9 +28,14 @@ export class DatabasePayloadStore implements PayloadStore {
   async put(transaction: SqlTransaction, payloads: readonly ClaimedPayload[]): Promise<void> {
     const sql = this.sqlOf(transaction.dialect);
     for (const { reference, payloadJson } of payloads) {
-      const { sql: text, params } = sql.insert(reference.key, reference.bytes, reference.sha256, payloadJson);
+      const { sql: text, params } = sql.insert(reference.key, reference.bytes, reference.sha256, this.name, payloadJson);
       await transaction.execute(text, params);
     }
+  }
+
+  /** Cleanup's view of the store on `connection`: payloads past retention. A rolled-back transaction leaves none to collect. */
+  collector(connection: SqlConnection): PayloadCollector {
+    return { deleteExpired: (olderThanMs, limit) => this.deleteExpired(connection, olderThanMs, limit) };
   }
 
   /** Deletes up to `limit` payloads past retention whose rows are settled; resolves with how many went. */
