@@ -1,5 +1,5 @@
 import type { ClaimCheckReference, ClaimedPayload } from '../../core/claim-check/claim-check-reference';
-import type { S3ClientLike } from '../../core/claim-check/claim-check-options';
+import { CLAIM_CHECK_DEFAULTS, type S3ClientLike } from '../../core/claim-check/claim-check-options';
 import type { PayloadCollector, PayloadReader, PayloadStore } from '../../core/claim-check/payload-store.port';
 import { loadOptional } from '../../core/optional-peer';
 import type { SqlConnection } from '../../core/sql-connection.port';
@@ -25,6 +25,8 @@ export interface S3PayloadStoreOptions {
   prefix: string;
   s3Client?: S3ClientLike;
   s3Config?: Record<string, unknown>;
+  /** Cleanup deletes an object this old without a row. */
+  orphanGraceMs?: number;
 }
 
 /** What the optional peer is needed for, for its error. */
@@ -87,10 +89,10 @@ export class S3PayloadStore extends S3PayloadReader implements PayloadStore {
   }
 
   /** Cleanup's view of the store on `connection`: retention and orphans. */
-  collector(connection: SqlConnection, orphanGraceMs: number): PayloadCollector {
+  collector(connection: SqlConnection): PayloadCollector {
     return {
       deleteExpired: (olderThanMs, limit) => this.deleteExpired(connection, olderThanMs, limit),
-      collectOrphans: () => this.collectOrphans(connection, orphanGraceMs),
+      collectOrphans: () => this.collectOrphans(connection, this.options.orphanGraceMs ?? CLAIM_CHECK_DEFAULTS.orphanGraceMs),
     };
   }
 

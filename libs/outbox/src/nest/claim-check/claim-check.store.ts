@@ -18,13 +18,8 @@ export function claimCheckStore(claimCheck: ResolvedClaimCheck | undefined, tabl
   if (!claimCheck) return undefined;
   let store = stores.get(claimCheck);
   if (!store) {
-    store = claimCheck.store === 'database' ? new DatabasePayloadStore(table) : s3Store(claimCheck, OutboxTable.of(table));
+    store = claimCheck.store === 'database' ? new DatabasePayloadStore(table) : new S3PayloadStore(claimCheck, OutboxTable.of(table));
     stores.set(claimCheck, store);
   }
   return store;
-}
-
-function s3Store(claimCheck: Extract<ResolvedClaimCheck, { store: 's3' }>, table: OutboxTable): ModulePayloadStore {
-  const store = new S3PayloadStore(claimCheck, table);
-  return Object.assign(store, { collector: (connection: SqlConnection) => store.collector(connection, claimCheck.orphanGraceMs) });
 }
