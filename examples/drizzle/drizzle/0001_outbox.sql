@@ -43,7 +43,8 @@ CREATE TABLE "outbox_messages_payloads" (
   created_at timestamptz NOT NULL DEFAULT now(),
   byte_size bigint NOT NULL,
   sha256 char(64) NOT NULL,
-  payload text NOT NULL);
+  store varchar(16) NOT NULL DEFAULT 'database',
+  payload text NULL);
 --> statement-breakpoint
 CREATE INDEX "outbox_messages_payloads_created_at" ON "outbox_messages_payloads" (created_at);
 
