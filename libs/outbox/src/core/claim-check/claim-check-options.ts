@@ -1,5 +1,5 @@
 import { OutboxConfigurationError } from '../outbox.errors';
-import { invalidClaimCheckOption, thresholdOverMaxPayload } from './claim-check.messages';
+import { invalidClaimCheckOption, notAClaimCheckOption, thresholdOverMaxPayload } from './claim-check.messages';
 
 /** What the S3 store needs of an `S3Client` of `@aws-sdk/client-s3`: its `send`. */
 export interface S3ClientLike {
@@ -50,7 +50,7 @@ const S3_ONLY = ['bucket', 'prefix', 's3Client', 's3Config', 'orphanGraceMs'] as
 export function resolveClaimCheck(options: ClaimCheckOptions | boolean | undefined, maxPayloadBytes: number): ResolvedClaimCheck | undefined {
   if (options === undefined || options === false) return undefined;
   if (options !== true && (typeof options !== 'object' || options === null || Array.isArray(options))) {
-    throw new OutboxConfigurationError(`OutboxModule option "claimCheck" must be true, false or an object { thresholdBytes?, maxBytes?, store?, ... }; got ${JSON.stringify(options)}.`);
+    throw new OutboxConfigurationError(notAClaimCheckOption(options));
   }
   const given: ClaimCheckOptions = options === true ? {} : options;
   const thresholdBytes = given.thresholdBytes ?? CLAIM_CHECK_DEFAULTS.thresholdBytes;

@@ -1,3 +1,4 @@
+import { OutboxNonRetryableError } from '../outbox.errors';
 import { malformedReference } from './claim-check.messages';
 
 /**
@@ -35,7 +36,7 @@ export function describeReference(reference: ClaimCheckReference): string {
   return `"${reference.store}:${reference.location}/${reference.key}"`;
 }
 
-/** The reference a received message carries in its headers, or `undefined` when its payload is inline. */
+/** The reference a received message carries in its headers, or `undefined` when its payload is inline. A malformed one is never retried. */
 export function referenceOf(headers: Record<string, unknown> | undefined): ClaimCheckReference | undefined {
   const raw = headers?.[CLAIM_CHECK_HEADER];
   if (raw === undefined || raw === null) return undefined;
@@ -44,9 +45,9 @@ export function referenceOf(headers: Record<string, unknown> | undefined): Claim
   try {
     parsed = typeof text === 'string' ? JSON.parse(text) : text;
   } catch {
-    throw new Error(malformedReference(CLAIM_CHECK_HEADER, text));
+    throw new OutboxNonRetryableError(malformedReference(CLAIM_CHECK_HEADER, text));
   }
-  if (!isReference(parsed)) throw new Error(malformedReference(CLAIM_CHECK_HEADER, text));
+  if (!isReference(parsed)) throw new OutboxNonRetryableError(malformedReference(CLAIM_CHECK_HEADER, text));
   return parsed;
 }
 

@@ -3,6 +3,9 @@
 export const invalidClaimCheckOption = (path: string, expected: string, got: unknown) =>
   `OutboxModule option "claimCheck.${path}" must be ${expected}; got ${JSON.stringify(got) ?? String(got)}.`;
 
+export const notAClaimCheckOption = (got: unknown) =>
+  `OutboxModule option "claimCheck" must be true, false or an object { thresholdBytes?, maxBytes?, store?, bucket?, ... }; got ${JSON.stringify(got) ?? String(got)}.`;
+
 export const thresholdOverMaxPayload = (threshold: number, maxPayloadBytes: number) =>
   `OutboxModule option "claimCheck.thresholdBytes" (${threshold}) is over "maxPayloadBytes" (${maxPayloadBytes}): a payload between the two ` +
   `would be refused instead of stored out of the message. Make "claimCheck.thresholdBytes" at most "maxPayloadBytes".`;
