@@ -18,7 +18,6 @@ import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
 
 // s3rver ships no types: the two methods the test uses.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => { run(): Promise<unknown>; close(): Promise<void> };
 
 /** A port of this helper's range (29240–29249) per describe block, so that the blocks' servers never meet. */

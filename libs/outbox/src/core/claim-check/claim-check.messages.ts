@@ -35,3 +35,8 @@ export const claimCheckedPayloadUnresolved = (eventType: string, reference: stri
 export const noPayloadStore = (key: string) =>
   `The claim check took the payload of the message "${key}" out of it, but the outbox writer has no payload store to put it in; ` +
   `nothing was written. Give SqlOutboxWriter the "payloadStore" option (OutboxModule does so with "claimCheck").`;
+
+export const payloadsTableUnreadable = (table: string, outboxTable: string, reason: string) =>
+  `OutboxModule option "claimCheck" stores payloads in "${table}", which cannot be read (${reason}). ` +
+  `An outbox table made before the claim check existed lacks it: add AddOutboxPayloadsTable (or createOutboxPayloadsTableMigration('${outboxTable}')) ` +
+  `from '@nest-outbox/outbox/typeorm' to the migrations, or run the CREATE TABLE that "npx nest-outbox sql" prints; or turn "claimCheck" off.`;

@@ -63,6 +63,11 @@ export class PayloadTableSql {
     return [`CREATE INDEX ${this.table.quotedPart('payloads_created_at', quoteStyle(this.dialect))} ON ${this.t} (created_at)`];
   }
 
+  /** Reads no row but every column the stores use: startup says the table is missing, not the first large save. */
+  probe(): SqlStatement {
+    return { sql: `SELECT payload_key, created_at, byte_size, sha256, store, payload FROM ${this.t} WHERE 1 = 0`, params: [] };
+  }
+
   dropTable(): string {
     return `DROP TABLE IF EXISTS ${this.t}`;
   }
