@@ -68,6 +68,8 @@ export class S3PayloadReader implements PayloadReader {
 export class S3PayloadStore extends S3PayloadReader implements PayloadStore {
   readonly keyPrefix: string;
   private readonly statements = new Map<string, PayloadTableSql>();
+  /** The last object key the orphan collection settled (kept or deleted); the next run lists after it. */
+  private settledUpTo: string | undefined;
 
   constructor(
     options: S3PayloadStoreOptions,
@@ -106,25 +108,43 @@ export class S3PayloadStore extends S3PayloadReader implements PayloadStore {
     return keys.length;
   }
 
-  /** Lists the prefix, and deletes objects older than the grace period whose key has no row. */
+  /**
+   * Lists the prefix, and deletes objects older than the grace period whose key has no row. Keys are
+   * message ids (UUIDv7), so S3 lists them in the order they were made: a run stops at the first
+   * object within the grace period, and the next run starts after the last one it settled, rather
+   * than listing every object kept for retention each time.
+   */
   async collectOrphans(connection: SqlConnection, orphanGraceMs: number): Promise<number> {
     const sql = this.sqlOf(connection.dialect);
     const cutoff = Date.now() - orphanGraceMs;
     let token: string | undefined;
     let deleted = 0;
+    let reachedRecent = false;
     do {
-      const page = (await this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.keyPrefix, ContinuationToken: token }))) as ListPage;
+      const page = (await this.client.send(
+        new this.sdk.ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.keyPrefix, ContinuationToken: token, StartAfter: token ? undefined : this.settledUpTo }),
+      )) as ListPage;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      // Only keys this store makes (a message id after the prefix); other objects under the prefix are left alone.
-      const old = (page.Contents ?? []).filter((object) => object.Key && object.LastModified && object.LastModified.getTime() < cutoff && isMessageId(this.rowKey(object.Key)));
-      if (old.length === 0) continue;
-      const rowKeys = old.map((object) => this.rowKey(object.Key!));
-      const committed = new Set((await connection.runner().rows(sql.existing(rowKeys))).map((row) => String(row.payload_key)));
-      for (const key of rowKeys.filter((key) => !committed.has(key))) {
-        await this.deleteObject(this.keyPrefix + key);
-        deleted++;
+      const old: string[] = [];
+      for (const object of page.Contents ?? []) {
+        // Only keys this store makes (a message id after the prefix); other objects under the prefix are left alone.
+        if (!object.Key || !isMessageId(this.rowKey(object.Key))) continue;
+        if (!object.LastModified || object.LastModified.getTime() >= cutoff) {
+          reachedRecent = true;
+          break;
+        }
+        old.push(object.Key);
       }
-    } while (token);
+      if (old.length > 0) {
+        const rowKeys = old.map((key) => this.rowKey(key));
+        const committed = new Set((await connection.runner().rows(sql.existing(rowKeys))).map((row) => String(row.payload_key)));
+        for (const key of rowKeys.filter((key) => !committed.has(key))) {
+          await this.deleteObject(this.keyPrefix + key);
+          deleted++;
+        }
+        this.settledUpTo = old[old.length - 1];
+      }
+    } while (token && !reachedRecent);
     return deleted;
   }
 
