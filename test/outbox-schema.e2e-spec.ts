@@ -103,6 +103,7 @@ describe('the schema option on PostgreSQL', () => {
     expect(tables.filter((t) => t.table.startsWith('outbox_'))).toEqual([
       { schema, table: 'outbox_messages' },
       { schema, table: 'outbox_messages_paused' },
+      { schema, table: 'outbox_messages_payloads' },
     ]);
     expect(tables).toContainEqual({ schema: appSchema, table: 'parcels' });
 

@@ -16,10 +16,11 @@ import { p8KeySkew } from './p8-key-skew';
 import { p9BurstBacklog } from './p9-burst-backlog';
 import { p10PartitionedTable } from './p10-partitioned-table';
 import { p11SeveralOutboxes } from './p11-several-outboxes';
+import { p12ClaimCheck } from './p12-claim-check';
 
 const USAGE = `npm run bench [-- --full] [-- --only P1,P3] [-- --update-doc]
   --full        the larger size (P1/P4 100k rows, P5 1M rows, longer P2/P3/P6 windows)
-  --only LIST   run only these benchmarks (P1..P11); P5's 1M-row memory drain runs only with --full or when
+  --only LIST   run only these benchmarks (P1..P12); P5's 1M-row memory drain runs only with --full or when
                 P5 is named here (its WAL retention row runs in every run that includes P5)
   --update-doc  also replace the figures section of BENCHMARKS.md with this run's`;
 
@@ -62,6 +63,7 @@ const BENCHMARKS: Array<{ id: string; fullOnly?: boolean; run: (context: BenchCo
   { id: 'P9', run: p9BurstBacklog },
   { id: 'P10', run: p10PartitionedTable },
   { id: 'P11', run: p11SeveralOutboxes },
+  { id: 'P12', run: p12ClaimCheck },
 ];
 
 async function main(): Promise<void> {

@@ -19,7 +19,7 @@ import { generatePrismaClient } from './prisma/generate-client';
 type GeneratedPrismaClient = InvoicePrisma & { $transaction<T>(work: (tx: OutboxDataLayerTransaction) => Promise<T>): Promise<T>; $disconnect(): Promise<void> };
 
 const TABLES = ['outbox', 'inbox', 'poison'] as const;
-const NAMES = ['outbox_messages', 'outbox_messages_paused', 'outbox_inbox', 'outbox_inbox_poison'];
+const NAMES = ['outbox_messages', 'outbox_messages_paused', 'outbox_messages_payloads', 'outbox_inbox', 'outbox_inbox_poison'];
 
 /**
  * Each data layer's migration tool applies the outbox tables in its own form, on a PostgreSQL
@@ -71,7 +71,7 @@ describe('the outbox tables in the migration form of each data layer, on Postgre
       } finally {
         await prisma.$disconnect();
       }
-      expect(await tablesIn(outboxSchema)).toEqual(['outbox_messages', 'outbox_messages_paused']);
+      expect(await tablesIn(outboxSchema)).toEqual(['outbox_messages', 'outbox_messages_paused', 'outbox_messages_payloads']);
       expect(await tablesIn(database.schema)).toEqual(['outbox_inbox', 'outbox_inbox_poison']);
     } finally {
       await client.query(`DROP SCHEMA IF EXISTS "${outboxSchema}" CASCADE`);

@@ -7,7 +7,7 @@ import { outboxKyselyMigration, type OutboxDdlDialect } from '@nest-outbox/outbo
 import { isolatedDatabase } from '../support/outbox-harness';
 import { proveTables } from './migrated-tables.proof';
 
-const NAMES = ['outbox_inbox', 'outbox_inbox_poison', 'outbox_messages', 'outbox_messages_paused'];
+const NAMES = ['outbox_inbox', 'outbox_inbox_poison', 'outbox_messages', 'outbox_messages_paused', 'outbox_messages_payloads'];
 
 /** Kysely is the layer here that runs on SQLite and MariaDB too: its Migrator applies the tables there, and removes them. */
 describe.each([

@@ -117,6 +117,7 @@ describe('an app built from docs/prisma.md alone', () => {
       'orders',
       'outbox_messages',
       'outbox_messages_paused',
+      'outbox_messages_payloads',
     ]);
   }, 300_000);
 

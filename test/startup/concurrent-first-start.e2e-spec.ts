@@ -28,7 +28,7 @@ const DEMO_MIGRATIONS = [
   'CreateOrderTimeline1767225600002',
   'CreateOutboxTableoutboxmessages1767225600000',
 ];
-const DEMO_TABLES = ['migrations', 'order_lines', 'order_timeline', 'orders', 'outbox_inbox', 'outbox_inbox_poison', 'outbox_messages', 'outbox_messages_paused'];
+const DEMO_TABLES = ['migrations', 'order_lines', 'order_timeline', 'orders', 'outbox_inbox', 'outbox_inbox_poison', 'outbox_messages', 'outbox_messages_paused', 'outbox_messages_payloads'];
 
 /** FIRST_START_PRINT=1: how far apart the instances reached their start line, and how many waited for the migration lock. */
 const report = (spreadMs: number, instances: Instance[]) => {
@@ -120,7 +120,7 @@ describe(`${INSTANCES} instances started at once on an empty database`, () => {
 
       expect(instances.map((instance) => errorLines(instance.output()))).toEqual(instances.map(() => []));
       // The migration's tables, and the two the WAL set-up makes beside them (under its own lock).
-      expect(await database.tables()).toEqual(['migrations', 'outbox_messages', 'outbox_messages_paused', 'outbox_messages_wal_positions', 'outbox_messages_wal_published']);
+      expect(await database.tables()).toEqual(['migrations', 'outbox_messages', 'outbox_messages_paused', 'outbox_messages_payloads', 'outbox_messages_wal_positions', 'outbox_messages_wal_published']);
       expect(await database.migrations()).toEqual([{ name: 'CreateOutboxTableoutboxmessages1767225600000', times: 1 }]);
       const writer = instances[INSTANCES - 1];
       const written = new Promise<string>((resolve) => writer.child.on('message', (message: { t: string; id: string }) => message.t === 'written' && resolve(message.id)));

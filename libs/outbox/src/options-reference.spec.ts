@@ -6,6 +6,7 @@ import { INBOX_OPTION_KEYS, resolveInboxSettings } from './core/inbox/inbox-sett
 import { OUTBOX_OPTION_KEYS } from './core/option-keys';
 import { resolveOutboxSettings } from './core/outbox-options';
 import { WAL_DEFAULTS } from './core/stream/wal-options';
+import { CLAIM_CHECK_DEFAULTS } from './core/claim-check/claim-check-options';
 import { CONSOLE_OPTION_KEYS } from './console/outbox-console.options';
 import { resolveMetricsOptions } from './core/observe/metrics/metrics.options';
 import { resolveTracingOptions } from './core/observe/tracing/tracing.options';
@@ -86,6 +87,12 @@ describe('docs/options.md', () => {
       'cleanup.deadRetentionMs': settings.cleanup.deadRetentionMs,
       'cleanup.intervalMs': settings.cleanup.intervalMs,
       'cleanup.batchSize': settings.cleanup.batchSize,
+      claimCheck: false,
+      'claimCheck.thresholdBytes': CLAIM_CHECK_DEFAULTS.thresholdBytes,
+      'claimCheck.maxBytes': CLAIM_CHECK_DEFAULTS.maxBytes,
+      'claimCheck.store': CLAIM_CHECK_DEFAULTS.store,
+      'claimCheck.prefix': CLAIM_CHECK_DEFAULTS.prefix,
+      'claimCheck.orphanGraceMs': CLAIM_CHECK_DEFAULTS.orphanGraceMs,
       delivery: settings.delivery,
       'wal.write': WAL_DEFAULTS.write,
       'wal.attemptsBeforeTable': WAL_DEFAULTS.attemptsBeforeTable,

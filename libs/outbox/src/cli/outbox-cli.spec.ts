@@ -69,7 +69,7 @@ describe('nest-outbox sql', () => {
       const [folder] = readdirSync(dir);
       expect(folder).toBe('20260131123456_outbox');
       expect(readFileSync(join(dir, folder, 'migration.sql'), 'utf8')).toMatch(/CREATE TABLE "outbox_messages"/);
-      expect(first.out).toMatch(/tables: \{ external: \["outbox_messages","outbox_messages_paused"\] \}/);
+      expect(first.out).toMatch(/tables: \{ external: \["outbox_messages","outbox_messages_paused","outbox_messages_payloads"\] \}/);
       writeFileSync(join(dir, folder, 'migration.sql'), '-- applied');
       const again = await run('sql', '--dialect', 'postgres', '--format', 'prisma', '--out', dir);
       expect(again.code).toBe(2);

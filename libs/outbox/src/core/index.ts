@@ -47,3 +47,8 @@ export type { DeadMessage } from './outbox-maintenance.port';
 export type { SqlTransaction, SqlDialectName, SqlTransactionNotifications } from './sql-transaction.port';
 // A connection of your own (OutboxModule's `connection: { pool }` takes a driver's pool; this is the port under it).
 export type { SqlConnection, SqlRunner, SqlResult } from './sql-connection.port';
+// The claim check (option `claimCheck`): the reference a message carries, and reading a payload back outside the inbox.
+export { CLAIM_CHECK_HEADER, CLAIM_CHECK_FIELD, referenceOf, type ClaimCheckReference } from './claim-check/claim-check-reference';
+export { ClaimedPayloadReader, ClaimCheckError } from './claim-check/claimed-payload.reader';
+export type { PayloadReader, PayloadStore, PayloadCollector } from './claim-check/payload-store.port';
+export { CLAIM_CHECK_DEFAULTS, type ClaimCheckOptions, type S3ClientLike } from './claim-check/claim-check-options';

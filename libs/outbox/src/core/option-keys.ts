@@ -12,6 +12,7 @@ export const OUTBOX_OPTION_KEYS = {
     'relay', 'notifications', 'preparedStatements', 'writeWithCommit', 'pollIntervalMs', 'batchSize', 'maxBatchesInFlight', 'leaseMs', 'publishTimeoutMs', 'maxAttempts', 'backoff',
     'defaultTopic', 'resolveTopic', 'deadLetterPolicy', 'cleanup', 'routes', 'maxPayloadBytes', 'requireAcknowledgement',
     'enrich', 'shutdownTimeoutMs', 'relayId', 'retryIf', 'delivery', 'wal', 'envelope', 'partitioning',
+    'claimCheck',
     // observability (core/observe/observability.options.ts, observability/)
     'stats', 'health', 'metrics', 'tracing',
     // module-level (nest/outbox-module.options.ts), including the static extras of forRoot
@@ -33,6 +34,7 @@ export const OUTBOX_OPTION_KEYS = {
   envelope: ['format', 'source', 'destinations', 'headers'],
   schemaRegistry: ['client', 'config', 'subjectStrategy', 'autoRegister', 'events', 'schemaDir'],
   wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
+  claimCheck: ['thresholdBytes', 'maxBytes', 'store', 'bucket', 'prefix', 's3Client', 's3Config', 'orphanGraceMs'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** Fails on the first key that is not an option, suggesting the closest known one. */

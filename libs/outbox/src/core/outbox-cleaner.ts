@@ -1,4 +1,5 @@
 import type { OutboxMaintenanceStore } from './outbox-maintenance.port';
+import type { PayloadCollector } from './claim-check/payload-store.port';
 import type { RelayLogger } from './outbox-relay';
 import { errorText } from './error-text';
 import type { OutboxPartitionStore } from './partitioning/outbox-partitions.port';
@@ -19,6 +20,10 @@ export interface CleanupOutcome {
   /** Published rows deleted one by one (not counting those of dropped partitions). */
   published: number;
   dead: number;
+  /** Claim-checked payloads deleted (option `claimCheck`); absent without a claim check. */
+  payloads?: number;
+  /** S3 objects whose transaction never committed, deleted after the grace period; absent unless the store has orphans. */
+  orphans?: number;
   /** A partitioned table: the partitions made ahead, dropped whole, and kept past retention for an unsettled row. */
   partitions?: { made: string[]; dropped: string[]; kept: string[] };
 }
@@ -36,6 +41,12 @@ export class OutboxCleaner {
     private readonly settings: CleanupSettings,
     private readonly logger: RelayLogger,
     private readonly partitions?: OutboxPartitionStore,
+    /**
+     * The claim check's stored payloads: deleted by the published rows' retention once their rows
+     * are settled, not with each row (a consumer may fetch a payload after its row was deleted on
+     * publish, and the WAL mode's messages have no row); and S3's orphans.
+     */
+    private readonly payloads?: PayloadCollector,
   ) {}
 
   /** One run; a call while a run is going returns that run. */
@@ -51,7 +62,10 @@ export class OutboxCleaner {
       const published = await this.inBatches((limit) => this.store.deletePublished(publishedRetentionMs, limit), batchSize, maxBatchesPerRun);
       const dead =
         deadRetentionMs === null ? 0 : await this.inBatches((limit) => this.store.deleteDead(deadRetentionMs, limit), batchSize, maxBatchesPerRun);
-      return { published, dead, ...(partitions ? { partitions } : {}) };
+      const stored = this.payloads;
+      const payloads = stored ? await this.inBatches((limit) => stored.deleteExpired(publishedRetentionMs, limit), batchSize, maxBatchesPerRun) : undefined;
+      const orphans = await stored?.collectOrphans?.();
+      return { published, dead, ...(payloads === undefined ? {} : { payloads }), ...(orphans === undefined ? {} : { orphans }), ...(partitions ? { partitions } : {}) };
     } catch (error) {
       this.logger.warn(`Outbox cleanup failed; the next run retries: ${errorText(error)}`);
       return { published: 0, dead: 0 };

@@ -7,6 +7,7 @@ import { conflictingDelay, invalidDelay, invalidDestination, invalidHeader, noDe
 import { isDestinationName } from './names';
 import { DEFAULT_TRANSPORT, type EventDraft, type OutboxRoute, type ResolvedOutboxSettings } from './outbox-options';
 import type { NewOutboxMessage, RecordEventOptions } from './outbox-message';
+import type { ClaimCheck } from './claim-check/claim-check';
 
 /** Everything needed to write one message; what the subscriber and the explicit API both produce. */
 export interface MessageDraft extends EventDraft {
@@ -21,6 +22,8 @@ export interface MessageDraft extends EventDraft {
 
 type FactorySettings = Pick<ResolvedOutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich'> &
   Partial<Pick<ResolvedOutboxSettings, 'routes' | 'maxPayloadBytes'>> & {
+    /** Payloads over its threshold are stored out of the message (option `claimCheck`). */
+    claims?: ClaimCheck;
     /** Headers taken from the ambient context at write time (the active trace); `enrich` and explicit headers win. */
     captureHeaders?: () => Record<string, string> | undefined;
     /** Routes known only at bootstrap (one per in-process handler). */
@@ -48,20 +51,24 @@ export class OutboxMessageFactory {
   create(draft: MessageDraft): NewOutboxMessage[] {
     const destinations = this.destinationsOf(draft);
     checkDeclaredPayload(draft);
-    const payloadJson = serialize(draft.type, draft.payload);
+    const serialized = serialize(draft.type, draft.payload);
+    const bytes = Buffer.byteLength(serialized);
+    const ids = destinations.map(() => this.newId());
+    // Claimed under the first row's id, before the destination's limit is checked: a stored payload is not in the message.
+    const claim = this.settings.claims?.claim(draft.type, ids[0], serialized, bytes);
     const limit = this.settings.maxPayloadBytes;
-    const bytes = Buffer.byteLength(payloadJson);
-    if (limit !== undefined && bytes > limit) throw new OutboxWriteError(payloadTooLarge(draft.type, bytes, limit));
+    if (!claim && limit !== undefined && bytes > limit) throw new OutboxWriteError(payloadTooLarge(draft.type, bytes, limit));
+    const payloadJson = claim?.payloadJson ?? serialized;
     const enriched = this.settings.enrich?.(draft) ?? {};
     const explicit = draft.metadata ?? {};
-    const headers = { ...this.settings.captureHeaders?.(), ...enriched.headers, ...explicit.headers };
+    const headers = { ...this.settings.captureHeaders?.(), ...enriched.headers, ...explicit.headers, ...claim?.headers };
     for (const [name, value] of Object.entries(headers)) {
       if (typeof value !== 'string') throw new OutboxWriteError(invalidHeader(name, value));
     }
     const occurredAt = draft.occurredAt ?? this.now();
     const delayMs = this.delayOf(draft);
-    const messages: NewOutboxMessage[] = destinations.map(({ transport, destination }) => ({
-      id: this.newId(),
+    const messages: NewOutboxMessage[] = destinations.map(({ transport, destination }, index) => ({
+      id: ids[index],
       type: draft.type,
       version: draft.version,
       aggregateType: draft.aggregateType,
@@ -75,6 +82,7 @@ export class OutboxMessageFactory {
       headers,
       payloadJson,
       delayMs,
+      ...(claim && index === 0 ? { claimed: claim.claimed } : {}),
     }));
     messages.forEach(checkMessageLimits);
     this.settings.beforeWrite?.(draft, messages);

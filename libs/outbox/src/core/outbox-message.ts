@@ -1,3 +1,5 @@
+import type { ClaimedPayload } from './claim-check/claim-check-reference';
+
 /**
  * The life of an outbox row. A row is `pending` until the broker has acknowledged it
  * (`published`) or it has used up its attempts (`dead`); a dead row is requeued (`pending`
@@ -68,6 +70,8 @@ export interface NewOutboxMessage extends RoutedEvent {
   payloadJson: string;
   /** Not claimable until this many milliseconds after the write, by the database's clock. */
   delayMs?: number;
+  /** The payload stored out of the message by the claim check (on the draft's first row only); `payloadJson` is then its reference. */
+  claimed?: ClaimedPayload;
 }
 
 /** A row the relay holds a lease on. `position` is the commit-order key, kept as a string (bigint). */

@@ -3,6 +3,7 @@ import { failOption as fail, isPlainObject, validateSettings as validate } from 
 import { resolvePartitioning } from './partitioning/outbox-partitioning';
 import { partitioningNeedsTableDelivery } from './partitioning/partitioning.messages';
 import { resolveEnvelopeOptions } from './cloudevents/envelope-options';
+import { resolveClaimCheck } from './claim-check/claim-check-options';
 import { OUTBOX_DELIVERY_DEFAULT, validateDelivery } from './stream/wal-options';
 import type { OutboxSettings, ResolvedOutboxSettings } from './outbox-settings';
 
@@ -66,6 +67,8 @@ export function resolveOutboxSettings(options: OutboxSettings, defaultRelayId: (
     ...(options.partitioning === undefined ? {} : { partitioning: resolvePartitioning(options.partitioning) }),
   };
   validate(resolved);
+  const claimCheck = resolveClaimCheck(options.claimCheck, resolved.maxPayloadBytes);
+  if (claimCheck !== undefined) resolved.claimCheck = claimCheck;
   validateDelivery(resolved.delivery, options.wal);
   if (resolved.partitioning !== undefined && resolved.delivery !== 'table') throw new OutboxConfigurationError(partitioningNeedsTableDelivery());
   return resolved;

@@ -3,6 +3,7 @@ import type { MessageMetadata } from './outbox-message';
 import type { HealthThresholds, StatsOptions } from './observe/observability.options';
 import type { OutboxPartitioning, ResolvedPartitioning } from './partitioning/outbox-partitioning';
 import type { EnvelopeOptions, ResolvedEnvelopeOptions } from './cloudevents/envelope-options';
+import type { ClaimCheckOptions, ResolvedClaimCheck } from './claim-check/claim-check-options';
 import type { OutboxDelivery, WalDeliveryOptions } from './stream/wal-options';
 
 // The settings of the outbox's core: what OutboxModule.forRoot takes beside its Nest-only options
@@ -114,8 +115,19 @@ export interface OutboxSettings {
   partitioning?: OutboxPartitioning;
   /** Extra destinations for some events, each on a named transport. Default: none. */
   routes?: OutboxRoute[];
-  /** Largest serialized payload accepted at save time, in bytes. Default `1048576` (1 MiB). */
+  /**
+   * Largest serialized payload a message carries, in bytes: the destination's limit. A larger payload
+   * fails the save (naming this option), unless `claimCheck` stores it out of the message. The default
+   * `1048576` (1 MiB) fits Kafka's default `message.max.bytes` (1,048,588) with the envelope.
+   */
   maxPayloadBytes?: number;
+  /**
+   * The claim check: payloads over `thresholdBytes` (default 256 KiB) are stored out of the message, in
+   * the `<outbox table>_payloads` table, written in the caller's transaction; the message carries a
+   * reference (header `outbox-claim-check`), which the inbox and `@Idempotent()` handlers resolve.
+   * `true` takes the defaults. See docs/claim-check.md. Default: off.
+   */
+  claimCheck?: ClaimCheckOptions | boolean;
   /** Fail at startup when a transport cannot confirm that the broker has a message (Redis pub/sub, core NATS, TCP). Default `false`: log a warning. */
   requireAcknowledgement?: boolean;
   /** Adds correlation/causation/tenant ids and extra headers (trace context) to every event at write time. */
@@ -151,11 +163,12 @@ export interface OutboxSettings {
   envelope?: EnvelopeOptions;
 }
 
-export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'envelope' | 'partitioning'>> &
+export type ResolvedOutboxSettings = Required<Omit<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'backoff' | 'cleanup' | 'stats' | 'health' | 'retryIf' | 'wal' | 'envelope' | 'partitioning' | 'claimCheck'>> &
   Pick<OutboxSettings, 'defaultTopic' | 'resolveTopic' | 'enrich' | 'retryIf'> & {
     backoff: BackoffOptions;
     cleanup: Required<CleanupOptions>;
     wal: WalDeliveryOptions;
     envelope: ResolvedEnvelopeOptions;
     partitioning?: ResolvedPartitioning;
+    claimCheck?: ResolvedClaimCheck;
   };

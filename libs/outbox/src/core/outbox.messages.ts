@@ -102,7 +102,7 @@ export const schemaNeedsPostgres = (type: string, schema: string) =>
 
 export const payloadTooLarge = (eventType: string, bytes: number, limit: number) =>
   `Event "${eventType}" cannot be written to the outbox: its payload is ${bytes} bytes, over the limit of ${limit} bytes ` +
-  `(option "maxPayloadBytes"). Store large data elsewhere and publish a reference to it.`;
+  `(option "maxPayloadBytes"), the most a message may carry to its destination. Turn on the claim check (option "claimCheck") to store large payloads out of the message, or raise "maxPayloadBytes" if the destination accepts more.`;
 
 export const unknownRouteTransport = (index: number, transport: string, known: string[]) =>
   `OutboxModule option "routes[${index}].transport" names the transport "${transport}", which is not configured. ` +

@@ -25,18 +25,18 @@ describe('outboxDdl', () => {
 
   it('on MariaDB, creates the lock table with its 1,024 bucket rows, lists it, and drops it', () => {
     const ddl = outboxDdl({ dialect: 'mariadb', tableName: 'events' });
-    expect(ddl.tables).toEqual(['events', 'events_paused', 'events_locks']);
+    expect(ddl.tables).toEqual(['events', 'events_paused', 'events_locks', 'events_payloads']);
     expect(ddl.up).toContain('CREATE TABLE `events_locks` (bucket int NOT NULL PRIMARY KEY) ENGINE=InnoDB');
     const seed = ddl.up.find((statement) => statement.startsWith('INSERT INTO `events_locks`'))!;
     expect([...seed.matchAll(/\((\d+)\)/g)].map((match) => Number(match[1]))).toEqual(Array.from({ length: 1024 }, (_, bucket) => bucket));
     expect(ddl.down).toContain('DROP TABLE IF EXISTS `events_locks`');
-    expect(outboxDdl({ dialect: 'postgres' }).tables).toEqual(['outbox_messages', 'outbox_messages_paused']);
+    expect(outboxDdl({ dialect: 'postgres' }).tables).toEqual(['outbox_messages', 'outbox_messages_paused', 'outbox_messages_payloads']);
   });
 
   it('names the schema on PostgreSQL and refuses it elsewhere', () => {
     const ddl = outboxDdl({ dialect: 'postgres', schema: 'billing', tables: ['outbox', 'inbox'] });
     expect(ddl.up[0]).toBe('CREATE SCHEMA IF NOT EXISTS "billing"');
-    expect(ddl.tables).toEqual(['billing.outbox_messages', 'billing.outbox_messages_paused', 'outbox_inbox']);
+    expect(ddl.tables).toEqual(['billing.outbox_messages', 'billing.outbox_messages_paused', 'billing.outbox_messages_payloads', 'outbox_inbox']);
     expect(() => outboxDdl({ dialect: 'mariadb', schema: 'billing' })).toThrow(/schema is supported on PostgreSQL only/);
   });
 

@@ -17,7 +17,7 @@ export interface OutboxDdlOptions {
   dialect: OutboxDdlDialect;
   /** Which tables. Default `['outbox']`; add `inbox` for `OutboxDataLayerInbox`/`OutboxInboxModule`, `poison` for the inbox's poison policy. */
   tables?: readonly OutboxDdlTable[];
-  /** The outbox table (and its `<name>_paused` table; on MariaDB/MySQL also `<name>_locks`). Default `outbox_messages`. */
+  /** The outbox table (and its `<name>_paused` and `<name>_payloads` tables; on MariaDB/MySQL also `<name>_locks`). Default `outbox_messages`. */
   tableName?: string;
   /**
    * PostgreSQL schema of the outbox table, created if missing and never dropped. Default: none
@@ -67,7 +67,7 @@ export function outboxDdl(options: OutboxDdlOptions): OutboxDdl {
   const chosen = ORDER.filter((table) => tables.includes(table)).map(statementsOf);
   const outbox = OutboxTable.of({ tableName: options.tableName ?? DEFAULT_OUTBOX_TABLE, schema: options.schema });
   // MariaDB/MySQL: the aggregates' commit-order locks are rows of `<table>_locks` (see aggregate-lock-buckets.sql).
-  const outboxTables = [outbox.toString(), outbox.paused.toString(), ...(options.dialect === 'mariadb' ? [outbox.locks.toString()] : [])];
+  const outboxTables = [outbox.toString(), outbox.paused.toString(), ...(options.dialect === 'mariadb' ? [outbox.locks.toString()] : []), outbox.payloads.toString()];
   const names = { outbox: outboxTables, inbox: [inboxTable], poison: [poisonTable] };
   return {
     dialect: options.dialect,

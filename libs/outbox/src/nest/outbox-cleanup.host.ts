@@ -13,6 +13,7 @@ import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } f
 import { shutdownStepTimedOut } from './shutdown/shutdown.messages';
 import type { ResolvedOutboxExtras } from './outbox.module-definition';
 import { whileServerRestarts } from '../sql/server-restart';
+import { claimCheckStore } from './claim-check/claim-check.store';
 
 /** Deletes settled rows on a schedule, on instances that relay. */
 @Injectable()
@@ -32,7 +33,8 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.settings.relay) return;
-    const { cleanup, partitioning } = this.settings;
+    const { cleanup, partitioning, claimCheck } = this.settings;
+    const payloads = claimCheckStore(claimCheck, this.extras)?.collector(this.connection);
     const partitions = partitioning && createSqlOutboxPartitionStore(this.connection, this.extras, partitioning);
     const restarts = { logger: this.logger };
     if (partitions) await whileServerRestarts('reading the partitioned table', () => this.checkPartitioned(partitions), restarts);
@@ -47,6 +49,7 @@ export class OutboxCleanupHost implements OnApplicationBootstrap, BeforeApplicat
       },
       this.logger,
       partitions,
+      payloads,
     );
     // Partitions ahead at once: the first run would come only after intervalMs.
     const cleaner = this.cleaner;

@@ -11,8 +11,10 @@ import type { OutboxTransport } from '../core/outbox-transport.port';
 import type { OutboxStore } from '../core/outbox-store.port';
 import { RetryPolicy } from '../core/retry-policy';
 import { createSqlOutboxStore } from '../sql/outbox-sql.factory';
-import type { SqlConnection } from '../core/sql-connection.port';
+import { driverTypeOf, type SqlConnection } from '../core/sql-connection.port';
 import { OutboxTable } from '../sql/dialects/outbox-table';
+import { PayloadTableSql } from '../sql/claim-check/payload-table.sql';
+import { payloadsTableUnreadable } from '../core/claim-check/claim-check.messages';
 import { notificationChannel, PostgresNotificationListener } from '../sql/postgres-notification.listener';
 import { OUTBOX_CONNECTION, OUTBOX_DELIVERY, OUTBOX_EXTRAS, OUTBOX_SETTINGS } from './outbox.constants';
 import type { DeliveryPlan } from '../core/stream/delivery-plan';
@@ -73,6 +75,17 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
   // Every check runs here, before any bootstrap hook starts a timer or a connection: a bad option
   // must fail the start and leave nothing behind that keeps the process alive (NestJS 11.0's close()
   // after a failed init runs no shutdown hook at all).
+  /** With the claim check on, its payloads table must be there: a table made by an earlier version lacks it. */
+  private async probePayloadsTable(restarts: { logger: Logger }): Promise<void> {
+    if (!this.settings.claimCheck) return;
+    const table = OutboxTable.on(driverTypeOf(this.connection.dialect), this.extras);
+    const probe = new PayloadTableSql(table, this.connection.dialect).probe();
+    await whileServerRestarts('reading the payloads table', () => this.connection.runner().rows(probe), restarts).catch((error: unknown) => {
+      if (error instanceof DatabaseUnreachableError) throw error;
+      throw new OutboxConfigurationError(payloadsTableUnreadable(table.payloads.toString(), table.name, error instanceof Error ? error.message : String(error)));
+    });
+  }
+
   async onModuleInit(): Promise<void> {
     const store = createSqlOutboxStore(this.connection, this.extras, {
       deadLetterPolicy: this.settings.deadLetterPolicy,
@@ -85,6 +98,7 @@ export class OutboxRelayHost implements OnModuleInit, OnApplicationBootstrap, Be
       if (error instanceof DatabaseUnreachableError) throw error;
       throw new OutboxConfigurationError(outboxTableUnreadable(this.extras, error instanceof Error ? error.message : String(error)));
     });
+    await this.probePayloadsTable(restarts);
     checkTransportOptions(this.options);
     const gate = new OutboxRelayStartGate(OutboxRelayStartGate.resolve(this.options.relayStart), this.adapterHost, () => this.begin());
     if (!this.settings.relay) {

@@ -5,6 +5,9 @@ import { OutboxMessageFactory } from '../core/outbox-message.factory';
 import type { ResolvedOutboxSettings } from '../core/outbox-options';
 import { OutboxTracingHost } from './observe/outbox-tracing.host';
 import { SqlOutboxWriter } from '../sql/sql-outbox.writer';
+import { ClaimCheck } from '../core/claim-check/claim-check';
+import type { PayloadStore } from '../core/claim-check/payload-store.port';
+import { claimCheckStore } from './claim-check/claim-check.store';
 import type { DeliveryPlan } from '../core/stream/delivery-plan';
 import type { OutboxTransactionTracker } from '../typeorm/outbox-transaction.tracker';
 import { notificationChannel } from '../sql/postgres-notification.listener';
@@ -17,9 +20,17 @@ import type { OutboxSchemas } from '../schema-registry/outbox-schemas';
 import { OUTBOX_SCHEMAS } from '../core/schema-registry/schemas-source';
 
 /** Builds rows the same way for every writer: settings, the active trace's headers, in-process routes. */
-export function outboxMessageFactory(settings: ResolvedOutboxSettings, tracing: OutboxTracingHost, inProcess: InProcessHandlers, schemas: OutboxSchemas | null = null): OutboxMessageFactory {
+export function outboxMessageFactory(
+  settings: ResolvedOutboxSettings,
+  tracing: OutboxTracingHost,
+  inProcess: InProcessHandlers,
+  schemas: OutboxSchemas | null = null,
+  payloads?: PayloadStore,
+): OutboxMessageFactory {
+  const claims = settings.claimCheck && payloads ? new ClaimCheck(settings.claimCheck, { store: payloads.name, location: payloads.location }) : undefined;
   return new OutboxMessageFactory({
     ...settings,
+    claims,
     captureHeaders: tracing.capture,
     extraRoutes: () => inProcess.routes(),
     beforeWrite: schemas ? (draft, messages) => schemas.checkBeforeWrite(draft, messages) : undefined,
@@ -39,12 +50,15 @@ export const outboxWriterProvider: Provider = {
     relayHost: OutboxRelayHost,
     stream: DeliveryStream | null,
     schemas: OutboxSchemas | null,
-  ) =>
-    new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, schemas), extras, {
+  ) => {
+    const payloadStore = claimCheckStore(settings.claimCheck, extras);
+    return new SqlOutboxWriter(outboxMessageFactory(settings, tracing, inProcess, schemas, payloadStore), extras, {
       notifyChannel: settings.notifications ? notificationChannel(extras) : undefined,
       wal: delivery.mode === 'wal' ? { prefix: delivery.prefix, write: delivery.write, messagesDecoded: () => stream?.sourceReady ?? true } : undefined,
       onDelayed: (delayMs) => relayHost.wakeIn(delayMs),
-    }),
+      payloadStore,
+    });
+  },
 };
 
 /** How the subscriber and `OutboxPublisher.add` hand the writer a transaction of any data layer: with the module's tracker and settings. */

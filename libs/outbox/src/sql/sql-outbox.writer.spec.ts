@@ -6,6 +6,8 @@ import { lockBucket } from './dialects/aggregate-lock-buckets.sql';
 import { SqlOutboxWriter } from './sql-outbox.writer';
 import { STREAM_OWNER } from './dialects/stream-owned-rows.sql';
 import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
+import { ClaimCheck } from '../core/claim-check/claim-check';
+import { DatabasePayloadStore } from './claim-check/database-payload.store';
 
 /** Records the statements instead of running them: the SQL itself is proven against real databases in test/data-layers. */
 function recordingTransaction(
@@ -206,5 +208,30 @@ describe('PostgreSQL placeholders for layers that number them again', () => {
 
   it('fails on a placeholder without a value', () => {
     expect(() => splitPlaceholders('SELECT $2', ['only one'])).toThrow(/\$2 has no parameter/);
+  });
+});
+
+describe('SqlOutboxWriter with the claim check', () => {
+  const store = new DatabasePayloadStore('outbox_messages');
+  const claims = new ClaimCheck({ store: 'database', thresholdBytes: 64, maxBytes: 10_000 }, { store: store.name, location: store.location });
+  const large = message('a', { payload: { text: 'x'.repeat(500) } });
+
+  it("stores the payload before the row, in the caller's transaction, and writes the reference into the row", async () => {
+    const tx = recordingTransaction('postgres');
+    const [id] = await new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing', claims }), 'outbox_messages', { payloadStore: store }).add(tx, large);
+    expect(tx.statements).toHaveLength(2);
+    expect(tx.statements[0].sql).toMatch(/^INSERT INTO "outbox_messages_payloads"/);
+    expect(tx.statements[0].params).toEqual([id, 511, expect.stringMatching(/^[0-9a-f]{64}$/), 'database', JSON.stringify({ text: 'x'.repeat(500) })]);
+    expect(tx.statements[1].sql).toContain('INSERT INTO "outbox_messages"');
+    expect(JSON.stringify(tx.statements[1].params)).toContain('outboxClaimCheck');
+    expect(JSON.stringify(tx.statements[1].params)).not.toContain('x'.repeat(500));
+  });
+
+  it('refuses to write a claimed payload without a store, before any statement', async () => {
+    const tx = recordingTransaction('postgres');
+    const add = new SqlOutboxWriter(new OutboxMessageFactory({ defaultTopic: 'billing', claims }), 'outbox_messages').add(tx, large);
+    await expect(add).rejects.toThrow(OutboxConfigurationError);
+    await expect(add).rejects.toThrow(/no payload store to put it in; nothing was written/);
+    expect(tx.statements).toEqual([]);
   });
 });

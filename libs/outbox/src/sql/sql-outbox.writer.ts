@@ -1,6 +1,9 @@
 import type { MessageDraft, OutboxMessageFactory } from '../core/outbox-message.factory';
 import { toDraft, type OutboxMessageInput } from '../core/outbox-message-input';
 import type { NewOutboxMessage } from '../core/outbox-message';
+import type { ClaimedPayload } from '../core/claim-check/claim-check-reference';
+import { OutboxConfigurationError } from '../core/outbox.errors';
+import { noPayloadStore } from '../core/claim-check/claim-check.messages';
 // The table dialects are plain SQL text builders; they move to this folder with the stores.
 import type { OutboxTableDialect } from './dialects/outbox-sql.dialect';
 import { OutboxTable, type OutboxTableLocation } from './dialects/outbox-table';
@@ -13,6 +16,7 @@ import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
 import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
 import type { WalWrite } from '../core/stream/wal-options';
+import type { PayloadStore } from '../core/claim-check/payload-store.port';
 
 // Keeps each INSERT well below the bind-parameter limits of every supported database.
 const ROWS_PER_INSERT = 500;
@@ -35,6 +39,11 @@ export interface SqlOutboxWriterOptions {
    * earlier, in a busy transaction, may be well before.
    */
   onDelayed?: (delayMs: number) => void;
+  /**
+   * Where the claim check stores payloads that the factory took out of their messages (option
+   * `claimCheck`): written before the rows, while the caller's transaction is open.
+   */
+  payloadStore?: PayloadStore;
 }
 
 /**
@@ -79,6 +88,8 @@ export class SqlOutboxWriter {
   }
 
   private async deliver(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[]): Promise<void> {
+    const claimed = messages.flatMap((message) => (message.claimed ? [message.claimed] : []));
+    if (claimed.length > 0) await this.storePayloads(transaction, claimed);
     const wal = transaction.dialect === 'postgres' ? this.options.wal : undefined;
     if (wal === undefined) return this.insert(transaction, dialect, messages, keys);
     const delayed = messages.filter((message) => message.delayMs !== undefined);
@@ -90,6 +101,12 @@ export class SqlOutboxWriter {
     if (wal.write === 'row' || wal.messagesDecoded?.() === false) return this.insert(transaction, dialect, streamed, keys, true);
     // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
     await executeSoonest(transaction, WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
+  }
+
+  private async storePayloads(transaction: SqlTransaction, claimed: ClaimedPayload[]): Promise<void> {
+    // A factory with a claim check and a writer without a store would publish references to nothing.
+    if (!this.options.payloadStore) throw new OutboxConfigurationError(noPayloadStore(claimed[0].reference.key));
+    await this.options.payloadStore.put(transaction, claimed);
   }
 
   private async insert(transaction: SqlTransaction, dialect: OutboxTableDialect, messages: NewOutboxMessage[], keys: string[], streamOwned = false): Promise<void> {

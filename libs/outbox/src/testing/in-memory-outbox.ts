@@ -25,7 +25,8 @@ export class InMemoryOutbox {
     settings: Omit<OutboxSettings, 'transport'> = {},
   ) {
     const resolved = resolveOutboxSettings({ ...settings, relay: true }, () => 'testing');
-    this.factory = new OutboxMessageFactory(resolved);
+    // With the claim check on, a large payload reaches a consumer whole once fetched: the kit keeps it inline, up to what the check stores.
+    this.factory = new OutboxMessageFactory(resolved.claimCheck ? { ...resolved, maxPayloadBytes: resolved.claimCheck.maxBytes } : resolved);
     this.relay = new OutboxRelay({
       store: this.store,
       transports: new Map([['default', transport]]),

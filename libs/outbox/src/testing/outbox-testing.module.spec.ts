@@ -34,6 +34,15 @@ describe('OutboxTestingModule (a user unit test)', () => {
     expect(message.key).toBe('inv-1');
   });
 
+  it('keeps a payload over maxPayloadBytes inline when the claim check is on, as a consumer gets it once fetched', async () => {
+    const module = await Test.createTestingModule({ imports: [OutboxTestingModule.forRoot({ defaultTopic: 'docs', maxPayloadBytes: 1_024, claimCheck: { thresholdBytes: 512 } })] }).compile();
+    const [outbox, transport] = [module.get(InMemoryOutbox), module.get(RecordingOutboxTransport)];
+    const payload = { text: 'x'.repeat(5_000) };
+    await module.get(OutboxPublisher).add({ type: 'docs.scanned', aggregateType: 'doc', aggregateId: 'd-1', payload });
+    await outbox.drain();
+    expectPublished(transport, { type: 'docs.scanned', payload }, 1);
+  });
+
   it('retries after a refused publish, as the real relay does', async () => {
     const { service, outbox, transport } = await setUp();
     transport.failNext();

@@ -5,6 +5,9 @@ export { createOutboxTableMigration, type OutboxTableMigrationOptions } from './
 export { createOutboxLocksTableMigration } from './add-locks-table.migration';
 export { createInboxTableMigration } from './inbox/create-inbox-table.migration';
 export { createInboxPoisonTableMigration } from './poison/create-poison-table.migration';
+// The claim check's payloads table, to read payloads of another database (OutboxInboxModule's claimCheck.readers).
+export { DatabasePayloadStore } from '../sql/claim-check/database-payload.store';
+export { createOutboxPayloadsTableMigration, AddOutboxPayloadsTable } from './add-payloads-table.migration';
 export { createSqlOutboxStore, createSqlOutboxMaintenanceStore, createSqlOutboxPartitionStore, createSqlOutboxStatsSource } from './outbox-sql.factory';
 export { TypeOrmInbox } from './inbox/typeorm-inbox';
 export { TypeOrmInboxStore } from './inbox/typeorm-inbox.store';

@@ -38,3 +38,14 @@ CREATE INDEX "outbox_messages_published_idx" ON "outbox_messages" (published_at)
 CREATE INDEX "outbox_messages_dead_idx" ON "outbox_messages" (dead_at) WHERE status IN ('dead', 'discarded');
 
 CREATE TABLE "outbox_messages_paused" (destination varchar(255) PRIMARY KEY, paused_at timestamptz NOT NULL DEFAULT now(), reason varchar(500) NULL);
+
+CREATE TABLE "outbox_messages_payloads" (
+  payload_key uuid PRIMARY KEY,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  byte_size bigint NOT NULL,
+  sha256 char(64) NOT NULL,
+  store varchar(16) NOT NULL DEFAULT 'database',
+  payload text NULL);
+
+CREATE INDEX "outbox_messages_payloads_created_at" ON "outbox_messages_payloads" (created_at);
+

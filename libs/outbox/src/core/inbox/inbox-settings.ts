@@ -6,7 +6,7 @@ import { closest } from '../option-keys';
 import { resolvePoisonSettings, type ResolvedPoisonSettings } from '../poison/poison-settings';
 
 /** Keys `OutboxInboxModule` accepts: a misspelled one would otherwise leave its default in place in silence. */
-export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction', 'poison', 'replayPollMs', 'metrics'] as const;
+export const INBOX_OPTION_KEYS = ['retentionMs', 'pruneIntervalMs', 'pruneBatchSize', 'runTransaction', 'poison', 'replayPollMs', 'metrics', 'claimCheck'] as const;
 
 /**
  * Upper bounds. `pruneIntervalMs` is a timer, and Node.js fires a timer longer than 2^31 − 1 ms

@@ -6,6 +6,8 @@ import { envelopeOfCloudEvent, type ReceivedKafkaMessage } from '../cloudevents/
 /** What `toOutboxEvent` reads: an outbox envelope, a structured CloudEvent, or a Kafka message holding a CloudEvent in either mode. */
 export type ReceivedEvent = Pick<OutboxEnvelope, 'type' | 'version' | 'payload'> | { specversion: string; type: string; data?: unknown } | ReceivedKafkaMessage;
 import { payloadProblems } from './payload-validation';
+import { CLAIM_CHECK_FIELD, describeReference, referenceOf, type ClaimCheckReference } from '../claim-check/claim-check-reference';
+import { claimCheckedPayloadUnresolved } from '../claim-check/claim-check.messages';
 import { invalidPayload, newerVersion, notAnEventClass, olderVersionWithoutUpcaster, wrongEventType } from './typed-events.messages';
 
 /**
@@ -32,6 +34,9 @@ export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, recei
   if (envelope?.type !== metadata.type) throw new OutboxEventValidationError(wrongEventType(metadata.type, envelope?.type));
   const version = Number(envelope.version ?? 1);
   if (version > metadata.version) throw new OutboxEventValidationError(newerVersion(metadata.type, version, metadata.version));
+  // A reference where the payload should be is refused, never validated or built into an empty event.
+  const reference = unresolvedReference(envelope);
+  if (reference) throw new OutboxNonRetryableError(claimCheckedPayloadUnresolved(metadata.type, describeReference(reference)));
   let payload = envelope.payload;
   if (version < metadata.version) {
     if (!metadata.upcast) throw new OutboxEventValidationError(olderVersionWithoutUpcaster(metadata.type, version, metadata.version));
@@ -44,4 +49,11 @@ export function toOutboxEvent<T extends object>(eventClass: EventClass<T>, recei
   }
   // Without validation an instance is still built, so methods and getters of the class work.
   return Object.assign(Object.create(eventClass.prototype) as T, payload);
+}
+
+/** The claim-check reference of an envelope whose payload is still the reference (not fetched yet). */
+function unresolvedReference(envelope: { headers?: Record<string, unknown>; payload?: unknown }): ClaimCheckReference | undefined {
+  const payload = envelope.payload as Record<string, unknown> | null | undefined;
+  if (typeof payload !== 'object' || payload === null || !(CLAIM_CHECK_FIELD in payload)) return undefined;
+  return referenceOf(envelope.headers);
 }

@@ -26,6 +26,13 @@ import type { ReceivedKafkaMessage } from '../../core/cloudevents/received-cloud
 import { SHUTDOWN_STAGE, SHUTDOWN_STEP_TIMEOUT_MS, type ReportsShutdownStage } from '../shutdown/shutdown-stage';
 import { ShutdownSteps } from '../shutdown/shutdown-steps';
 import { DatabaseUnreachableError, whileServerRestarts } from '../../sql/server-restart';
+import { ClaimedPayloadReader } from '../../core/claim-check/claimed-payload.reader';
+import { DatabasePayloadStore } from '../../sql/claim-check/database-payload.store';
+import { S3PayloadReader } from '../../adapters/s3/s3-payload.store';
+import { DEFAULT_OUTBOX_TABLE } from '../../sql/dialects/outbox-table';
+import type { SqlRunner } from '../../core/sql-connection.port';
+import type { SqlDialectName } from '../../core/sql-transaction.port';
+import type { InboxClaimCheckOptions } from './outbox-inbox.options';
 
 export const INBOX_SETTINGS = Symbol('outbox:inbox-settings');
 
@@ -51,6 +58,8 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly steps = new ShutdownSteps("the inbox's", this.logger);
   /** On SQLite, consumers' transactions take turns on TypeORM's one connection, with or without OutboxModule. */
   private readonly unserialize: () => void;
+  /** Puts claim-checked payloads back into envelopes, before the handler's work runs: in its transaction, or on `runner`. */
+  private readonly payloads: (runner: SqlRunner) => ClaimedPayloadReader;
 
   constructor(
     @Inject(INBOX_SETTINGS) private readonly settings: ResolvedInboxSettings<OutboxInboxModuleOptions>,
@@ -76,6 +85,7 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
       this.inbox = inbox;
     }
     this.poison = this.poisonStore ? new PoisonReplays(this.inbox, this.poisonStore) : undefined;
+    this.payloads = claimedPayloadReaders(settings.claimCheck, opened.connection.dialect);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -130,8 +140,9 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * `connection` an `SqlTransaction` (`tx.query(sql, params)`, `OutboxPublisher.add(tx, …)`).
    */
   async process<R, T = EntityManager>(message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.inbox.process(message, consumer, work);
+    return this.inbox.process(message, consumer, this.withPayload(message, work));
   }
+
 
   /**
    * Records `message` for `consumer` in `transaction`, a transaction of another data layer (Prisma,
@@ -141,12 +152,38 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
    * policy does not apply here: the transaction is yours, and ends after this call returns.
    */
   processIn<R>(transaction: OutboxDataLayerTransaction, message: { id: string } | string | ReceivedKafkaMessage, consumer: string, work: () => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.marks.process(toSqlTransaction(transaction), message, consumer, work);
+    const sqlTransaction = toSqlTransaction(transaction);
+    return this.marks.process(sqlTransaction, message, consumer, () => this.withPayload(message, () => work())(sqlTransaction));
   }
 
   /** `process` for a delivery that must be a whole outbox envelope (every field's type is checked): what `@Idempotent()` uses. */
   async processEnvelope<R, T = EntityManager>(message: unknown, consumer: string, work: (transaction: T) => Promise<R> | R): Promise<InboxOutcome<R>> {
-    return this.inbox.process(message, consumer, work, 'envelope');
+    return this.inbox.process(message, consumer, this.withPayload(message, work), 'envelope');
+  }
+
+  /**
+   * Puts a claim-checked payload back into `envelope` (in place, and resolves it): fetched from its
+   * store and checked against the reference's size and SHA-256. An envelope without the
+   * `outbox-claim-check` header is returned as it is. Fails with a `ClaimCheckError` naming the
+   * reference when the payload is missing or altered. `process` and `@Idempotent()` do it for you.
+   */
+  resolvePayload<E extends { headers?: Record<string, unknown>; payload?: unknown }>(envelope: E): Promise<E> {
+    return this.payloads(this.opened.connection.runner()).resolve(envelope);
+  }
+
+  /**
+   * The work, after the message's claim-checked payload is fetched through the work's own
+   * transaction: a failure counts as the handler's (poison policy), and SQLite's one connection,
+   * which the transaction holds, is not asked for twice.
+   */
+  private withPayload<T, R>(message: unknown, work: (transaction: T) => Promise<R> | R): (transaction: T) => Promise<R> {
+    return async (transaction) => {
+      if (typeof message === 'object' && message !== null && 'headers' in message && 'payload' in message) {
+        const query = (transaction as { query(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> }).query.bind(transaction);
+        await this.payloads({ rows: ({ sql, params }) => query(sql, params) }).resolve(message as { headers?: Record<string, unknown>; payload?: unknown });
+      }
+      return work(transaction);
+    };
   }
 
   /**
@@ -169,4 +206,13 @@ export class OutboxInbox implements OnApplicationBootstrap, BeforeApplicationShu
     timer.unref();
     this.timers.push(timer);
   }
+}
+
+/** The readers of claim-checked payloads: the producing outbox's payloads table in the inbox's own database, read on a runner given per message, and any given. */
+function claimedPayloadReaders(options: InboxClaimCheckOptions | undefined, dialect: SqlDialectName): (runner: SqlRunner) => ClaimedPayloadReader {
+  const outboxTable = options?.outboxTable ?? DEFAULT_OUTBOX_TABLE;
+  const own = outboxTable === false ? undefined : new DatabasePayloadStore({ tableName: outboxTable, schema: options?.schema });
+  const bucket = options?.bucket === undefined ? [] : [new S3PayloadReader({ bucket: options.bucket, prefix: '', s3Client: options.s3Client, s3Config: options.s3Config })];
+  const others = [...bucket, ...(options?.readers ?? [])];
+  return (runner) => new ClaimedPayloadReader([...(own ? [own.reader(dialect, runner)] : []), ...others]);
 }

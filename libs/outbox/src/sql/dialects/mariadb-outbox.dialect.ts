@@ -5,6 +5,7 @@ import { claimedColumns, type AggregateLockStatement, INSERT_COLUMNS, insertValu
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
 import { requeued } from './due-time.sql';
+import { createPayloadTable, dropPayloadTable } from '../claim-check/payload-table.sql';
 import { createPausedTable, dropPausedTable, notPaused, pausedColumnsReadable } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 import { createLockTable, dropLockTable, lockBuckets, lockBucketsStatement, lockTableReadable } from './aggregate-lock-buckets.sql';
@@ -189,11 +190,13 @@ export class MariaDbOutboxDialect implements OutboxTableDialect {
         CONSTRAINT ${part('status_check')} CHECK (status IN ('pending', 'published', 'dead', 'discarded'))
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
       createPausedTable(this.table, 'mariadb'),
+      // Claim-checked payloads (option claimCheck): written with their rows, removed by the same cleanup.
+      ...createPayloadTable(this.table, 'mariadb'),
       ...createLockTable(this.table),
     ];
   }
 
   dropTable(): string[] {
-    return [`DROP TABLE IF EXISTS ${this.t}`, dropPausedTable(this.table, 'mariadb'), dropLockTable(this.table)];
+    return [`DROP TABLE IF EXISTS ${this.t}`, dropPausedTable(this.table, 'mariadb'), dropLockTable(this.table), dropPayloadTable(this.table, 'mariadb')];
   }
 }

@@ -82,7 +82,7 @@ describe('the PostgreSQL statements of a table in a schema', () => {
   it('name the table and its paused-destinations table in the schema, every one of them', () => {
     expect(new PostgresOutboxDialect('outbox_messages').probe().sql).toMatch(unqualified);
     for (const sql of statementsOf()) {
-      expect(sql).toMatch(/"billing"\."outbox_messages(_paused)?"/);
+      expect(sql).toMatch(/"billing"\."outbox_messages(_paused|_payloads)?"/);
       expect(sql).not.toMatch(unqualified);
     }
   });
@@ -94,8 +94,13 @@ describe('the PostgreSQL statements of a table in a schema', () => {
     expect(createTable).toMatch(/^CREATE TABLE "billing"\."outbox_messages" \(/);
     expect(createTable).toContain('CONSTRAINT "outbox_messages_id_key" UNIQUE (id)');
     expect(rest).toContain(`CREATE INDEX "outbox_messages_pending_idx" ON "billing"."outbox_messages" (position) WHERE status = 'pending'`);
-    expect(rest.at(-1)).toMatch(/^CREATE TABLE "billing"\."outbox_messages_paused" /);
-    expect(dialect.dropTable()).toEqual(['DROP TABLE IF EXISTS "billing"."outbox_messages"', 'DROP TABLE IF EXISTS "billing"."outbox_messages_paused"']);
+    expect(rest.at(-3)).toMatch(/^CREATE TABLE "billing"\."outbox_messages_paused" /);
+    expect(rest.at(-2)).toMatch(/^CREATE TABLE "billing"\."outbox_messages_payloads" /);
+    expect(dialect.dropTable()).toEqual([
+      'DROP TABLE IF EXISTS "billing"."outbox_messages"',
+      'DROP TABLE IF EXISTS "billing"."outbox_messages_paused"',
+      'DROP TABLE IF EXISTS "billing"."outbox_messages_payloads"',
+    ]);
   });
 
   it('are the statements of before without a schema', () => {

@@ -61,6 +61,11 @@ export class OutboxTable {
     return new OutboxTable(`${this.name}_locks`, this.schema);
   }
 
+  /** Claim-checked payloads, `<name>_payloads` (see PayloadTableSql). */
+  get payloads(): OutboxTable {
+    return new OutboxTable(`${this.name}_payloads`, this.schema);
+  }
+
   /** PostgreSQL, WAL mode: the stream's saved positions, `<name>_wal_positions` (see WalPositionTable). */
   get walPositions(): OutboxTable {
     return new OutboxTable(`${this.name}_wal_positions`, this.schema);

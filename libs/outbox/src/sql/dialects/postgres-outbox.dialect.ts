@@ -4,6 +4,7 @@ import type { FailedDelivery } from '../../core/outbox-store.port';
 import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, EVENT_COLUMNS, partialIndexes, type DialectOptions, type InsertOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
+import { createPayloadTable, dropPayloadTable } from '../claim-check/payload-table.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 import type { OutboxTable, OutboxTableLocation } from './outbox-table';
 import { resolvePartitioning, type ResolvedPartitioning } from '../../core/partitioning/outbox-partitioning';
@@ -199,10 +200,12 @@ ${COLUMNS},
       ...partialIndexes(t, part),
       // Destinations an operator paused; read by every claim.
       createPausedTable(this.table, 'postgres'),
+      // Claim-checked payloads (option claimCheck): written with their rows, removed by the same cleanup.
+      ...createPayloadTable(this.table, 'postgres'),
     ];
   }
 
   override dropTable(): string[] {
-    return [...super.dropTable(), dropPausedTable(this.table, 'postgres')];
+    return [...super.dropTable(), dropPausedTable(this.table, 'postgres'), dropPayloadTable(this.table, 'postgres')];
   }
 }

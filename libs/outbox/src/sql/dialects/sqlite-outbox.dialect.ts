@@ -4,6 +4,7 @@ import type { FailedDelivery } from '../../core/outbox-store.port';
 import { BaseOutboxDialect, claimedColumns, INSERT_COLUMNS, insertValues, valuesTuple, holdingStatuses, EVENT_COLUMNS, partialIndexes, type DialectOptions, type OutboxSqlDialect } from './outbox-sql.dialect';
 import type { SqlStatement } from '../../core/sql-connection.port';
 import { claimRunsWith } from './claim-runs.sql';
+import { createPayloadTable, dropPayloadTable } from '../claim-check/payload-table.sql';
 import { createPausedTable, dropPausedTable, notPaused } from './paused-destinations.sql';
 import { OutboxTable, type OutboxTableLocation } from './outbox-table';
 
@@ -123,10 +124,12 @@ export class SqliteOutboxDialect extends BaseOutboxDialect implements OutboxSqlD
         dead_at varchar(30))`,
       ...partialIndexes(t, part),
       createPausedTable(this.table, 'sqlite'),
+      // Claim-checked payloads (option claimCheck): written with their rows, removed by the same cleanup.
+      ...createPayloadTable(this.table, 'sqlite'),
     ];
   }
 
   override dropTable(): string[] {
-    return [...super.dropTable(), dropPausedTable(this.table, 'sqlite')];
+    return [...super.dropTable(), dropPausedTable(this.table, 'sqlite'), dropPayloadTable(this.table, 'sqlite')];
   }
 }
