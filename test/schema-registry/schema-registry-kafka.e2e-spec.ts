@@ -37,8 +37,9 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
 
   const kafkaClient = () => ClientsModule.register([{ name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `sr-${suffix}`, brokers, logLevel: logLevel.NOTHING }, producerOnlyMode: true } }]);
 
-  async function startApp(schemaRegistry: Parameters<typeof OutboxModule.forRoot>[0]['schemaRegistry']): Promise<INestApplication> {
-    const moduleRef = await Test.createTestingModule({ imports: [kafkaClient(), OutboxModule.forRoot({ connection: { pool }, transport: 'KAFKA', pollIntervalMs: 100, schemaRegistry })] })
+  type ModuleOptions = Parameters<typeof OutboxModule.forRoot>[0];
+  async function startApp(schemaRegistry: ModuleOptions['schemaRegistry'], extra: Partial<ModuleOptions> = {}): Promise<INestApplication> {
+    const moduleRef = await Test.createTestingModule({ imports: [kafkaClient(), OutboxModule.forRoot({ connection: { pool }, transport: 'KAFKA', pollIntervalMs: 100, schemaRegistry, ...extra })] })
       .setLogger(silentLogger)
       .compile();
     const started = moduleRef.createNestApplication({ logger: false });
@@ -178,5 +179,8 @@ describe('Schema Registry serializers on Kafka (ClientKafka)', () => {
     await evolved.close();
     expect(await registry.getAllVersions(`${ordersTopic}-value`)).toEqual([1, 2]);
   }, 60_000);
-});
 
+  it('refuses to start with envelope.headers other than all: the wire format leaves the envelope to the headers', async () => {
+    await expect(startApp({ client: registry }, { envelope: { headers: 'id-and-type' } })).rejects.toThrow(/"schemaRegistry" needs "envelope\.headers: 'all'" \(got 'id-and-type'\)/);
+  });
+});

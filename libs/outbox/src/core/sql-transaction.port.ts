@@ -58,3 +58,9 @@ export function isSqlTransaction(value: unknown): value is SqlTransaction {
     (candidate.dialect === 'postgres' || candidate.dialect === 'mariadb' || candidate.dialect === 'sqlite')
   );
 }
+
+/** Runs a statement whose rows are not needed with the COMMIT where the data layer can carry it there (one round trip fewer), else now. */
+export async function executeAtCommitOrNow(transaction: SqlTransaction, sql: string, params: readonly unknown[]): Promise<void> {
+  if (transaction.executeWithCommit?.(sql, params)) return;
+  await transaction.execute(sql, params);
+}

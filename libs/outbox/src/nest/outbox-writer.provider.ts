@@ -27,7 +27,7 @@ export function outboxMessageFactory(
   schemas: OutboxSchemas | null = null,
   payloads?: PayloadStore,
 ): OutboxMessageFactory {
-  const claims = settings.claimCheck && payloads ? new ClaimCheck(settings.claimCheck, { store: payloads.name, location: payloads.location }) : undefined;
+  const claims = settings.claimCheck && payloads ? new ClaimCheck(settings.claimCheck, { store: payloads.name, location: payloads.location, keyPrefix: payloads.keyPrefix }) : undefined;
   return new OutboxMessageFactory({
     ...settings,
     claims,

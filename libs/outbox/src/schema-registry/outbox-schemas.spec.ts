@@ -53,6 +53,15 @@ describe('OutboxSchemas', () => {
     expect(problems('shop.unknown', { anything: true })).toBe('accepted');
   });
 
+  it('refuses a claim-checked payload of an event with a schema: its reference cannot travel in the wire format', async () => {
+    const schemas = schemasOn(new MockClient({ baseURLs: ['mock://'] }));
+    await schemas.prepare();
+    const claimedMessage = [{ transport: 'default', destination: 'orders', claimed: { reference: {} } }];
+    expect(() => schemas.checkBeforeWrite({ type: 'shop.order-placed', payload: { orderId: 'o-1', total: 2 } }, claimedMessage)).toThrow(/claimCheck\.thresholdBytes.*subject "orders-value"/s);
+    // An event without a schema may be claim-checked.
+    expect(() => schemas.checkBeforeWrite({ type: 'shop.unknown', payload: {} }, claimedMessage)).not.toThrow();
+  });
+
   it('registers under the record and topic-record strategies', async () => {
     const client = new MockClient({ baseURLs: ['mock://'] });
     await schemasOn(client, { subjectStrategy: 'record' }).prepare();

@@ -5,7 +5,7 @@ import { loadEventSchema, registrySchemaText, REGISTRY_SCHEMA_TYPE, type LoadedE
 import { compilePayloadCheck, type PayloadCheck } from '../core/schema-registry/payload-checks';
 import { compatibilityProblems, type CompatibilityLevel } from '../core/schema-registry/schema-compatibility';
 import type { ResolvedSchemaRegistryOptions, SchemaRegistryClientLike } from '../core/schema-registry/schema-registry.options';
-import { incompatibleSchema, notEncodable, notRegistered, payloadDoesNotFitSchema, registryRefused, schemaDeclaredLate, schemasNotReady } from '../core/schema-registry/schema-registry.messages';
+import { claimCheckedSchemaEvent, incompatibleSchema, notEncodable, notRegistered, payloadDoesNotFitSchema, registryRefused, schemaDeclaredLate, schemasNotReady } from '../core/schema-registry/schema-registry.messages';
 import { subjectName } from '../core/schema-registry/subject-names';
 import type { SchemasSource } from '../core/schema-registry/schemas-source';
 import type { RegisteredSchemaReference } from '../core/asyncapi/asyncapi-document';
@@ -124,7 +124,7 @@ export class OutboxSchemas implements SchemasSource {
    * and any write of an event with a schema before `prepare()` checked the subjects. A destination
    * no subject was prepared for is checked at its first publish (see `encode`).
    */
-  checkBeforeWrite(draft: { type: string; payload: unknown }, destinations: readonly { transport: string; destination: string }[]): void {
+  checkBeforeWrite(draft: { type: string; payload: unknown }, destinations: readonly { transport: string; destination: string; claimed?: unknown }[]): void {
     const event = this.events.get(draft.type);
     if (!event) {
       // Its class was loaded after the module started: it would go out as JSON where consumers expect the wire format.
@@ -135,6 +135,9 @@ export class OutboxSchemas implements SchemasSource {
     if (!this.ready) throw new OutboxWriteError(schemasNotReady(draft.type));
     const encoded = destinations.filter(({ transport }) => !this.context.plainTransports?.includes(transport));
     if (encoded.length === 0) return;
+    if (destinations.some(({ claimed }) => claimed !== undefined)) {
+      throw new OutboxWriteError(claimCheckedSchemaEvent(draft.type, subjectName(this.options.subjectStrategy, encoded[0].destination, event.schema.recordName)));
+    }
     // What the relay encodes is the payload as stored: JSON.
     const stored = JSON.parse(JSON.stringify(draft.payload ?? null)) as unknown;
     const problems = event.check(stored);

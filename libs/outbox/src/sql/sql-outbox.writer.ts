@@ -14,7 +14,7 @@ import { lockAggregates } from './aggregate-locks';
 import { aggregateKey } from './aggregate-key';
 import { WAL_EMIT_STATEMENT } from './wal-emit.statement';
 import { encodeWalRecord } from '../core/stream/wal-record';
-import type { SqlDialectName, SqlTransaction } from '../core/sql-transaction.port';
+import { executeAtCommitOrNow, type SqlDialectName, type SqlTransaction } from '../core/sql-transaction.port';
 import type { WalWrite } from '../core/stream/wal-options';
 import type { PayloadStore } from '../core/claim-check/payload-store.port';
 
@@ -100,7 +100,7 @@ export class SqlOutboxWriter {
     // them in position order, which the locks make commit order.
     if (wal.write === 'row' || wal.messagesDecoded?.() === false) return this.insert(transaction, dialect, streamed, keys, true);
     // Decoded at commit, in commit order: the stream needs no lock to keep an aggregate's order.
-    await executeSoonest(transaction, WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
+    await executeAtCommitOrNow(transaction, WAL_EMIT_STATEMENT, [wal.prefix, encodeWalRecord(streamed)]);
   }
 
   private async storePayloads(transaction: SqlTransaction, claimed: ClaimedPayload[]): Promise<void> {
@@ -125,7 +125,7 @@ export class SqlOutboxWriter {
       const { sql, params } = dialect.insert(messages.slice(start, start + ROWS_PER_INSERT), { notify, lockKeys, streamOwned });
       // A delayed row's wake-up counts from its INSERT having run: it is not held for the COMMIT.
       if (onDelayed && messages.some((message) => message.delayMs !== undefined)) await transaction.execute(sql, params);
-      else await executeSoonest(transaction, sql, params);
+      else await executeAtCommitOrNow(transaction, sql, params);
       if (notify) notifications?.sent();
     }
     if (onDelayed) for (const delayMs of new Set(messages.flatMap((message) => (message.delayMs === undefined ? [] : [message.delayMs])))) onDelayed(delayMs);
@@ -150,10 +150,4 @@ export class SqlOutboxWriter {
         return new MariaDbOutboxDialect(OutboxTable.on('mariadb', this.table));
     }
   }
-}
-
-/** With the COMMIT where the data layer can carry it there (one round trip fewer per save), else now. */
-async function executeSoonest(transaction: SqlTransaction, sql: string, params: unknown[]): Promise<void> {
-  if (transaction.executeWithCommit?.(sql, params)) return;
-  await transaction.execute(sql, params);
 }

@@ -52,3 +52,11 @@ export const notAnOutboxRecord = (topic: string) =>
 export const schemaDeclaredLate = (eventType: string) =>
   `Cannot save event "${eventType}": its @OutboxEvent({ schema }) class was loaded after OutboxModule started, so its schema was never checked nor registered. ` +
   'Import the event class before the module is created (e.g. from the module that imports OutboxModule), or name its schema in "schemaRegistry.events".';
+
+export const schemaRegistryNeedsEnvelopeHeaders = (headers: string) =>
+  `OutboxModule option "schemaRegistry" needs "envelope.headers: 'all'" (got '${headers}'): in the Schema Registry wire format the value is the payload alone, ` +
+  'and consumers (OutboxRecordDecoder, the inbox) rebuild the envelope from the outbox-* headers. Remove "envelope.headers", or "schemaRegistry".';
+
+export const claimCheckedSchemaEvent = (eventType: string, subject: string) =>
+  `Cannot save event "${eventType}": its payload is over "claimCheck.thresholdBytes", and a claim-checked payload (a reference) cannot travel in the wire format of its schema (subject "${subject}"). ` +
+  'Raise "claimCheck.thresholdBytes" above this event\'s payloads, or publish it without a schema.';

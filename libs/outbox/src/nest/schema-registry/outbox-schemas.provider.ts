@@ -7,6 +7,8 @@ import type { ResolvedOutboxSettings } from '../../core/outbox-options';
 import { resolveSchemaRegistryOptions } from '../../core/schema-registry/schema-registry.options';
 import { OutboxSchemas } from '../../schema-registry/outbox-schemas';
 import { OUTBOX_SCHEMAS } from '../../core/schema-registry/schemas-source';
+import { schemaRegistryNeedsEnvelopeHeaders } from '../../core/schema-registry/schema-registry.messages';
+import { OutboxConfigurationError } from '../../core/outbox.errors';
 import { IN_PROCESS_TRANSPORT } from '../../transports/in-process.transport';
 import { OUTBOX_MODULE_OPTIONS } from '../outbox.module-definition';
 import type { OutboxModuleOptions } from '../outbox-module.options';
@@ -18,6 +20,8 @@ export const outboxSchemasProvider: Provider = {
   inject: [OUTBOX_MODULE_OPTIONS, OUTBOX_SETTINGS],
   useFactory: (options: OutboxModuleOptions, settings: ResolvedOutboxSettings): OutboxSchemas | null => {
     if (options.schemaRegistry === undefined) return null;
+    // The wire format's value is the payload alone: consumers rebuild the envelope from the outbox-* headers.
+    if (settings.envelope.headers !== 'all') throw new OutboxConfigurationError(schemaRegistryNeedsEnvelopeHeaders(settings.envelope.headers));
     const aggregates: DeclaredAggregate[] = declaredAggregates().map(({ aggregateClass, options: declared }) => ({ aggregateType: declared.aggregateType ?? aggregateClass.name, topic: declared.topic }));
     return new OutboxSchemas(resolveSchemaRegistryOptions(options.schemaRegistry), {
       destinationsOf: (metadata) => destinationsOfEvent(metadata, aggregates, settings).destinations.filter(({ transport }) => transport !== IN_PROCESS_TRANSPORT).map(({ destination }) => destination),

@@ -1,7 +1,7 @@
 import type { ClaimCheckReference, ClaimedPayload } from '../../core/claim-check/claim-check-reference';
 import type { PayloadCollector, PayloadReader, PayloadStore } from '../../core/claim-check/payload-store.port';
 import type { SqlConnection, SqlRunner } from '../../core/sql-connection.port';
-import type { SqlDialectName, SqlTransaction } from '../../core/sql-transaction.port';
+import { executeAtCommitOrNow, type SqlDialectName, type SqlTransaction } from '../../core/sql-transaction.port';
 import { OutboxTable, type OutboxTableLocation } from '../dialects/outbox-table';
 import { PayloadTableSql } from './payload-table.sql';
 
@@ -29,7 +29,8 @@ export class DatabasePayloadStore implements PayloadStore {
     const sql = this.sqlOf(transaction.dialect);
     for (const { reference, payloadJson } of payloads) {
       const { sql: text, params } = sql.insert(reference.key, reference.bytes, reference.sha256, this.name, payloadJson);
-      await transaction.execute(text, params);
+      // Before the row that refers to it, on the same path: with the COMMIT where the layer carries statements there.
+      await executeAtCommitOrNow(transaction, text, params);
     }
   }
 
