@@ -1,8 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
-import { ClientsModule, Transport } from '@nestjs/microservices';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { Idempotent, OutboxInbox, OutboxInboxModule, type OutboxEnvelope, type OutboxModuleOptions } from '@nest-outbox/outbox';
+import { OutboxInbox, OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { CLAIM_CHECK_HEADER, ClaimCheckError, type ClaimCheckReference } from '@nest-outbox/outbox/core';
 import { DatabasePayloadStore } from '@nest-outbox/outbox/typeorm';
 import { outboxDdl } from '@nest-outbox/outbox/migrations';
@@ -14,29 +12,9 @@ import { postgresAdmin } from '../support/databases';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
+import { DELIVERY_MODES, kafkaClientModule, largeDocument, LargeDocumentReader, sha256 } from './claim-check.fixtures';
 
-/** What the @Idempotent() handler was given, after the inbox put the payload back. */
-@Injectable()
-class LargeDocumentReader {
-  readonly received: OutboxEnvelope[] = [];
-
-  @Idempotent('claim-check-reader')
-  async handle(envelope: OutboxEnvelope): Promise<void> {
-    this.received.push(envelope);
-  }
-}
-
-// About 5 MB of JSON: five times Kafka's default message limit, and more than the test broker keeps per partition.
-const largeDocument = () => ({ title: 'scan', pages: Array.from({ length: 5 }, () => randomBytes(768 * 1024).toString('base64')) });
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-
-const MODES: Array<{ name: string; options: Partial<OutboxModuleOptions> }> = [
-  { name: 'table delivery', options: { delivery: 'table', pollIntervalMs: 200 } },
-  { name: "WAL delivery, write: 'row'", options: { delivery: 'wal', wal: { write: 'row' } } },
-  { name: "WAL delivery, write: 'message'", options: { delivery: 'wal', wal: { write: 'message' } } },
-];
-
-describe.each(MODES)('claim check, PostgreSQL → Kafka test broker, $name', ({ name, options }) => {
+describe.each(DELIVERY_MODES)('claim check, PostgreSQL → Kafka test broker, $name', ({ name, options }) => {
   const suffix = randomBytes(4).toString('hex');
   const topic = `claim-check-${suffix}`;
   let sandbox: WalSandbox;
@@ -56,9 +34,7 @@ describe.each(MODES)('claim check, PostgreSQL → Kafka test broker, $name', ({ 
       { transport: 'KAFKA', resolveTopic: () => topic, claimCheck: true, ...options },
       {
         imports: [
-          ClientsModule.register([
-            { name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `cc-${suffix}`, brokers }, producerOnlyMode: true, send: { acks: -1 } } },
-          ]),
+          kafkaClientModule(`cc-${suffix}`, brokers),
           OutboxInboxModule.forRoot({ pruneIntervalMs: 0, replayPollMs: 0 }),
         ],
         providers: [LargeDocumentReader],
@@ -148,7 +124,7 @@ describe('a payload over the broker limit without a claim check, PostgreSQL → 
     sandbox = await walSandbox('claim_check_off');
     app = await sandbox.start(
       { transport: 'KAFKA', delivery: 'table', defaultTopic: `claim-check-off-${randomBytes(4).toString('hex')}` },
-      { imports: [ClientsModule.register([{ name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: 'cc-off', brokers }, producerOnlyMode: true } }])] },
+      { imports: [kafkaClientModule('cc-off', brokers)] },
     );
   }, 60_000);
 

@@ -1,12 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Injectable } from '@nestjs/common';
-import { ClientsModule, Transport } from '@nestjs/microservices';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Client } from 'pg';
-import { Idempotent, OutboxInboxModule, type OutboxEnvelope, type OutboxModuleOptions } from '@nest-outbox/outbox';
+import { OutboxInboxModule, type OutboxEnvelope } from '@nest-outbox/outbox';
 import { CLAIM_CHECK_HEADER, type ClaimCheckReference } from '@nest-outbox/outbox/core';
 import { outboxDdl } from '@nest-outbox/outbox/migrations';
 import { OutboxCleanupHost } from '../../libs/outbox/src/nest/outbox-cleanup.host';
@@ -16,36 +14,18 @@ import { postgresAdmin } from '../support/databases';
 import { requireService } from '../support/services';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
+import { freePort } from '../support/free-port';
+import { DELIVERY_MODES, kafkaClientModule, largeDocument, LargeDocumentReader, sha256 } from './claim-check.fixtures';
 
 // s3rver ships no types: the two methods the test uses.
 const S3rver = require('s3rver') as new (options: Record<string, unknown>) => { run(): Promise<unknown>; close(): Promise<void> };
 
-/** A port of this helper's range (29240–29249) per describe block, so that the blocks' servers never meet. */
-const S3_PORTS = [29241, 29242, 29243];
 const BUCKET = 'outbox-claim-check';
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-const largeDocument = () => ({ title: 'scan', pages: Array.from({ length: 5 }, () => randomBytes(768 * 1024).toString('base64')) });
 
-@Injectable()
-class LargeDocumentReader {
-  readonly received: OutboxEnvelope[] = [];
-
-  @Idempotent('claim-check-s3-reader')
-  async handle(envelope: OutboxEnvelope): Promise<void> {
-    this.received.push(envelope);
-  }
-}
-
-const MODES: Array<{ name: string; options: Partial<OutboxModuleOptions> }> = [
-  { name: 'table delivery', options: { delivery: 'table', pollIntervalMs: 200 } },
-  { name: "WAL delivery, write: 'row'", options: { delivery: 'wal', wal: { write: 'row' } } },
-  { name: "WAL delivery, write: 'message'", options: { delivery: 'wal', wal: { write: 'message' } } },
-];
-
-describe.each(MODES.map((mode, index) => ({ ...mode, port: S3_PORTS[index] })))('claim check in S3 (s3rver), PostgreSQL → Kafka test broker, $name', ({ options, port }) => {
+describe.each(DELIVERY_MODES)('claim check in S3 (s3rver), PostgreSQL → Kafka test broker, $name', ({ options }) => {
   const suffix = randomBytes(4).toString('hex');
   const topic = `claim-check-s3-${suffix}`;
-  const s3Config = { region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } };
+  let s3Config: { region: string; endpoint: string; forcePathStyle: true; credentials: { accessKeyId: string; secretAccessKey: string } };
   const directory = mkdtempSync(join(tmpdir(), 'claim-check-s3-'));
   let server: InstanceType<typeof S3rver>;
   let s3: S3Client;
@@ -55,6 +35,8 @@ describe.each(MODES.map((mode, index) => ({ ...mode, port: S3_PORTS[index] })))(
   let pg: Client;
 
   beforeAll(async () => {
+    const port = await freePort();
+    s3Config = { region: 'us-east-1', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } };
     server = new S3rver({ address: '127.0.0.1', port, silent: true, directory, configureBuckets: [{ name: BUCKET }] });
     await server.run();
     s3 = new S3Client(s3Config);
@@ -69,9 +51,7 @@ describe.each(MODES.map((mode, index) => ({ ...mode, port: S3_PORTS[index] })))(
       { transport: 'KAFKA', resolveTopic: () => topic, claimCheck: { store: 's3', bucket: BUCKET, s3Config, orphanGraceMs: 1 }, ...options },
       {
         imports: [
-          ClientsModule.register([
-            { name: 'KAFKA', transport: Transport.KAFKA, options: { client: { clientId: `cc-s3-${suffix}`, brokers }, producerOnlyMode: true, send: { acks: -1 } } },
-          ]),
+          kafkaClientModule(`cc-s3-${suffix}`, brokers),
           OutboxInboxModule.forRoot({ pruneIntervalMs: 0, replayPollMs: 0, claimCheck: { outboxTable: false, bucket: BUCKET, s3Config } }),
         ],
         providers: [LargeDocumentReader],
