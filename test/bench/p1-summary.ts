@@ -6,6 +6,7 @@ export const WAL_LABEL = '**ours (WAL)**: `delivery: \'wal\'` stream relay (`Out
 export const WAL_LIBRDKAFKA_LABEL = '**ours (WAL, librdkafka)**: `delivery: \'wal\'` stream relay, `ConfluentKafkaTransport` (`@nest-outbox/outbox/kafka`), defaults (`wal.write: \'row\'`, batchSize 100)';
 export const WAL_MESSAGE_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ClientKafka` (the WAL-only write; reference)';
 export const WAL_MESSAGE_LIBRDKAFKA_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ConfluentKafkaTransport` (reference)';
+export const WAL_NO_HEADERS_LIBRDKAFKA_LABEL = 'ours (WAL, `wal.write: \'message\'`), `ConfluentKafkaTransport`, `envelope.headers: \'none\'` (reference: no `outbox-*` headers)';
 
 export interface Contender {
   name: string;
@@ -75,6 +76,11 @@ export function p1Summary(contenders: Contender[]): SummaryRow[] {
       bench: 'P1',
       figure: "ours (WAL): wal.write 'row' (default) / 'message', ClientKafka; ConfluentKafkaTransport",
       value: `${x(wal.perSecond, named(WAL_MESSAGE_LABEL))}; ${x(walLibrdkafka.perSecond, named(WAL_MESSAGE_LIBRDKAFKA_LABEL))}`,
+    },
+    {
+      bench: 'P1',
+      figure: "ours (WAL, 'message', librdkafka): envelope.headers 'none' / 'all'; 'none' / raw librdkafka (2 in flight)",
+      value: `${x(named(WAL_NO_HEADERS_LIBRDKAFKA_LABEL).perSecond, named(WAL_MESSAGE_LIBRDKAFKA_LABEL))}; ${x(named(WAL_NO_HEADERS_LIBRDKAFKA_LABEL).perSecond, librdkafka)}`,
     },
     { bench: 'P1', figure: `raw kafkajs, raw librdkafka: ${RELAY_IN_FLIGHT} in flight / 1 in flight`, value: `${x(kafkajs.perSecond, kafkajsOne)}, ${x(librdkafka.perSecond, librdkafkaOne)}` },
     { bench: 'P1', figure: `raw librdkafka / raw kafkajs, both at 1; both at ${RELAY_IN_FLIGHT} in flight`, value: `${x(librdkafkaOne.perSecond, kafkajsOne)}; ${x(librdkafka.perSecond, kafkajs)}` },

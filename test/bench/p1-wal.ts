@@ -24,6 +24,7 @@ export async function walDrainRuns(
   rounds = context.sizes.rounds,
   kafkaClient: 'kafkajs' | 'librdkafka' = 'kafkajs',
   walWrite: 'row' | 'message' = 'row',
+  envelopeHeaders?: 'all' | 'id-and-type' | 'none',
 ): Promise<{ runs: number[]; cpu: string[]; position: string[] }> {
   const { services } = context;
   const runs: number[] = [];
@@ -42,6 +43,7 @@ export async function walDrainRuns(
         batchSize,
         kafkaClient,
         walWrite,
+        envelopeHeaders,
         write: backlogWriter(backlog),
       });
       runs.push(backlog.count / seconds);

@@ -22,6 +22,8 @@ export interface NestDrainOptions {
   batchSize?: number;
   /** The WAL mode's `wal.write` (the module's default, `'row'`, when left out). */
   walWrite?: 'row' | 'message';
+  /** The module's `envelope.headers` (its default, `'all'`, when left out). */
+  envelopeHeaders?: 'all' | 'id-and-type' | 'none';
   /** The relaying app's transport: Nest's `ClientKafka` (kafkajs, the default) or `ConfluentKafkaTransport` (librdkafka). */
   kafkaClient?: 'kafkajs' | 'librdkafka';
   /**
@@ -66,7 +68,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
   const admin = new Client({ connectionString: services.postgresUrl });
   await admin.connect();
   // defaultTopic, a destination the app declares: the relay readies it at bootstrap (a resolveTopic that answers for every event would not be asked without a declared event type).
-  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite }, defaultTopic: topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}) };
+  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite }, defaultTopic: topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}), ...(options.envelopeHeaders ? { envelope: { headers: options.envelopeHeaders } } : {}) };
   const librdkafka = options.kafkaClient === 'librdkafka';
   const manual = options.clockFrom === 'relay';
   if (manual && mode !== 'table') throw new Error("drainThroughNestApp: clockFrom 'relay' needs the table mode (the WAL stream starts at bootstrap whatever relayStart says)");
