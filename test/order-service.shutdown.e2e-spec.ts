@@ -96,8 +96,14 @@ describe('the demo stops within its deadline (main.ts: enableBoundedShutdown)', 
     // The outage while the consumer is in its fetch loop, as in production: a fetch that loses the
     // broker retries it (with a growing delay, up to 5 s, for about an hour), and the consumer's stop
     // waits for that fetch. An outage in the first moments after the group join crashes the consumer
-    // instead (it then restarts, and its close is quick): that is not the stop of the issue.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // instead (it then restarts, and its close is quick): that is not the stop of the issue. An event
+    // the consumer has handled proves it past the join (a fixed pause was too short on a busy machine).
+    const orderId = await placeOrder(demo.port);
+    await waitFor(
+      'the consumer to handle the order placed',
+      async () => ((await (await fetch(`http://127.0.0.1:${demo!.port}/received-events/timeline?orderId=${orderId}`)).json()) as unknown[]).length >= 1,
+      60_000,
+    );
     const before = demo.output().length;
     await Promise.all([postgres!.end('immediate'), kafka!.stop()]);
     await waitFor(

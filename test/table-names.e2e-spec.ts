@@ -45,6 +45,8 @@ const takesTableName: Record<string, Call> = {
   OutboxModule: (_, name) => outbox.OutboxModule.forRoot({ relay: false, tableName: name }),
   OutboxInboxModule: (_, name) => outbox.OutboxInboxModule.forRoot({ tableName: name }),
   walNames: (_, name) => outbox.walNames({ tableName: name }),
+  createOutboxPayloadsTableMigration: (_, name) => outbox.createOutboxPayloadsTableMigration(name),
+  DatabasePayloadStore: (_, name) => new outbox.DatabasePayloadStore(name),
 };
 
 /** Exports that take a schema name too. */
@@ -61,6 +63,8 @@ const takesSchemaName: Record<string, Call> = {
   createOutboxPauseReasonMigration: (_, schema) => outbox.createOutboxPauseReasonMigration({ tableName: 'outbox_messages', schema }),
   OutboxModule: (_, schema) => outbox.OutboxModule.forRoot({ relay: false, schema }),
   walNames: (_, schema) => outbox.walNames({ tableName: 'outbox_messages', schema }),
+  createOutboxPayloadsTableMigration: (_, schema) => outbox.createOutboxPayloadsTableMigration({ tableName: 'outbox_messages', schema }),
+  DatabasePayloadStore: (_, schema) => new outbox.DatabasePayloadStore({ tableName: 'outbox_messages', schema }),
 };
 
 /** Exports whose code mentions a table or schema but take no name from the caller, and why. */
