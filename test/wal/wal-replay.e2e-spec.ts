@@ -59,10 +59,13 @@ describe('WAL delivery mode: a stopped or cut stream replays from the last confi
     const duplicates = recording.published.filter((m) => down.published.some((d) => d.envelope.id === m.envelope.id));
     expect(duplicates.length).toBeLessThanOrEqual(BATCH);
     await waitFor('no row left pending in the table', async () => Number((await second.dataSource.query(`SELECT count(*) AS n FROM outbox_messages WHERE status <> 'published'`))[0].n) === 0);
-    // Per aggregate, the second relay publishes in the order the events were written.
+    // Per aggregate, the second relay publishes in the order the events were written: each event's
+    // first publication (the promise's terms, as the chaos ledger reads them). A copy may come later:
+    // the replayed stream and the table relay may both publish a message the first relay had moved
+    // to the table, as the duplicate bound above allows (seen: 32, 37, 32, 37 of one aggregate).
     for (let a = 0; a < AGGREGATES; a++) {
-      const order = recording.published.filter((m) => m.key === `L${a}`).map(seq);
-      expect(order).toEqual([...order].sort((x, y) => x - y));
+      const firsts = [...new Map(recording.published.filter((m) => m.key === `L${a}`).map((m) => [m.envelope.id, seq(m)] as const)).values()];
+      expect(firsts).toEqual([...firsts].sort((x, y) => x - y));
     }
   });
 
