@@ -42,6 +42,9 @@ describe.each([['row'], ['message']] as const)("WAL delivery mode (write '%s'): 
     const lateXid = BigInt((await late.query(`SELECT txid_current() AS x`))[0].x);
     await app.publisher.add(late.manager, note('order-1', 'second'));
     if (write === 'row') {
+      // The outbox's INSERT may wait to go out with the COMMIT (writeWithCommit, on a connection that
+      // has prepared it): a statement sent now makes it run, and take the aggregate's lock here.
+      await late.query('SELECT 1');
       // Rows keep the aggregate's lock, as in the table mode (their positions must follow commit
       // order should a new slot hand them to the table relay): the other writer waits for this one.
       const early = app.dataSource.transaction((manager) => app.publisher.add(manager, note('order-1', 'first')));
