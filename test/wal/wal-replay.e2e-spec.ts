@@ -4,6 +4,7 @@ import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import type { OutgoingMessage } from '@nest-outbox/outbox/core';
 import { waitFor } from '../support/wait-for';
 import { walSandbox, type WalSandbox } from '../support/wal.harness';
+import { STREAM_OWNER } from '../../libs/outbox/src/sql/dialects/stream-owned-rows.sql';
 
 /** Acknowledges the first `limit` messages, then refuses every publish, as a broker gone down would. */
 class BrokerThatGoesDown implements OutboxTransport {
@@ -47,7 +48,11 @@ describe('WAL delivery mode: a stopped or cut stream replays from the last confi
     // How many attempts it refuses depends on how the stream cut its batches (an aggregate is in one unsettled batch at most).
     await waitFor('the broker to go down after 30 messages', () => down.published.length === 30 && down.refused > 0);
     // After wal.attemptsBeforeTable (3) failed attempts the batch moves to the table: the stop finds both.
-    await waitFor('the failing batch moved to the table', async () => Number((await first.dataSource.query(`SELECT count(*) AS n FROM outbox_messages`))[0].n) > 0);
+    // Rows it let go to the table (no longer the stream's): the second relay's table relay publishes them, and its replayed stream must not too.
+    const movedRows = async (): Promise<string[]> =>
+      (await first.dataSource.query(`SELECT id::text AS id FROM outbox_messages WHERE lease_owner IS DISTINCT FROM $1`, [STREAM_OWNER])).map((row: { id: string }) => row.id);
+    await waitFor('the failing batch moved to the table', async () => (await movedRows()).length > 0);
+    const moved = await movedRows();
     await first.close();
 
     // What the first relay had moved to the table after its failed attempts (wal.attemptsBeforeTable)
@@ -58,6 +63,7 @@ describe('WAL delivery mode: a stopped or cut stream replays from the last confi
     await waitFor('every message published by one relay or the other', () => missing().length === 0);
     const duplicates = recording.published.filter((m) => down.published.some((d) => d.envelope.id === m.envelope.id));
     expect(duplicates.length).toBeLessThanOrEqual(BATCH);
+    expect(moved.filter((id) => recording.published.filter((m) => m.envelope.id === id).length !== 1)).toEqual([]);
     await waitFor('no row left pending in the table', async () => Number((await second.dataSource.query(`SELECT count(*) AS n FROM outbox_messages WHERE status <> 'published'`))[0].n) === 0);
     // Per aggregate, the second relay publishes in the order the events were written: each event's
     // first publication (the promise's terms, as the chaos ledger reads them). A copy may come later:

@@ -3,6 +3,8 @@ import { HeldAggregates } from '../../libs/outbox/src/core/stream/held-aggregate
 import { aggregateOf } from '../../libs/outbox/src/core/stream/stream-overflow.port';
 import { TableOverflow, visibleInSnapshot } from '../../libs/outbox/src/wal/table-overflow';
 import { sqlConnectionOf } from '../../libs/outbox/src/typeorm/typeorm-sql.connection';
+import type { SqlConnection } from '../../libs/outbox/src/core/sql-connection.port';
+import { parseLsn, type StreamMessage } from '../../libs/outbox/src/core/stream/stream-message';
 import { holdTransaction } from '../support/held-transaction';
 import { RecordingTransport } from '../support/recording.transport';
 import { waitFor } from '../support/wait-for';
@@ -17,11 +19,13 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
   let sandbox: WalSandbox;
   let app: WalApp;
   let overflow: TableOverflow;
+  let connection: SqlConnection;
 
   beforeAll(async () => {
     sandbox = await walSandbox('wal_visible');
     app = await sandbox.start({ transport: new RecordingTransport(), relay: false });
-    overflow = new TableOverflow(sqlConnectionOf(app.dataSource), 'outbox_messages', { deadLetterPolicy: 'hold' });
+    connection = sqlConnectionOf(app.dataSource);
+    overflow = new TableOverflow(connection, 'outbox_messages', { deadLetterPolicy: 'hold' });
   });
   afterAll(() => sandbox?.drop());
 
@@ -32,6 +36,13 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
     return Number(xid);
   };
   const writeDelayed = (aggregateId: string) => app.dataSource.transaction((manager) => addDelayed(manager, aggregateId));
+  /** Writes a row the stream owns (`wal.write: 'row'`); resolves it as the stream decodes it (the fields handedOn reads). */
+  const addStreamed = async (manager: EntityManager, aggregateId: string): Promise<StreamMessage> => {
+    const [id] = await app.publisher.add(manager, { type: 'parcel.noted', aggregateType: 'parcel', aggregateId, payload: { label: aggregateId }, topic: 'parcels' });
+    // Also sends the INSERT, which may wait for the COMMIT otherwise (writeWithCommit).
+    const [row] = await manager.query(`SELECT position::text AS position, (pg_current_xact_id()::text::bigint % 4294967296)::int AS xid FROM outbox_messages WHERE id = $1`, [id]);
+    return { id, aggregateType: 'parcel', aggregateId, commit: 1n, index: 0, row: { position: row.position, xid: row.xid } } as StreamMessage;
+  };
   /** The same in a transaction kept open until `open.release()`. */
   const holdDelayed = async (aggregateId: string) => {
     let xid = 0;
@@ -75,6 +86,42 @@ describe('WAL delivery mode: the table reads see the decoded commits in their ow
     for (const [snapshot, xid, visible] of cases) {
       const [row] = await app.dataSource.query(`SELECT ${visibleInSnapshot('$1', `'${snapshot}'::pg_snapshot`)} AS visible`, [[xid]]);
       expect([snapshot, xid, row.visible]).toEqual([snapshot, xid, visible]);
+    }
+  });
+
+  it('tells which replayed messages an earlier stream handed on: rows it let go or deleted, WAL messages moved to the table', async () => {
+    const [owned, letGo, gone] = await Promise.all(['h-owned', 'h-let-go', 'h-gone'].map((aggregateId) => app.dataSource.transaction((manager) => addStreamed(manager, aggregateId))));
+    await overflow.divert([{ message: letGo, attempts: 3, error: 'broker down' }], 0);
+    await app.dataSource.query(`DELETE FROM outbox_messages WHERE id = $1`, [gone.id]);
+    // WAL messages ('message'): one whose id has a row in the table (as a move writes it), one without.
+    await writeDelayed('h-moved');
+    const [{ id: movedId }] = await app.dataSource.query(`SELECT id::text AS id FROM outbox_messages WHERE aggregate_id = 'h-moved'`);
+    const walMessage = (id: string): StreamMessage => ({ ...owned, id, row: undefined });
+    // Read when a stream connects: the WAL's end then, since the table holds rows a stream may have moved.
+    const [{ lsn }] = await app.dataSource.query(`SELECT pg_current_wal_lsn()::text AS lsn`);
+    expect(await overflow.replayWindow()).toBeGreaterThanOrEqual(parseLsn(lsn));
+    const answer = await overflow.handedOn([owned, letGo, gone, walMessage(movedId), walMessage('0190c2a5-1d3e-7000-8000-000000000001')]);
+    expect([...answer].sort()).toEqual([letGo.id, gone.id, movedId].sort());
+  });
+
+  it('waits for a replayed row whose insert is not visible yet, rather than taking it for gone', async () => {
+    let message: StreamMessage | undefined;
+    const open = await holdTransaction<EntityManager>((work) => app.dataSource.transaction(work), async (manager) => (message = await addStreamed(manager, 'h-open')));
+    // A row moved after it: the window covers the open row's position.
+    await writeDelayed('h-after-open');
+    await overflow.replayWindow();
+    const runs = jest.spyOn(connection, 'run');
+    let answered = false;
+    try {
+      const asking = overflow.handedOn([message!]).finally(() => (answered = true));
+      await waitFor('the read made again several times', () => runs.mock.calls.length >= 3);
+      expect(answered).toBe(false);
+      open.release();
+      await open.done;
+      expect(await asking).toEqual(new Set());
+    } finally {
+      open.release();
+      runs.mockRestore();
     }
   });
 

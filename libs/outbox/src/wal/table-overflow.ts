@@ -1,7 +1,7 @@
 import { clipErrorText } from '../core/message-limits';
 import type { NewOutboxMessage } from '../core/outbox-message';
 import { aggregateOf, type StreamOverflow, type TableBacklog, type TableHeld, type TableReadContext } from '../core/stream/stream-overflow.port';
-import type { StreamMessage } from '../core/stream/stream-message';
+import { parseLsn, type StreamMessage } from '../core/stream/stream-message';
 import { aggregateKey } from '../sql/aggregate-key';
 import type { SqlConnection } from '../core/sql-connection.port';
 import { OutboxTable, type OutboxTableLocation } from '../sql/dialects/outbox-table';
@@ -24,6 +24,8 @@ export class TableOverflow implements StreamOverflow {
   private readonly backlogSql: string;
   private readonly heldSql: string;
   private readonly streamRows: StreamOwnedRows;
+  // The last position of a row not the stream's when it connected (see replayWindow).
+  private lastMoved: bigint | undefined;
 
   constructor(
     private readonly connection: SqlConnection,
@@ -83,6 +85,39 @@ export class TableOverflow implements StreamOverflow {
       await runUntilVisible(this.connection, this.streamRows.release(rows, retryInMs, visibleInSnapshot), rows.map((row) => row.xid));
     }
     if (owned.length < messages.length) await this.insertRows(messages.filter(({ message }) => message.row === undefined), retryInMs);
+  }
+
+  async replayWindow(): Promise<bigint | undefined> {
+    // The last row not the stream's: a row the stream let go keeps its position, and a moved WAL
+    // message gets a new one; none, and nothing of the replay can have been handed on. Read with
+    // the WAL's end in one snapshot: a move committed after it is of a message this stream reads.
+    const { records } = await this.connection.run({
+      sql: `SELECT pg_current_wal_lsn()::text AS lsn, (SELECT max(position)::text FROM ${this.table.quoted()} WHERE ${StreamOwnedRows.notStreamOwned()}) AS moved`,
+      params: [],
+    });
+    const moved = records[0]?.moved;
+    this.lastMoved = typeof moved === 'string' ? BigInt(moved) : undefined;
+    return this.lastMoved === undefined ? undefined : parseLsn(String(records[0].lsn));
+  }
+
+  async handedOn(messages: ReadonlyArray<StreamMessage>): Promise<Set<string>> {
+    const handed = new Set<string>();
+    // A row of the stream's written after the last row it could have let go is still its own.
+    const owned = messages.filter((message) => message.row !== undefined && this.lastMoved !== undefined && BigInt(message.row.position) <= this.lastMoved);
+    if (owned.length > 0) {
+      // A replayed row the stream no longer owns was let go to the table relay, or published and deleted.
+      const rows = owned.map((message) => message.row!);
+      const answer = await runUntilVisible(this.connection, this.streamRows.stillOwned(rows, visibleInSnapshot), rows.map((row) => row.xid));
+      const still = new Set(JSON.parse(String(answer.owned)) as string[]);
+      for (const message of owned) if (!still.has(message.row!.position)) handed.add(message.id);
+    }
+    const walMessages = messages.filter((message) => message.row === undefined);
+    if (walMessages.length > 0) {
+      // A replayed WAL message that has a row of its id was moved there by an earlier stream: the table relay's.
+      const { records } = await this.connection.run({ sql: `SELECT id::text AS id FROM ${this.table.quoted()} WHERE id = ANY($1::uuid[])`, params: [walMessages.map((message) => message.id)] });
+      for (const record of records) handed.add(String(record.id));
+    }
+    return handed;
   }
 
   /** WAL messages (`wal.write: 'message'`) become rows, unless a replay of the same commit wrote them already. */

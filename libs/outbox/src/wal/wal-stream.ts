@@ -176,6 +176,10 @@ export class WalStream implements DeliveryStream {
     const { settings, table, connection, slot, prefix, logger } = this.config;
     // Whatever this instance writes: another instance of the app may write rows (a rolling change of wal.write).
     const rows = new StreamRowSettlement(connection, new StreamOwnedRows(table));
+    const overflow = new TableOverflow(connection, table, { notifyChannel: settings.notifications ? notificationChannel(table) : undefined, deadLetterPolicy: settings.deadLetterPolicy });
+    // What an earlier stream read and handed on to the table comes again from the slot: not published twice.
+    const replayedUpTo = await overflow.replayWindow();
+    if (this.stopped) return;
     const { batchSize, maxBatchesInFlight, publishTimeoutMs, backoff, retryIf } = settings;
     let reader: PgoutputReader | undefined = undefined;
     const relay = new StreamRelay({
@@ -190,11 +194,9 @@ export class WalStream implements DeliveryStream {
       observer: this.config.observer(),
       relayId: settings.relayId,
       logger,
-      overflow: new TableOverflow(connection, table, {
-        notifyChannel: settings.notifications ? notificationChannel(table) : undefined,
-        deadLetterPolicy: settings.deadLetterPolicy,
-      }),
+      overflow,
       divertAfterAttempts: settings.wal.attemptsBeforeTable ?? WAL_DEFAULTS.attemptsBeforeTable,
+      replayedUpTo,
       published: (messages) => (position.published(messages), rows.acknowledged(messages)),
       confirm: async (lsn, carriedMessages) => {
         // Rows go before the slot moves past them: a row still there after a confirmation would wait forever.

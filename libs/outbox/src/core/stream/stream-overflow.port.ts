@@ -32,6 +32,18 @@ export interface StreamOverflow {
   held(limit: number, context?: TableReadContext): Promise<TableHeld>;
   /** The destinations an operator has paused now (`<table>_paused`). */
   pausedDestinations(): Promise<string[]>;
+  /**
+   * Read when a stream connects: up to which commit position it replays what an earlier stream may
+   * have handed on to the table, `undefined` when nothing can have been (the table holds no row a
+   * stream could have moved). `handedOn` answers for the messages committed up to it.
+   */
+  replayWindow(): Promise<bigint | undefined>;
+  /**
+   * Of these messages, replayed from commits an earlier stream may have read, the ids of those it
+   * handed on before it stopped: moved to the table (a row of the message's id, or its own row let
+   * go), or, for a row the stream owns, published and deleted. They are not to be published again.
+   */
+  handedOn(messages: ReadonlyArray<StreamMessage>): Promise<Set<string>>;
 }
 
 /**

@@ -71,6 +71,16 @@ export class FakeTable implements StreamOverflow {
   async pausedDestinations(): Promise<string[]> {
     return [...this.paused];
   }
+  /** Ids an earlier stream handed on (moved to the table, or published and its row deleted). */
+  readonly handed = new Set<string>();
+  readonly askedHandedOn: string[][] = [];
+  async replayWindow(): Promise<bigint | undefined> {
+    return undefined;
+  }
+  async handedOn(messages: ReadonlyArray<StreamMessage>): Promise<Set<string>> {
+    this.askedHandedOn.push(messages.map((message) => message.id));
+    return new Set(messages.map((message) => message.id).filter((id) => this.handed.has(id) || this.rows.some((row) => row.id === id)));
+  }
 }
 
 export function relayOn(broker: FakeBroker, confirmed: bigint[], batchSize = 2, maxBuffered = 4, overflow?: StreamOverflow, more: Partial<StreamRelayConfig> = {}): StreamRelay {

@@ -28,6 +28,23 @@ describe('StreamRelay: the table beside the stream (diverted messages, paused de
     await relay.stop();
   });
 
+  it('publishes no replayed message an earlier stream handed on, and asks only about the replayed commits', async () => {
+    const broker = new FakeBroker();
+    const table = new FakeTable();
+    // Before it stopped, an earlier stream moved 10-0 to the table, whose relay published it.
+    table.handed.add('10-0');
+    const confirmed: bigint[] = [];
+    const relay = relayOn(broker, confirmed, 2, 4, table, { replayedUpTo: 20n });
+    await relay.accept(commit(10n, 'a', 'b'));
+    await relay.accept(commit(20n, 'a'));
+    await relay.accept(commit(30n, 'a'));
+    await settled(() => confirmed.at(-1) === 30n);
+    expect(broker.published.map((m) => m.envelope.id)).toEqual(['10-1', '20-0', '30-0']);
+    expect(table.askedHandedOn.flat().sort()).toEqual(['10-0', '10-1', '20-0']);
+    expect(table.rows).toEqual([]);
+    await relay.stop();
+  });
+
   it('moves the messages committed after a pause of their destination to the table, in order, and streams those before it and the other aggregates', async () => {
     const broker = new FakeBroker();
     const table = new FakeTable();

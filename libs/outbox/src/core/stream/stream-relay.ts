@@ -47,6 +47,12 @@ export interface StreamRelayConfig {
   overflow?: StreamOverflow;
   divertAfterAttempts?: number;
   /**
+   * The server's WAL end when this stream connected: commits up to it may have been read by an
+   * earlier stream, which may have handed some messages on before it stopped (moved to the table,
+   * where the table relay may have published them already). Those are not published again.
+   */
+  replayedUpTo?: bigint;
+  /**
    * Tells the server that everything up to this commit is published: the slot may drop the WAL
    * before it. `carriedMessages`: some of the commits confirmed now held outbox messages (a position
    * worth saving durably); false when only commits without any (other tables, keepalives) moved it.
@@ -225,14 +231,17 @@ export class StreamRelay {
 
   /** One batch, until it is settled and its position may be confirmed; false when the relay stopped first. */
   private async deliver(batch: StreamMessage[]): Promise<boolean> {
-    const held = await this.table.heldBehind(batch);
+    const handedOn = await this.table.handedOn(batch);
+    if (handedOn === undefined) return false;
+    const fresh = handedOn.size === 0 ? batch : batch.filter((message) => !handedOn.has(message));
+    const held = await this.table.heldBehind(fresh);
     if (held === undefined) return false;
-    const paused = this.paused ? batch.filter((message) => this.paused!.holds(message)) : [];
-    const direct = held.length === 0 && paused.length === 0 ? batch : batch.filter((message) => !held.includes(message) && !paused.includes(message));
+    const paused = this.paused ? fresh.filter((message) => this.paused!.holds(message)) : [];
+    const direct = held.length === 0 && paused.length === 0 ? fresh : fresh.filter((message) => !held.includes(message) && !paused.includes(message));
     // Published before the held ones reach the table: an aggregate's messages committed before a
     // row that holds the later ones (see HeldAggregates) must not be overtaken by those.
     if (!(await this.publishUntilAcknowledged(direct))) return false;
-    const diverted = batch
+    const diverted = fresh
       .filter((message) => held.includes(message) || paused.includes(message))
       .map((message) => ({ message, attempts: 0, error: paused.includes(message) ? heldByPause(message.destination) : heldBehindDiverted() }));
     if (diverted.length > 0 && !(await this.table.divert(diverted))) return false;

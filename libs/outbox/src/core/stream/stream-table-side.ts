@@ -6,6 +6,8 @@ import type { StreamMessage } from './stream-message';
 
 interface TableSideConfig {
   overflow?: StreamOverflow;
+  /** Commits at or before this position may have been read by an earlier stream (see StreamRelayConfig). */
+  replayedUpTo?: bigint;
   retryPolicy: RetryPolicy;
   logger: { warn(message: string): void };
   onTableFailure?(error: unknown): void;
@@ -38,6 +40,23 @@ export class StreamTableSide {
     return this.inTurn(() => this.divertNow(messages));
   }
 
+  /**
+   * Of the batch's replayed messages (committed at or before `replayedUpTo`), those an earlier
+   * stream handed on: the table relay's now, or published. Empty past the replay, without a query;
+   * `undefined` when the relay stopped.
+   */
+  handedOn(batch: StreamMessage[]): Promise<Set<StreamMessage> | undefined> {
+    const upTo = this.config.replayedUpTo;
+    const replayed = upTo === undefined || !this.config.overflow ? [] : batch.filter((message) => message.commit <= upTo);
+    if (replayed.length === 0) return Promise.resolve(new Set());
+    return this.inTurn(() =>
+      this.untilDone('reading what an earlier stream handed on', async () => {
+        const ids = await this.config.overflow!.handedOn(replayed);
+        return new Set(replayed.filter((message) => ids.has(message.id)));
+      }),
+    );
+  }
+
   private inTurn<T>(work: () => Promise<T>): Promise<T> {
     const turn = this.queue.then(work);
     this.queue = turn.catch(() => undefined);
@@ -59,20 +78,12 @@ export class StreamTableSide {
   private async heldBehindNow(batch: StreamMessage[]): Promise<StreamMessage[] | undefined> {
     const held = this.held;
     if (!held || batch.length === 0) return [];
-    for (let attempt = 1; !this.control.stopped(); attempt++) {
-      try {
-        held.checkedUpTo(batch[0].commit);
-        const backlogged = await held.heldOf(batch);
-        // A message committed before every row of its aggregate is not held by them (0: held from the start).
-        return backlogged.size === 0 ? [] : batch.filter((message) => (backlogged.get(aggregateOf(message)) ?? message.commit + 1n) <= message.commit);
-      } catch (error) {
-        this.config.logger.warn(`Outbox WAL relay: reading the table's backlog failed (${errorText(error)}); trying again.`);
-        this.config.onTableFailure?.(error);
-        if (this.control.stopped()) break;
-        await this.control.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
-      }
-    }
-    return undefined;
+    return this.untilDone("reading the table's backlog", async () => {
+      held.checkedUpTo(batch[0].commit);
+      const backlogged = await held.heldOf(batch);
+      // A message committed before every row of its aggregate is not held by them (0: held from the start).
+      return backlogged.size === 0 ? [] : batch.filter((message) => (backlogged.get(aggregateOf(message)) ?? message.commit + 1n) <= message.commit);
+    });
   }
 
   /** Moves messages to the table (tried until it works, or the relay stops); true once committed. */
@@ -80,18 +91,26 @@ export class StreamTableSide {
     const overflow = this.config.overflow!;
     // Held from now on: a try that committed and then failed (the connection lost) still wrote them.
     this.held?.diverted(messages.map(({ message }) => message));
+    const moved = await this.untilDone(`moving ${messages.length} messages to the table`, async () => {
+      await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);
+      this.divertedCount += messages.length;
+      return true;
+    });
+    return moved ?? false;
+  }
+
+  /** Tries `work` until it works (with backoff), or the relay stops: `undefined` then. */
+  private async untilDone<T>(what: string, work: () => Promise<T>): Promise<T | undefined> {
     for (let attempt = 1; !this.control.stopped(); attempt++) {
       try {
-        await overflow.divert(messages, this.config.retryPolicy.delayAfter(Math.max(1, ...messages.map((m) => m.attempts))) ?? 0);
-        this.divertedCount += messages.length;
-        return true;
+        return await work();
       } catch (error) {
-        this.config.logger.warn(`Outbox WAL relay: moving ${messages.length} messages to the table failed (${errorText(error)}); trying again.`);
+        this.config.logger.warn(`Outbox WAL relay: ${what} failed (${errorText(error)}); trying again.`);
         this.config.onTableFailure?.(error);
         if (this.control.stopped()) break;
         await this.control.pause(this.config.retryPolicy.delayAfter(attempt) ?? 0);
       }
     }
-    return false;
+    return undefined;
   }
 }

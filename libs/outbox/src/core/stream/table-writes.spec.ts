@@ -32,6 +32,12 @@ class PlacingTable implements StreamOverflow {
   async pausedDestinations(): Promise<string[]> {
     return [];
   }
+  async replayWindow(): Promise<bigint | undefined> {
+    return undefined;
+  }
+  async handedOn(): Promise<Set<string>> {
+    return new Set();
+  }
   async divert(messages: ReadonlyArray<{ message: StreamMessage }>): Promise<void> {
     for (const { message } of messages) this.diverted.push(message.id), this.log.push(`moved ${message.id}`), this.rows.push({ aggregate: aggregateOf(message), xid: 0 });
   }

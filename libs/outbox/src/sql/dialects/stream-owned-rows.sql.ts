@@ -54,6 +54,19 @@ export class StreamOwnedRows {
   }
 
   /**
+   * Of these rows, the positions still the stream's to publish (`owned`, as JSON text); the others
+   * were let go to the table relay, or published and deleted. One row, with `visible` as `settle`
+   * has it: a row whose insert the snapshot does not see yet would look gone, so it is run again.
+   */
+  stillOwned(rows: ReadonlyArray<{ position: string; xid: number }>, visible: VisibilityCheck): SqlStatement {
+    return {
+      sql: `SELECT ${visible('$3')} AS visible,
+              (SELECT coalesce(json_agg(position::text), '[]')::text FROM ${this.t} WHERE position = ANY($1::bigint[]) AND lease_owner = $2 AND status = 'pending') AS owned`,
+      params: [rows.map((row) => row.position), STREAM_OWNER, rows.map((row) => row.xid)],
+    };
+  }
+
+  /**
    * These rows go to the table relay, due after `retryInMs`, charged with the attempts the stream made
    * and its error: what the stream could not publish now, and what it held behind it. Returns
    * `visible` as `settle` does: a row not yet visible was not let go, and it is run again.
