@@ -1,6 +1,10 @@
-import { Client } from 'pg';
+import { sql } from 'drizzle-orm';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { Client, Pool } from 'pg';
 import type { QueryRunner } from 'typeorm';
 import { carriedStatementsOn, carryToCommit } from '../libs/outbox/src/adapters/pg/commit-carrier';
+import { drizzleTransaction } from '../libs/outbox/src/adapters/drizzle/drizzle-transaction';
+import { executeAtCommitOrNow } from '../libs/outbox/src/core/sql-transaction.port';
 import { pendingEventsOf } from '../libs/outbox/src/core/aggregate-events';
 import { privatePostgresSchema } from './support/databases';
 import { createOutboxHarness, type OutboxHarness } from './support/outbox-harness';
@@ -175,5 +179,60 @@ describe('The outbox INSERT carried to the COMMIT, through TypeORM', () => {
     } finally {
       await prepared.close();
     }
+  });
+});
+
+describe('The outbox statement carried to the COMMIT, through Drizzle on node-postgres', () => {
+  let schema: Awaited<ReturnType<typeof privatePostgresSchema>>;
+  let pool: Pool;
+  let db: NodePgDatabase;
+
+  beforeAll(async () => {
+    schema = await privatePostgresSchema('carried_drizzle');
+    pool = new Pool({ connectionString: schema.url, options: `-c search_path=${schema.schema}`, max: 2 });
+    db = drizzle(pool);
+    await pool.query('CREATE TABLE notes (id int PRIMARY KEY, body text NOT NULL CHECK (body <> $$refused$$))');
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await schema?.drop();
+  });
+
+  const insert = 'INSERT INTO notes (id, body) VALUES ($1, $2)';
+  const bodies = async () => (await pool.query('SELECT body FROM notes ORDER BY id')).rows.map((row) => row.body);
+  const clientOf = (tx: unknown) => (tx as { session: { client: object } }).session.client;
+
+  it('holds the statement for the COMMIT, which commits it with the transaction', async () => {
+    let held = -1;
+    await db.transaction(async (tx) => {
+      await executeAtCommitOrNow(drizzleTransaction(tx), insert, [1, 'with the commit']);
+      held = carriedStatementsOn(clientOf(tx)).length;
+    });
+    expect(held).toBe(1);
+    expect(await bodies()).toEqual(['with the commit']);
+  });
+
+  it('fails the COMMIT when the held statement fails, naming it, and commits nothing of the transaction', async () => {
+    const failed = await db
+      .transaction(async (tx) => {
+        await tx.execute(sql`INSERT INTO notes (id, body) VALUES (2, 'the aggregate')`);
+        await executeAtCommitOrNow(drizzleTransaction(tx), insert, [3, 'refused']);
+      })
+      .then(() => undefined, (error: Error) => error);
+    // Drizzle wraps what the driver rejected with ("Failed query: commit"), the statement's own error as its cause.
+    expect(failed?.message).toMatch(/Failed query: commit/);
+    expect((failed?.cause as Error | undefined)?.message).toMatch(/notes_body_check.*outbox statement/s);
+    expect(await bodies()).toEqual(['with the commit']);
+  });
+
+  it('runs it when written with writeWithCommit false', async () => {
+    let held = -1;
+    await db.transaction(async (tx) => {
+      await executeAtCommitOrNow(drizzleTransaction(tx, { writeWithCommit: false }), insert, [4, 'when written']);
+      held = carriedStatementsOn(clientOf(tx)).length;
+    });
+    expect(held).toBe(0);
+    expect(await bodies()).toEqual(['with the commit', 'when written']);
   });
 });

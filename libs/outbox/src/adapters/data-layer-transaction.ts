@@ -34,7 +34,7 @@ const DATA_LAYERS: readonly DataLayerAdapter[] = [
   { listed: { as: 'a Prisma interactive transaction client (prisma.$transaction(async (tx) => ...))', at: 2 }, matches: isPrismaClient, toSql: (value) => prismaTransaction(value as PrismaTransactionLike) },
   { listed: { as: 'a Kysely Transaction (db.transaction().execute(async (trx) => ...))', at: 4 }, matches: isKysely, toSql: (value) => kyselyTransaction(value as KyselyTransactionLike) },
   { listed: { as: 'a MikroORM EntityManager inside em.transactional(...)', at: 5 }, matches: isMikroOrmEntityManager, toSql: (value) => mikroOrmTransaction(value as MikroOrmEntityManagerLike) },
-  { listed: { as: 'a Drizzle transaction (db.transaction(async (tx) => ...))', at: 3 }, matches: isDrizzle, toSql: (value) => drizzleTransaction(value as DrizzleTransactionLike) },
+  { listed: { as: 'a Drizzle transaction (db.transaction(async (tx) => ...))', at: 3 }, matches: isDrizzle, toSql: (value, options) => drizzleTransaction(value as DrizzleTransactionLike, options) },
   { listed: { as: 'a node-postgres client after BEGIN (pg >= 8.21)', at: 6 }, matches: isPgClient, toSql: (value, options) => pgTransaction(value as PgClientLike, options) },
   // A pool is no transaction: recognized only to say what to pass instead.
   {

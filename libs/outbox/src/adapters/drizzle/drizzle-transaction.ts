@@ -3,6 +3,9 @@ import { splitPlaceholders, splitQuestionMarks } from '../../sql/positional-para
 import { notInTransaction, unknownDialect } from '../../sql/sql-outbox.messages';
 import type { SqlTransaction } from '../../core/sql-transaction.port';
 import { loadDataLayer } from '../load-data-layer';
+import type { DataLayerOptions } from '../data-layer.port';
+import { carryToCommit } from '../pg/commit-carrier';
+import { isPgClient } from '../pg/pg-transaction';
 
 /** The part of a Drizzle database or transaction used here. */
 export interface DrizzleTransactionLike {
@@ -36,10 +39,14 @@ export function isDrizzle(value: object): value is DrizzleTransactionLike {
  * MySQL/MariaDB (mysql2). The SQL goes through `tx.execute` as a Drizzle `sql` object, its values
  * as parameters, which Drizzle numbers again in the order they appear.
  */
-export function drizzleTransaction(tx: DrizzleTransactionLike): SqlTransaction {
+export function drizzleTransaction(tx: DrizzleTransactionLike, { writeWithCommit = true }: Pick<DataLayerOptions, 'writeWithCommit'> = {}): SqlTransaction {
   const drizzle = loadDataLayer<DrizzleModule>('drizzle-orm', 'drizzle');
   const pg = loadDataLayer<DrizzlePgCore>('drizzle-orm/pg-core', 'drizzle');
-  if (drizzle.is(tx, pg.PgDatabase)) return drizzleOn('postgres', tx, drizzle, pg.PgTransaction);
+  if (drizzle.is(tx, pg.PgDatabase)) {
+    const transaction = drizzleOn('postgres', tx, drizzle, pg.PgTransaction);
+    const client = writeWithCommit ? nodePostgresClientOf(tx) : undefined;
+    return client ? { ...transaction, executeWithCommit: (sql, params) => carryToCommit(client, { text: sql, values: params }) } : transaction;
+  }
   const mysql = loadDataLayer<DrizzleMySqlCore>('drizzle-orm/mysql-core', 'drizzle');
   if (drizzle.is(tx, mysql.MySqlDatabase)) return drizzleOn('mariadb', tx, drizzle, mysql.MySqlTransaction);
   const kind = (tx.constructor as unknown as Record<symbol, unknown> | undefined)?.[drizzle.entityKind];
@@ -61,6 +68,16 @@ function drizzleOn(dialect: 'postgres' | 'mariadb', tx: DrizzleTransactionLike, 
     query: async (text, params) => resultOf(dialect, await run(text, params)).rows,
     execute: async (text, params) => resultOf(dialect, await run(text, params)).affected,
   };
+}
+
+/**
+ * The node-postgres client under a Drizzle transaction (`drizzle-orm/node-postgres` keeps it as its
+ * session's `client`), whose COMMIT can carry the outbox's statements; none for other drivers
+ * (postgres.js, Neon, PGlite), whose statements then run when written.
+ */
+function nodePostgresClientOf(tx: DrizzleTransactionLike): object | undefined {
+  const client = (tx as { session?: { client?: unknown } }).session?.client;
+  return typeof client === 'object' && client !== null && isPgClient(client) ? client : undefined;
 }
 
 /**
