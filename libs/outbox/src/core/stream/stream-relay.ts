@@ -1,74 +1,18 @@
-import { BatchPublisher } from '../batch-publisher';
-import { toOutgoingMessage } from '../envelope';
-import type { EnvelopeHeaders } from '../cloudevents/envelope-options';
 import { errorText } from '../error-text';
-import type { RetryIf } from '../failure-classification';
-import type { OutgoingMessage } from '../outbox-message';
-import type { OutboxTransport } from '../outbox-transport.port';
-import { combineObservers, type RelayObserver } from '../observe/relay-observer';
+import { combineObservers } from '../observe/relay-observer';
 import { OutboxChannelsObserver } from '../observe/outbox.channels';
-import { attemptOutcomes } from './stream-outcomes';
-import type { RetryPolicy } from '../retry-policy';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { HeldAggregates } from './held-aggregates';
+import { StreamBatchAttempts } from './stream-batch-attempts';
+import type { StreamRelayConfig } from './stream-relay.config';
 import { StreamTableSide } from './stream-table-side';
-import { aggregateOf, type StreamOverflow } from './stream-overflow.port';
+import { aggregateOf } from './stream-overflow.port';
 import { heldBehindDiverted, heldByPause } from './stream.messages';
 import { PausedDestinations } from './paused-destinations';
 import type { StreamCommit, StreamMessage } from './stream-message';
 import { formatLsn } from './stream-message';
-import { asClaimed } from './stream-claim';
 
-export interface StreamRelayConfig {
-  transports: ReadonlyMap<string, OutboxTransport>;
-  /** Messages handed to the transports per batch. */
-  batchSize: number;
-  /** Batches published at once, their aggregates apart (see `drain`). Default 1. */
-  maxBatchesInFlight?: number;
-  /** Messages decoded and held ahead of the batch in flight; `accept` waits while this many wait. */
-  maxBuffered: number;
-  publishTimeoutMs: number;
-  /**
-   * Backoff between attempts of a batch's failed messages. The stream never gives a message up:
-   * give it a policy without an attempt limit (`new RetryPolicy(Number.MAX_SAFE_INTEGER, backoff)`).
-   */
-  retryPolicy: RetryPolicy;
-  retryIf?: RetryIf;
-  /** Which envelope fields also go as `outbox-*` headers (the `envelope.headers` option). Default `'all'`. */
-  envelopeHeaders?: EnvelopeHeaders;
-  observer: RelayObserver;
-  /** Who publishes, as observers are told (`relayId`). */
-  relayId: string;
-  logger: { warn(message: string): void };
-  /**
-   * Where messages go after `divertAfterAttempts` failed attempts (or a failure that is final), with
-   * their aggregate's later ones, so that the stream moves on. Without it, the stream waits.
-   */
-  overflow?: StreamOverflow;
-  divertAfterAttempts?: number;
-  /**
-   * The server's WAL end when this stream connected: commits up to it may have been read by an
-   * earlier stream, which may have handed some messages on before it stopped (moved to the table,
-   * where the table relay may have published them already). Those are not published again.
-   */
-  replayedUpTo?: bigint;
-  /**
-   * Tells the server that everything up to this commit is published: the slot may drop the WAL
-   * before it. `carriedMessages`: some of the commits confirmed now held outbox messages (a position
-   * worth saving durably); false when only commits without any (other tables, keepalives) moved it.
-   */
-  confirm(lsn: bigint, carriedMessages: boolean): Promise<void> | void;
-  /** The broker acknowledged these messages (before their position is confirmed): what stats count. */
-  published?(messages: readonly StreamMessage[]): void;
-  /**
-   * Called when reading or writing the outbox table (`overflow`) fails; the relay tries again until
-   * stopped. An owner that holds a replication connection stops the relay and ends the stream here:
-   * a PostgreSQL server shutting down refuses the table's queries while it waits for its WAL sender,
-   * and the WAL sender waits for this relay's confirmation, which a relay retrying with the
-   * connection open never gives (the stream reconnects and replays from the last confirmation).
-   */
-  onTableFailure?(error: unknown): void;
-}
+export type { StreamRelayConfig } from './stream-relay.config';
 
 /**
  * Publishes committed messages in commit order, a batch at a time, while the reader keeps decoding
@@ -79,12 +23,11 @@ export interface StreamRelayConfig {
 export class StreamRelay {
   private readonly buffer: StreamMessage[] = [];
   private readonly positions = new AcknowledgedPositions();
-  private readonly publisher: BatchPublisher;
+  // Each batch's attempts, until the broker acknowledged it or it moved to the table.
+  private readonly attempts: StreamBatchAttempts;
   private running: Promise<void> | undefined;
   private stopped = false;
   private readonly waiting = new Set<() => void>();
-  private readonly observer: RelayObserver;
-  private published = 0;
   // The aggregates the table holds, which the stream's messages must wait behind. Unknown at start
   // (rows pending from the table mode, a previous run's overflow, dead rows under 'hold'): read.
   private readonly held: HeldAggregates | undefined;
@@ -95,16 +38,16 @@ export class StreamRelay {
 
   constructor(private readonly config: StreamRelayConfig) {
     // The diagnostics channels hear of the stream's outcomes as of the table relay's (core, like the relay itself).
-    this.observer = combineObservers([new OutboxChannelsObserver(), config.observer]);
-    this.publisher = new BatchPublisher(config.transports, this.observer, config.publishTimeoutMs, config.retryIf);
+    const observer = combineObservers([new OutboxChannelsObserver(), config.observer]);
     this.held = config.overflow && new HeldAggregates(config.overflow);
-    this.table = new StreamTableSide(config, this.held, { stopped: () => this.stopped, pause: (delayMs) => this.pause(delayMs) });
+    this.table = new StreamTableSide(config, this.held, { stopped: () => this.stopped, pause: (delayMs) => this.attempts.pause(delayMs) });
+    this.attempts = new StreamBatchAttempts(config, observer, this.table, () => this.stopped);
     this.paused = config.overflow && new PausedDestinations(() => config.overflow!.pausedDestinations());
   }
 
   /** Messages acknowledged by the broker since this relay started. */
   get publishedCount(): number {
-    return this.published;
+    return this.attempts.publishedCount;
   }
 
   /** Messages moved to the table since this relay started. */
@@ -162,7 +105,7 @@ export class StreamRelay {
   async stop(): Promise<void> {
     this.stopped = true;
     this.wakeReader();
-    for (const wake of this.retryWakers) wake();
+    this.attempts.wakeAll();
     this.arrived?.();
     await this.running;
   }
@@ -240,7 +183,7 @@ export class StreamRelay {
     const direct = held.length === 0 && paused.length === 0 ? fresh : fresh.filter((message) => !held.includes(message) && !paused.includes(message));
     // Published before the held ones reach the table: an aggregate's messages committed before a
     // row that holds the later ones (see HeldAggregates) must not be overtaken by those.
-    if (!(await this.publishUntilAcknowledged(direct))) return false;
+    if (!(await this.attempts.untilAcknowledged(direct))) return false;
     const diverted = fresh
       .filter((message) => held.includes(message) || paused.includes(message))
       .map((message) => ({ message, attempts: 0, error: paused.includes(message) ? heldByPause(message.destination) : heldBehindDiverted() }));
@@ -267,58 +210,8 @@ export class StreamRelay {
     }
   }
 
-  private readonly retryWakers = new Set<() => void>();
   private confirming: Promise<void> = Promise.resolve();
   private arrived: (() => void) | undefined;
-
-  /** True once every message of the batch is acknowledged; false if the relay was stopped first. */
-  private async publishUntilAcknowledged(batch: StreamMessage[]): Promise<boolean> {
-    let pending = batch;
-    for (let attempt = 1; ; attempt++) {
-      const claimed = pending.map((message) => asClaimed(message, attempt));
-      const outgoing = new Map<string, OutgoingMessage>(claimed.map((message) => [message.position, toOutgoingMessage(message, this.config.envelopeHeaders)]));
-      const { results, durations } = await this.publisher.publishAll(claimed, outgoing, []);
-      const delay = this.config.retryPolicy.delayAfter(attempt) ?? this.config.retryPolicy.delayAfter(1) ?? 0;
-      // Streamed traffic counts in the same series as the table relay's.
-      const outcomes = attemptOutcomes(claimed, results, durations, delay);
-      if (outcomes.length > 0) this.observer.settled?.({ relayId: this.config.relayId, outcomes, leaseLost: { published: 0, failed: 0 } });
-      const failed = pending.filter((_, index) => results[index] !== undefined);
-      this.published += pending.length - failed.length;
-      this.config.published?.(failed.length === 0 ? pending : pending.filter((_, index) => results[index] === undefined));
-      if (failed.length === 0) return true;
-      const first = results.find((result) => typeof result === 'object');
-      const final = results.every((result) => result === undefined || typeof result !== 'object' || result.final);
-      if (this.config.overflow && (final || attempt >= (this.config.divertAfterAttempts ?? 1))) {
-        const outcome = (index: number) => results[pending.indexOf(failed[index])];
-        const diverted = failed.map((message, index) => {
-          const result = outcome(index);
-          return { message, attempts: typeof result === 'object' ? attempt : 0, error: typeof result === 'object' ? result.text : heldBehindDiverted() };
-        });
-        return this.table.divert(diverted);
-      }
-      this.config.logger.warn(
-        `Outbox WAL relay: ${failed.length} of ${pending.length} messages not acknowledged (attempt ${attempt}${first ? `: ${first.text}` : ''}); ` +
-          `the stream waits and tries them again in ${delay} ms.`,
-      );
-      pending = failed;
-      if (this.stopped) return false;
-      await this.pause(delay);
-      if (this.stopped) return false;
-    }
-  }
-
-  private async pause(delayMs: number): Promise<void> {
-    let wake: (() => void) | undefined;
-    await new Promise<void>((resume) => {
-      const timer = setTimeout(resume, delayMs);
-      wake = () => {
-        clearTimeout(timer);
-        resume();
-      };
-      this.retryWakers.add(wake);
-    });
-    this.retryWakers.delete(wake!);
-  }
 
   private wakeReader(): void {
     for (const resume of this.waiting) resume();
