@@ -17,6 +17,7 @@ import { publishedRowsTakenOver } from './outbox.messages';
 import type { SettledBatch } from './observe/relay-observer';
 import type { RoundTurns } from './round-turns';
 import { DelayedWakeUps } from './delayed-wake-ups';
+import { RelayRounds } from './relay-rounds';
 
 export { errorText } from './error-text';
 
@@ -71,21 +72,6 @@ interface BatchInFlight {
   settledEarly: Set<string>;
 }
 
-/** What the rounds of one drain pass tell each other. */
-interface DrainProgress {
-  /** Claims under way (or waiting for a turn). */
-  claiming: number;
-  /**
-   * Batches settled on their own, each of which may have unblocked rows that no claim has looked
-   * at yet (a settle that carried a claim is not counted: that claim saw what it unblocked).
-   */
-  settledBatches: number;
-  /** The last claim filled its batch: more rows are likely waiting, so claims may overlap. */
-  backlog: boolean;
-  /** `settledBatches` when the latest empty claim began: no claim until another batch settles. */
-  emptyAfter: number | undefined;
-}
-
 /**
  * Moves rows from the store to the transport: claim a batch under a lease, publish each
  * message and wait for the broker, then settle the batch. A failure never escapes: it
@@ -93,7 +79,6 @@ interface DrainProgress {
  */
 export class OutboxRelay {
   private draining: Promise<void> | undefined;
-  private passRequested = false;
   private stopped = false;
   // Retries come due between polls; the relay wakes itself for each instead of waiting for the next poll.
   private readonly retryWakeUps = new DelayedWakeUps(() => void this.trigger());
@@ -101,11 +86,18 @@ export class OutboxRelay {
 
   private readonly observer: RelayObserver;
   private readonly publisher: BatchPublisher;
+  // Claims, publishes and settles overlapping, up to maxBatchesInFlight at once.
+  private readonly rounds: RelayRounds<BatchInFlight>;
 
   constructor(private readonly config: OutboxRelayConfig) {
     // Failures are logged per batch and destination, and diagnostics channels fed, whatever else observes.
     this.observer = combineObservers([new RelayFailureLog(config.logger), new OutboxChannelsObserver(), config.observer]);
     this.publisher = new BatchPublisher(config.transports, this.observer, config.publishTimeoutMs, config.retryIf);
+    this.rounds = new RelayRounds(config, {
+      stopped: () => this.stopped,
+      claim: () => this.claim(),
+      deliver: (batch, chain) => this.deliver(batch, chain),
+    });
   }
 
   get owner(): string {
@@ -119,10 +111,10 @@ export class OutboxRelay {
   trigger(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     if (this.draining) {
-      this.passRequested = true;
+      this.rounds.requestPass();
       return this.draining;
     }
-    this.draining = this.drain().finally(() => (this.draining = undefined));
+    this.draining = this.rounds.drain().finally(() => (this.draining = undefined));
     return this.draining;
   }
 
@@ -253,83 +245,5 @@ export class OutboxRelay {
   private wakeUpForRetries(failed: FailedDelivery[]): void {
     const delays = failed.map((failure) => failure.retryInMs).filter((delay): delay is number => delay !== null);
     if (delays.length > 0 && !this.stopped) this.retryWakeUps.schedule(Math.min(...delays));
-  }
-
-  /**
-   * Runs rounds (claim → publish → settle) while fewer than `maxBatchesInFlight` are under way, a
-   * claim counting as one: the next claim starts as soon as there is room, each on its own pooled
-   * connection as a second relay's would, so claims overlap each other and the publish and settle
-   * of earlier batches. Order per aggregate needs nothing more: a claim never takes rows of an
-   * aggregate whose first unpublished row is leased, or locked by a claim under way (SKIP LOCKED),
-   * so a key's rows are in at most one unsettled batch, as with several relays. SQLite has one
-   * writer: each claim is one atomic statement and the database runs them one after another, so
-   * there they queue rather than overlap, which keeps the same rule without a relay-side lock.
-   *
-   * While nothing shows a backlog (the first claim of a drain, or the last claim came back short
-   * of a full batch) one claim runs at a time, so that a poll of a quiet table costs one claim, not
-   * `maxBatchesInFlight`. An empty claim while other rounds run is tried again once a batch
-   * settles, since its rows may unblock their aggregates.
-   */
-  private async drain(): Promise<void> {
-    const limit = this.config.maxBatchesInFlight ?? 1;
-    const rounds = new Set<Promise<void>>();
-    const progress: DrainProgress = { claiming: 0, settledBatches: 0, backlog: false, emptyAfter: undefined };
-    let wake: () => void = () => undefined;
-    const mayClaim = () =>
-      !this.stopped &&
-      rounds.size < limit &&
-      progress.emptyAfter !== progress.settledBatches &&
-      (progress.claiming === 0 || progress.backlog);
-    try {
-      do {
-        this.passRequested = false;
-        progress.emptyAfter = undefined;
-        for (;;) {
-          while (mayClaim()) {
-            const round: Promise<void> = this.round(progress, () => wake()).finally(() => {
-              rounds.delete(round);
-              wake();
-            });
-            rounds.add(round);
-          }
-          // Nothing under way and no claim allowed: the last claim was empty and nothing settled since it began.
-          if (rounds.size === 0) break;
-          await new Promise<void>((resolve) => (wake = resolve));
-        }
-      } while (!this.stopped && this.passRequested);
-    } finally {
-      await Promise.allSettled(rounds);
-    }
-  }
-
-  /** One claim → publish → settle (and the claims chained to its settles), taking a turn first when turns are shared; `changed` is called when a claim returned or a batch settled. */
-  private async round(progress: DrainProgress, changed: () => void): Promise<void> {
-    const settledBeforeClaim = progress.settledBatches;
-    progress.claiming += 1;
-    const giveBack = this.config.turns ? await this.config.turns.take() : undefined;
-    const batch = this.stopped ? undefined : await this.claim();
-    progress.claiming -= 1;
-    if (!batch) {
-      giveBack?.();
-      // A batch that settled while this claim ran may have unblocked rows: then claim again at once.
-      progress.emptyAfter = Math.max(progress.emptyAfter ?? -1, settledBeforeClaim);
-      progress.backlog = false;
-      return changed();
-    }
-    changed();
-    try {
-      // With a backlog (and no turns to take first), each settle carries the next claim: a busy
-      // aggregate's next run is leased as its previous one is marked published.
-      for (let current: BatchInFlight | undefined = batch; current; ) {
-        progress.backlog = current.messages.length >= this.config.batchSize;
-        const { next, settledWithClaim } = await this.deliver(current, progress.backlog && !this.config.turns);
-        // A settle that carried a claim had that claim look at what it unblocked: others need not.
-        if (!settledWithClaim) progress.settledBatches += 1;
-        changed();
-        current = next;
-      }
-    } finally {
-      giveBack?.();
-    }
   }
 }
