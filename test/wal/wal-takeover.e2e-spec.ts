@@ -1,38 +1,12 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { RecordingOutboxTransport } from '@nest-outbox/outbox/testing';
 import { waitFor } from '../support/wait-for';
+import { startWalChild, type WalChild } from '../support/wal-instance.process';
 import { walSandbox, type WalApp, type WalSandbox } from '../support/wal.harness';
-
-interface Published {
-  id: string;
-  key: string;
-  seq: number;
-}
-
-/** An instance in a child process, so that it can be SIGKILLed; collects what it publishes. */
-function startChild(sandbox: WalSandbox): { child: ChildProcess; published: Published[]; ready: Promise<void> } {
-  const published: Published[] = [];
-  const child = fork(join(__dirname, 'wal-instance.child.ts'), [], {
-    execArgv: ['-r', join(__dirname, '..', 'support', 'ts-child.register.cjs')],
-    env: { ...process.env, WAL_CHILD: JSON.stringify({ url: sandbox.url, schema: sandbox.schema, slotName: sandbox.slotName }) },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    child.on('message', (message: { t: string; text?: string } & Published) => {
-      if (message.t === 'ready') resolve();
-      else if (message.t === 'failed') reject(new Error(`the child instance failed to start: ${message.text}`));
-      else if (message.t === 'published') published.push({ id: message.id, key: message.key, seq: message.seq });
-    });
-    child.once('exit', (code) => reject(new Error(`the child instance exited (${code}) before it was ready`)));
-  });
-  return { child, published, ready };
-}
 
 describe('WAL delivery mode: one instance streams a slot; another takes over after it is SIGKILLed', () => {
   let sandbox: WalSandbox;
   let standby: WalApp;
-  let child: ChildProcess | undefined;
+  let child: WalChild | undefined;
   const recording = new RecordingOutboxTransport();
 
   beforeAll(async () => {
@@ -41,11 +15,7 @@ describe('WAL delivery mode: one instance streams a slot; another takes over aft
     await (await sandbox.start({ relay: false })).close();
   });
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child!.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await child?.kill();
     await sandbox?.drop();
   });
 
@@ -59,8 +29,8 @@ describe('WAL delivery mode: one instance streams a slot; another takes over aft
   };
 
   it('streams from one instance only, and resumes on the other within 10 s of a SIGKILL, losing nothing', async () => {
-    const first = startChild(sandbox);
-    child = first.child;
+    const first = startWalChild(sandbox);
+    child = first;
     await first.ready;
     standby = await sandbox.start({ transport: recording, batchSize: 10 });
 
@@ -70,10 +40,8 @@ describe('WAL delivery mode: one instance streams a slot; another takes over aft
     const [{ pid }] = await postgresPid(sandbox);
     expect(pid).not.toBeNull();
 
-    const exited = new Promise((resolve) => first.child.once('exit', resolve));
     const killedAt = Date.now();
-    first.child.kill('SIGKILL');
-    await exited;
+    await first.kill();
     const after = await write(standby, 30, 30);
     await waitFor('the standby publishing what was written after the kill', () => after.every((id) => recording.published.some((m) => m.envelope.id === id)), 20_000);
     const takeoverMs = Date.now() - killedAt;

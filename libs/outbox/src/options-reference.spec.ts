@@ -97,6 +97,7 @@ describe('docs/options.md', () => {
       'wal.write': WAL_DEFAULTS.write,
       'wal.attemptsBeforeTable': WAL_DEFAULTS.attemptsBeforeTable,
       'wal.maxRetainedBytes': WAL_DEFAULTS.maxRetainedBytes,
+      'wal.readerThread': WAL_DEFAULTS.readerThread,
       'stats.refreshIntervalMs': observability.stats.refreshIntervalMs,
       'health.maxLagMs': observability.health.maxLagMs,
       'health.maxDeadRows': observability.health.maxDeadRows,

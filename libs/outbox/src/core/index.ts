@@ -28,7 +28,7 @@ export { InMemoryOutboxStore } from './in-memory-outbox.store';
 export { OutboxCleaner, type CleanupSettings, type CleanupOutcome } from './outbox-cleaner';
 export { OUTBOX_LIMITS, OUTBOX_DEFAULTS, DEFAULT_TRANSPORT, type OutboxSettings, type OutboxRoute, type CleanupOptions, type EventDraft } from './outbox-options';
 export { MESSAGE_LIMITS, ERROR_LIMITS } from './message-limits';
-export type { OutboxDelivery, WalDeliveryOptions } from './stream/wal-options';
+export type { OutboxDelivery, WalDeliveryOptions, WalReaderThread, WalWrite } from './stream/wal-options';
 export type { OutboxPartitioning, PartitionInterval } from './partitioning/outbox-partitioning';
 export type { OutboxPartitionStore, OutboxTableKind, PartitionsMade, PartitionsDropped } from './partitioning/outbox-partitions.port';
 export type { InboxOutcome, InboxSettings, InboxStore } from './inbox/inbox.port';

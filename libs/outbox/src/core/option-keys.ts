@@ -33,7 +33,7 @@ export const OUTBOX_OPTION_KEYS = {
   tracing: ['tracerName'],
   envelope: ['format', 'source', 'destinations', 'headers'],
   schemaRegistry: ['client', 'config', 'subjectStrategy', 'autoRegister', 'events', 'schemaDir'],
-  wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes'],
+  wal: ['write', 'slotName', 'publicationName', 'attemptsBeforeTable', 'maxRetainedBytes', 'readerThread'],
   claimCheck: ['thresholdBytes', 'maxBytes', 'store', 'bucket', 'prefix', 's3Client', 's3Config', 'orphanGraceMs'],
 } as const satisfies Record<string, readonly string[]>;
 

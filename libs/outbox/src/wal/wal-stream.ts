@@ -5,7 +5,7 @@ import { loadOptional } from '../core/optional-peer';
 import { RetryPolicy } from '../core/retry-policy';
 import type { StreamDependencies } from '../core/stream/delivery-plan';
 import type { DeliveryStream, StopSteps, StreamHealth, StreamHealthThresholds, StreamIncident, StreamSource } from '../core/stream/delivery-stream.port';
-import type { WalWrite } from '../core/stream/wal-options';
+import type { WalReaderThread, WalWrite } from '../core/stream/wal-options';
 import { StreamOwnedRows } from '../sql/dialects/stream-owned-rows.sql';
 import { StreamRowSettlement } from './stream-row.settlement';
 import { RememberedPosition } from '../core/stream/remembered-position';
@@ -15,7 +15,9 @@ import { WAL_DEFAULTS } from '../core/stream/wal-options';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { loadPgLogicalReplication } from './pg-logical-replication.loader';
-import { PgoutputReader } from './pgoutput.reader';
+import { checkReaderThreadConnection } from './reader-thread/threaded-wal.reader';
+import { createWalReader, type WalReader } from './wal-reader';
+import type { PgoutputReaderConfig } from './pgoutput.reader';
 import { replicationConnection } from './replication-connection';
 import { TableOverflow } from './table-overflow';
 import type { WalNames, WalSlotLag } from './wal-slot.setup';
@@ -55,7 +57,7 @@ export interface WalStreamConfig extends StreamDependencies {
 export class WalStream implements DeliveryStream {
   private transports = new Map<string, OutboxTransport>();
   private relay: StreamRelay | undefined;
-  private reader: PgoutputReader | undefined;
+  private reader: WalReader | undefined;
   private reconnect: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastEnd: string | undefined;
@@ -119,6 +121,7 @@ export class WalStream implements DeliveryStream {
     }
     this.slot.startWatch();
     if (!settings.relay) return;
+    if (this.readerThread === 'worker') checkReaderThreadConnection(replicationConnection(connection));
     this.transports = this.config.transports();
     this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
     this.position = new RememberedPosition(new WalPositionTable(connection, table, slot.slotName), this.config.logger);
@@ -181,7 +184,7 @@ export class WalStream implements DeliveryStream {
     const replayedUpTo = await overflow.replayWindow();
     if (this.stopped) return;
     const { batchSize, maxBatchesInFlight, publishTimeoutMs, backoff, retryIf } = settings;
-    let reader: PgoutputReader | undefined = undefined;
+    let reader: WalReader | undefined = undefined;
     const relay = new StreamRelay({
       transports: this.transports,
       batchSize,
@@ -211,7 +214,7 @@ export class WalStream implements DeliveryStream {
         void this.restart(relay, new Error(walTableUnreachable(errorText(error))));
       },
     });
-    reader = new PgoutputReader({
+    const reading: PgoutputReaderConfig = {
       ...slot,
       connection: replicationConnection(connection),
       prefix,
@@ -220,7 +223,8 @@ export class WalStream implements DeliveryStream {
       onCommit: (commit) => ((this.lastEnd = undefined), relay.accept(commit)),
       onCaughtUp: (lsn) => ((this.lastEnd = undefined), relay.caughtUp(lsn)),
       onEnd: (error) => void this.restart(relay, error),
-    });
+    };
+    reader = createWalReader(reading, this.readerThread, batchSize * BATCHES_AHEAD);
     this.relay = relay;
     this.reader = reader;
     reader.start(from).catch((error: unknown) => void this.restart(relay, error));
@@ -257,6 +261,11 @@ export class WalStream implements DeliveryStream {
     if (!slotStillHeld) this.lastEnd = text;
     const remake = WalSlotKeeper.isGone(text);
     this.reconnect = setTimeout(() => (remake ? this.remakeSlot() : this.read()), slotStillHeld ? SLOT_RETRY_MS : RECONNECT_MS);
+  }
+
+  /** `wal.readerThread`: where the WAL is read and decoded. */
+  private get readerThread(): WalReaderThread {
+    return this.config.settings.wal.readerThread ?? WAL_DEFAULTS.readerThread;
   }
 
   /** Makes the slot anew (this instance holds the stream lock), then reads again; tried again later when that fails. */

@@ -68,3 +68,7 @@ export const walSlotMadeAnew = (slot: string, reason: 'missing' | 'invalidated',
     ? `Events committed between those positions were in that slot only (wal.write 'message') and may be lost: compare your source of truth with what consumers got. ` +
       `Counted in outbox_wal_slot_incidents_total; health reports it until this instance restarts.`
     : `${keptRows} row(s) it had not published went to the table relay (wal.write 'row'): nothing is lost. Counted in outbox_wal_slot_incidents_total.`);
+
+export const walReaderThreadConnection = (key: string, cause: string) =>
+  `OutboxModule option "wal.readerThread" is 'worker', and the database connection's setting "${key}" cannot be handed to a worker thread (${cause}). ` +
+  `Give it as plain data (strings, numbers, Buffers: an ssl object without functions, say), or leave "wal.readerThread" at 'main'.`;

@@ -16,6 +16,8 @@ describe('delivery and wal options', () => {
     expect(() => resolve({ delivery: 'wal', wal: { publicationName: 'x'.repeat(64) } })).toThrow('"wal.publicationName"');
     expect(() => resolve({ delivery: 'wal', wal: 'slot' })).toThrow('"wal"');
     expect(() => resolve({ delivery: 'wal', wal: { attemptsBeforeTable: 0 } })).toThrow('"wal.attemptsBeforeTable": expected an integer from 1 to 1000');
+    expect(() => resolve({ delivery: 'wal', wal: { readerThread: 'thread' } })).toThrow(`"wal.readerThread": expected 'main' or 'worker'`);
+    expect(resolve({ delivery: 'wal', wal: { readerThread: 'worker' } }).wal.readerThread).toBe('worker');
   });
 });
 

@@ -15,6 +15,15 @@ export type OutboxDelivery = 'table' | 'wal';
  */
 export type WalWrite = 'row' | 'message';
 
+/**
+ * Where the stream reads and decodes the WAL (docs/wal-mode.md, "The reader's thread"):
+ * - `'main'`: on the app's thread, beside the producer's calls.
+ * - `'worker'`: on a worker thread of its own (the replication connection, pgoutput's parsing, the
+ *   records' JSON), which hands each commit's decoded messages to the app's thread, where the
+ *   transports publish them.
+ */
+export type WalReaderThread = 'main' | 'worker';
+
 /** Settings of the WAL delivery mode (`delivery: 'wal'`); ignored in the table mode. */
 export interface WalDeliveryOptions {
   /**
@@ -47,9 +56,15 @@ export interface WalDeliveryOptions {
    * (the relay or the broker is behind or down); `null` turns the check off. Default `1073741824` (1 GiB).
    */
   maxRetainedBytes?: number | null;
+  /**
+   * Where the WAL is read and decoded: `'main'` (the app's thread) or `'worker'` (a worker thread of
+   * its own, which takes that work off the thread that publishes; see docs/wal-mode.md for when it
+   * pays). Default `'main'`.
+   */
+  readerThread?: WalReaderThread;
 }
 
-export const WAL_DEFAULTS = { write: 'row' as WalWrite, attemptsBeforeTable: 3, maxRetainedBytes: 1_073_741_824 } as const;
+export const WAL_DEFAULTS = { write: 'row' as WalWrite, attemptsBeforeTable: 3, maxRetainedBytes: 1_073_741_824, readerThread: 'main' as WalReaderThread } as const;
 
 export const OUTBOX_DELIVERY_DEFAULT: OutboxDelivery = 'table';
 
@@ -60,10 +75,12 @@ export function validateDelivery(delivery: unknown, wal: unknown): void {
   if (delivery !== 'table' && delivery !== 'wal') throw new OutboxConfigurationError(invalidOption('delivery', `'table' or 'wal'`, delivery));
   if (wal === undefined) return;
   if (typeof wal !== 'object' || wal === null || Array.isArray(wal)) {
-    throw new OutboxConfigurationError(invalidOption('wal', 'an object { write?, slotName?, publicationName?, attemptsBeforeTable?, maxRetainedBytes? }', wal));
+    throw new OutboxConfigurationError(invalidOption('wal', 'an object { write?, slotName?, publicationName?, attemptsBeforeTable?, maxRetainedBytes?, readerThread? }', wal));
   }
   const write = (wal as WalDeliveryOptions).write;
   if (write !== undefined && write !== 'row' && write !== 'message') throw new OutboxConfigurationError(invalidOption('wal.write', `'row' or 'message'`, write));
+  const readerThread = (wal as WalDeliveryOptions).readerThread;
+  if (readerThread !== undefined && readerThread !== 'main' && readerThread !== 'worker') throw new OutboxConfigurationError(invalidOption('wal.readerThread', `'main' or 'worker'`, readerThread));
   const attempts = (wal as WalDeliveryOptions).attemptsBeforeTable;
   if (attempts !== undefined && (!Number.isSafeInteger(attempts) || attempts < 1 || attempts > 1_000)) {
     throw new OutboxConfigurationError(invalidOption('wal.attemptsBeforeTable', 'an integer from 1 to 1000', attempts));
