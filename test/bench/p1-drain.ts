@@ -7,6 +7,7 @@ import { createOurRelay } from './support/our-relay';
 import { walDrainRuns } from './p1-wal';
 import { pgtoReplicationListener } from './p1-pgto-replication';
 import { claimOrderIndex, explainClaim } from './support/explain';
+import { p1ReaderThreadDrains } from './p1-reader-thread';
 import { p1StartDrains } from './p1-start';
 import { OUTBOX_DEFAULTS, PostgresOutboxDialect } from './support/outbox';
 import { type BenchContext, type Section, table } from './support/report';
@@ -37,6 +38,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
   const walCpu: string[] = [];
   const walPosition: string[] = [];
   let start: Awaited<ReturnType<typeof p1StartDrains>> | undefined;
+  let readerThread: Awaited<ReturnType<typeof p1ReaderThreadDrains>> | undefined;
   let tableNo = 0;
   const freshTable = async (): Promise<string> => {
     const name = `outbox_${++tableNo}`;
@@ -163,6 +165,9 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       walCpu.push(...cpu);
     }
 
+    // The WAL read and decoded on a worker thread beside the app's thread, the two taking turns.
+    readerThread = await p1ReaderThreadDrains(context, backlog);
+
     // The start: a relaying app created on a backlog, with and without its transports readied at bootstrap, beside the warm drain.
     start = await p1StartDrains(context, { count: sizes.startRows, eventsPerAggregate: EVENTS_PER_AGGREGATE });
 
@@ -195,6 +200,8 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       `What remembering the stream's position costs (it bounds the duplicates after a PostgreSQL restart to what was in flight): ${walPosition.join('; ')}.`,
       '',
+      ...(readerThread?.body ?? []),
+      '',
       ...(start?.body ?? []),
       '',
       ...serialization.body,
@@ -212,7 +219,7 @@ export async function p1Drain(context: BenchContext): Promise<Section> {
       '',
       ...diagnostics,
     ],
-    summary: [...p1Summary(contenders), ...(start?.summary ?? []), ...serialization.summary],
+    summary: [...p1Summary(contenders), ...(readerThread?.summary ?? []), ...(start?.summary ?? []), ...serialization.summary],
   };
 }
 

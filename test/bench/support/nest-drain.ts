@@ -24,6 +24,8 @@ export interface NestDrainOptions {
   walWrite?: 'row' | 'message';
   /** The module's `envelope.headers` (its default, `'all'`, when left out). */
   envelopeHeaders?: 'all' | 'id-and-type' | 'none';
+  /** The WAL mode's `wal.readerThread` (the module's default, `'main'`, when left out). */
+  readerThread?: 'main' | 'worker';
   /** The relaying app's transport: Nest's `ClientKafka` (kafkajs, the default) or `ConfluentKafkaTransport` (librdkafka). */
   kafkaClient?: 'kafkajs' | 'librdkafka';
   /**
@@ -54,6 +56,8 @@ export interface NestDrainResult {
    * probe's queries), PostgreSQL's processes, the Kafka test broker (NaN where unreadable).
    */
   cpu: { relay: number; postgres: number; broker: number };
+  /** Share of the drain this process's main thread was busy (event loop utilization, 0 to 1): where the transports publish. */
+  mainThreadBusy: number;
 }
 
 /**
@@ -68,7 +72,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
   const admin = new Client({ connectionString: services.postgresUrl });
   await admin.connect();
   // defaultTopic, a destination the app declares: the relay readies it at bootstrap (a resolveTopic that answers for every event would not be asked without a declared event type).
-  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite }, defaultTopic: topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}), ...(options.envelopeHeaders ? { envelope: { headers: options.envelopeHeaders } } : {}) };
+  const outbox = { delivery: mode, wal: { slotName, write: options.walWrite, readerThread: options.readerThread }, defaultTopic: topic, ...(options.batchSize ? { batchSize: options.batchSize } : {}), ...(options.envelopeHeaders ? { envelope: { headers: options.envelopeHeaders } } : {}) };
   const librdkafka = options.kafkaClient === 'librdkafka';
   const manual = options.clockFrom === 'relay';
   if (manual && mode !== 'table') throw new Error("drainThroughNestApp: clockFrom 'relay' needs the table mode (the WAL stream starts at bootstrap whatever relayStart says)");
@@ -107,8 +111,9 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     const server = await ServerCpu.of(admin);
     const brokerPid = Number(process.env.OUTBOX_TEST_KAFKA_MOCK_PID);
     const cpuBefore = { relay: processCpuMs(), postgres: server?.snapshot(), broker: brokerPid ? pidCpuMs(brokerPid) : Number.NaN };
-    const endProfile = await profiledWindow(`${mode}-${options.walWrite ?? 'row'}-${options.kafkaClient ?? 'kafkajs'}`);
+    const endProfile = await profiledWindow(`${mode}-${options.walWrite ?? 'row'}-${options.kafkaClient ?? 'kafkajs'}${options.readerThread === 'worker' ? '-worker' : ''}`);
     const cpuStarted = performance.now();
+    const loopBefore = performance.eventLoopUtilization();
     // Only the first: a subscriber makes the relay build an event per message, unsubscribed at once.
     let firstPublished = Number.NaN;
     const onFirst = () => {
@@ -128,6 +133,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
     }
     let seconds: number;
     let cpu: NestDrainResult['cpu'];
+    let mainThreadBusy: number;
     try {
       const drained = mode === 'table' ? () => tableDrained(admin, schema) : () => slotConfirmed(admin, slotName, end);
       await waitUntil(`${mode}: the backlog drained`, drained, 600_000, 10);
@@ -141,6 +147,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
         postgres: server && cpuBefore.postgres ? share(server.millisecondsSince(cpuBefore.postgres)) : Number.NaN,
         broker: share(brokerPid ? pidCpuMs(brokerPid) - cpuBefore.broker : Number.NaN),
       };
+      mainThreadBusy = performance.eventLoopUtilization(loopBefore).utilization;
       await endProfile();
     } finally {
       diagnosticsChannel.unsubscribe(OUTBOX_CHANNELS.published, onFirst);
@@ -151,7 +158,7 @@ export async function drainThroughNestApp(options: NestDrainOptions): Promise<Ne
       const rows = (await tableRelayRowCount(admin, schema)) - (options.walWrite === 'message' ? rowsBefore : 0);
       if (rows > 0) throw new Error(`the WAL relay moved ${rows} messages to the outbox table during the drain`);
     }
-    return { seconds, startSeconds: manual ? (ready - cpuStarted) / 1000 : (ready - started) / 1000, firstSeconds: (firstPublished - started) / 1000, cpu };
+    return { seconds, startSeconds: manual ? (ready - cpuStarted) / 1000 : (ready - started) / 1000, firstSeconds: (firstPublished - started) / 1000, cpu, mainThreadBusy };
   } finally {
     if (mode === 'wal') await dropWalSlot(async (sql, params) => (await admin.query(sql, params)).rows, { slotName, publicationName: slotName }).catch(() => undefined);
     await admin.end();

@@ -2,7 +2,7 @@ import { errorText } from '../../core/error-text';
 import type { StreamCommit } from '../../core/stream/stream-message';
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
 import type { WalReader } from '../wal-reader';
-import type { FromReaderThread, ReaderThreadInit, ReaderThreadPort, ToReaderThread } from './reader-thread.protocol';
+import { encodeCommits, type FromReaderThread, type ReaderThreadInit, type ReaderThreadPort, type ToReaderThread } from './reader-thread.protocol';
 
 /**
  * The reader's side of `wal.readerThread: 'worker'`: runs the slot's reader on this thread and
@@ -103,7 +103,7 @@ export class ReaderThreadHost {
     const weight = this.pendingWeight;
     this.pending = [];
     this.pendingWeight = 0;
-    this.post({ kind: 'commits', commits, weight });
+    this.post({ kind: 'commits', commits: encodeCommits(commits), weight });
   }
 
   private wake(): void {

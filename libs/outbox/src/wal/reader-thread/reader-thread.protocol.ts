@@ -1,6 +1,9 @@
 import type { StreamCommit } from '../../core/stream/stream-message';
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
 
+/** Marks the workerData of the reader's thread, which alone runs the entry (pgoutput.worker.ts). */
+export const READER_THREAD_MARK = 'nestOutboxWalReader';
+
 /** What the reader's thread is started with: the reader's settings without its callbacks, which stay on the app's thread. */
 export interface ReaderThreadInit {
   reader: Omit<PgoutputReaderConfig, 'onCommit' | 'onCaughtUp' | 'onEnd'>;
@@ -14,8 +17,8 @@ export interface ReaderThreadInit {
 
 /** From the reader's thread to the app's. */
 export type FromReaderThread =
-  /** Commits in stream order; `weight` is what the app's thread gives back once it took them all. */
-  | { kind: 'commits'; commits: StreamCommit[]; weight: number }
+  /** Commits in stream order (encodeCommits); `weight` is what the app's thread gives back once it took them all. */
+  | { kind: 'commits'; commits: string; weight: number }
   | { kind: 'caughtUp'; id: number; lsn: bigint }
   | { kind: 'confirmed'; id: number; error?: string }
   | { kind: 'end'; error: string }
@@ -31,4 +34,26 @@ export type ToReaderThread =
 /** The end of a channel either side holds: a worker's `parentPort`, a `Worker`, or a `MessagePort`. */
 export interface ReaderThreadPort<Out> {
   postMessage(message: Out): void;
+}
+
+/**
+ * Commits as one JSON text: a message's fields cross as one string copied whole, and the app's
+ * thread reads them back with one JSON.parse, several times cheaper per message than postMessage's
+ * clone of the objects themselves (measured in BENCHMARKS.md, "The reader's thread"). Positions
+ * (bigints, which JSON has not) cross as text, once per commit. Takes the commits over: their
+ * messages lose their position, which decodeCommits gives back.
+ */
+export function encodeCommits(commits: StreamCommit[]): string {
+  for (const commit of commits) for (const message of commit.messages) (message as { commit?: bigint }).commit = undefined;
+  return JSON.stringify(commits.map((commit) => ({ ...commit, lsn: commit.lsn.toString() })));
+}
+
+export function decodeCommits(text: string): StreamCommit[] {
+  const commits = JSON.parse(text) as Array<Omit<StreamCommit, 'lsn'> & { lsn: string }>;
+  return commits.map((wire) => {
+    const commit = wire as unknown as StreamCommit;
+    commit.lsn = BigInt(wire.lsn);
+    for (const message of commit.messages) message.commit = commit.lsn;
+    return commit;
+  });
 }

@@ -6,7 +6,9 @@ import type { ReplicationConnectionConfig } from '../pg-logical-replication.load
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
 import { walReaderThreadConnection } from '../wal.messages';
 import type { WalReader } from '../wal-reader';
-import type { FromReaderThread, ReaderThreadInit, ToReaderThread } from './reader-thread.protocol';
+import { decodeCommits, READER_THREAD_MARK, type FromReaderThread, type ReaderThreadInit, type ToReaderThread } from './reader-thread.protocol';
+// For its file only (it does nothing on this thread): whatever compiles this one compiles the worker's entry beside it.
+import './pgoutput.worker';
 
 /** A worker thread as the reader uses it (a Worker; a stand-in in unit tests). */
 export interface ReaderThread {
@@ -24,7 +26,7 @@ const WORKER_ENTRY = join(__dirname, `pgoutput.worker${extname(__filename)}`);
 // How long a stop waits for the reader to close its connection before the thread is ended anyway.
 const STOP_WAIT_MS = 5_000;
 
-export const spawnReaderThread = (init: ReaderThreadInit): ReaderThread => new Worker(WORKER_ENTRY, { workerData: init, name: 'nest-outbox WAL reader' });
+export const spawnReaderThread = (init: ReaderThreadInit): ReaderThread => new Worker(WORKER_ENTRY, { workerData: { ...init, [READER_THREAD_MARK]: true }, name: 'nest-outbox WAL reader' });
 
 /**
  * Refuses, at bootstrap, a connection setting that cannot cross to another thread (a function or
@@ -55,6 +57,7 @@ export class ThreadedWalReader implements WalReader {
   private readonly confirmations = new Map<number, { resolve(): void; reject(error: Error): void }>();
   private stopped: (() => void) | undefined;
   private ended = false;
+  private acceptedWeight = 0;
 
   constructor(
     private readonly config: PgoutputReaderConfig,
@@ -105,8 +108,8 @@ export class ThreadedWalReader implements WalReader {
   private receive(message: FromReaderThread): void {
     switch (message.kind) {
       case 'commits': {
-        for (const commit of message.commits) this.then(() => this.config.onCommit(commit));
-        this.then(() => this.thread?.postMessage({ kind: 'accepted', weight: message.weight }));
+        for (const commit of decodeCommits(message.commits)) this.then(() => this.config.onCommit(commit));
+        this.then(() => this.giveBack(message.weight));
         return;
       }
       case 'caughtUp':
@@ -129,6 +132,21 @@ export class ThreadedWalReader implements WalReader {
       case 'stopped':
         return;
     }
+  }
+
+  /**
+   * Room for the reader, given back once per turn of this thread's event loop however many groups
+   * were taken in it: each message wakes the reader's thread, which on a machine with fewer cores
+   * than busy threads costs a context switch.
+   */
+  private giveBack(weight: number): void {
+    this.acceptedWeight += weight;
+    if (this.acceptedWeight !== weight) return;
+    setImmediate(() => {
+      const accepted = this.acceptedWeight;
+      this.acceptedWeight = 0;
+      this.thread?.postMessage({ kind: 'accepted', weight: accepted });
+    });
   }
 
   /** Runs `step` after everything received before it, unless the stream has ended; a failure ends it. */
