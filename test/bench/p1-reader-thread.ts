@@ -1,3 +1,6 @@
+import { deserialize, serialize } from 'node:v8';
+import type { StreamCommit } from '../../libs/outbox/src/core/stream/stream-message';
+import { decodeCommits, encodeCommits } from '../../libs/outbox/src/wal/reader-thread/reader-thread.protocol';
 import { privateSchema } from './support/env';
 import { drainThroughNestApp } from './support/nest-drain';
 import type { BenchContext, SummaryRow } from './support/report';
@@ -63,6 +66,7 @@ export async function p1ReaderThreadDrains(context: BenchContext, backlog: Backl
     }
   }
   const of = (key: string) => runs.get(key)!;
+  const handOver = handOverCost();
   const body = [
     `P1's reader thread: the WAL stream draining the ${fmt(backlog.count, 0)}-event P1 backlog (written beforehand as in the WAL rows above, clock from the relaying app's start) with \`wal.readerThread: 'main'\` (the default: the replication connection, pgoutput's parsing and the records' JSON on the app's thread) and \`'worker'\` (those on a worker thread; the transports publish on the app's thread), median of ${rounds} rounds, the variants taking turns. ` +
       '"Main thread busy" is the event loop utilization of the app\'s thread over the drain (`performance.eventLoopUtilization`): the share of it the thread that publishes was working. CPU is % of one core of the 2: the process (both threads) and PostgreSQL\'s processes.',
@@ -74,6 +78,9 @@ export async function p1ReaderThreadDrains(context: BenchContext, backlog: Backl
       const config = CONFIGS.find((c) => c.walWrite === variant.walWrite && c.kafkaClient === variant.kafkaClient)!;
       return `| ${config.label} | \`'${variant.readerThread}'\` | ${fmt(median(run.perSecond))} (${run.perSecond.map((value) => fmt(value)).join(', ')}) | ${fmt(median(run.busy), 0)} % | ${fmt(median(run.relayCpu), 0)} % | ${fmt(median(run.postgresCpu), 0)} % |`;
     }),
+    '',
+    `What the app's thread pays per message to take a group of 100 over (P1's payload, in this process, median of 5 passes of ${fmt(HAND_OVER_GROUPS, 0)} groups): ` +
+      `the reader's JSON text read back (\`decodeCommits\`) ${fmt(handOver.json, 2)} µs; the message objects' structured clone read back (what \`postMessage\` of the objects would cost, \`v8.deserialize\`) ${fmt(handOver.clone, 2)} µs.`,
   ];
   const summary: SummaryRow[] = CONFIGS.map(({ walWrite, kafkaClient, label }) => {
     const main = of(`${walWrite}-${kafkaClient}-main`);
@@ -85,4 +92,43 @@ export async function p1ReaderThreadDrains(context: BenchContext, backlog: Backl
     };
   });
   return { body, summary };
+}
+
+const HAND_OVER_GROUPS = 2_000;
+
+/** µs per message to read back one group of 100 messages: the JSON text the reader's thread sends, and a structured clone of the objects. */
+function handOverCost(): { json: number; clone: number } {
+  const group = (): StreamCommit[] => [
+    {
+      lsn: 123_456_789n,
+      xid: 7,
+      messages: Array.from({ length: 100 }, (_, index) => ({
+        id: `0b5d4a3e-9c1f-4a53-9d7e-${String(index).padStart(12, '0')}`,
+        type: 'bench.event',
+        version: 1,
+        aggregateType: 'bench',
+        aggregateId: `a-${index}`,
+        transport: 'default',
+        destination: 'bench',
+        occurredAt: '2026-11-29T06:00:00.000Z',
+        headers: {},
+        payloadJson: JSON.stringify({ note: 'x'.repeat(380), index }),
+        commit: 123_456_789n,
+        index,
+      })),
+    },
+  ];
+  const text = encodeCommits(group());
+  const cloned = serialize(group());
+  const perMessage = (work: () => unknown): number => {
+    const passes: number[] = [];
+    // One pass more than reported: the first warms the code up.
+    for (let pass = 0; pass <= 5; pass++) {
+      const started = process.hrtime.bigint();
+      for (let n = 0; n < HAND_OVER_GROUPS; n++) work();
+      passes.push(Number(process.hrtime.bigint() - started) / 1_000 / HAND_OVER_GROUPS / 100);
+    }
+    return median(passes.slice(1));
+  };
+  return { json: perMessage(() => decodeCommits(text)), clone: perMessage(() => deserialize(cloned)) };
 }

@@ -38,10 +38,10 @@ export interface ReaderThreadPort<Out> {
 
 /**
  * Commits as one JSON text: a message's fields cross as one string copied whole, and the app's
- * thread reads them back with one JSON.parse, several times cheaper per message than postMessage's
- * clone of the objects themselves (measured in BENCHMARKS.md, "The reader's thread"). Positions
- * (bigints, which JSON has not) cross as text, once per commit. Takes the commits over: their
- * messages lose their position, which decodeCommits gives back.
+ * thread reads them back with one JSON.parse, cheaper per message than reading back postMessage's
+ * clone of the objects (BENCHMARKS.md, "The reader's thread"). Positions (bigints, which
+ * JSON has not) cross as text, once per commit. Takes the commits over: their messages lose their
+ * position, which decodeCommits gives back.
  */
 export function encodeCommits(commits: StreamCommit[]): string {
   for (const commit of commits) for (const message of commit.messages) (message as { commit?: bigint }).commit = undefined;
