@@ -5,6 +5,7 @@ import { decodeWalRecord } from '../core/stream/wal-record';
 import type { WalNames } from './wal-slot.setup';
 import { loadPgLogicalReplication, type ReplicationConnectionConfig } from './pg-logical-replication.loader';
 import { isStreamOwned, streamMessageOfRow, type DecodedOutboxRow } from './stream-owned-row.decoder';
+import type { WalReader } from './wal-reader.port';
 
 // How long no data may be handled after a keepalive before its position counts as caught up.
 const CAUGHT_UP_QUIET_MS = 200;
@@ -32,7 +33,7 @@ export interface PgoutputReaderConfig extends WalNames {
  * when told to: acknowledging is manual and the library's own periodic acknowledgement is off,
  * since it would confirm what the broker has not acknowledged.
  */
-export class PgoutputReader {
+export class PgoutputReader implements WalReader {
   private service: { acknowledge(lsn: string, ping?: boolean): Promise<boolean>; destroy(): Promise<unknown> } | undefined;
   private current: StreamMessage[] = [];
   private wroteTable = false;

@@ -1,7 +1,7 @@
 import { errorText } from '../../core/error-text';
 import type { StreamCommit } from '../../core/stream/stream-message';
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
-import type { WalReader } from '../wal-reader';
+import type { WalReader } from '../wal-reader.port';
 import { encodeCommits, type FromReaderThread, type ReaderThreadInit, type ReaderThreadPort, type ToReaderThread } from './reader-thread.protocol';
 
 /**

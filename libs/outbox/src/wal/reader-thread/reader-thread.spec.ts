@@ -3,7 +3,7 @@ import { MessageChannel } from 'node:worker_threads';
 import type { StreamCommit } from '../../core/stream/stream-message';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
-import type { WalReader } from '../wal-reader';
+import type { WalReader } from '../wal-reader.port';
 import { ReaderThreadHost } from './reader-thread.host';
 import type { ReaderThreadInit } from './reader-thread.protocol';
 import { checkReaderThreadConnection, ThreadedWalReader, type ReaderThread } from './threaded-wal.reader';

@@ -5,7 +5,7 @@ import { OutboxConfigurationError } from '../../core/outbox.errors';
 import type { ReplicationConnectionConfig } from '../pg-logical-replication.loader';
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
 import { walReaderThreadConnection } from '../wal.messages';
-import type { WalReader } from '../wal-reader';
+import type { WalReader } from '../wal-reader.port';
 import { decodeCommits, READER_THREAD_MARK, type FromReaderThread, type ReaderThreadInit, type ToReaderThread } from './reader-thread.protocol';
 // For its file only (it does nothing on this thread): whatever compiles this one compiles the worker's entry beside it.
 import './pgoutput.worker';
