@@ -15,7 +15,7 @@ import { WAL_DEFAULTS } from '../core/stream/wal-options';
 import { OutboxTable } from '../sql/dialects/outbox-table';
 import { notificationChannel } from '../sql/postgres-notification.listener';
 import { loadPgLogicalReplication } from './pg-logical-replication.loader';
-import { checkReaderThreadConnection } from './reader-thread/threaded-wal.reader';
+import { checkReaderThreadConnection, checkReaderThreadEntry } from './reader-thread/threaded-wal.reader';
 import { createWalReader } from './wal-reader';
 import type { WalReader } from './wal-reader.port';
 import type { PgoutputReaderConfig } from './pgoutput.reader';
@@ -122,7 +122,10 @@ export class WalStream implements DeliveryStream {
     }
     this.slot.startWatch();
     if (!settings.relay) return;
-    if (this.readerThread === 'worker') checkReaderThreadConnection(replicationConnection(connection));
+    if (this.readerThread === 'worker') {
+      checkReaderThreadEntry();
+      checkReaderThreadConnection(replicationConnection(connection));
+    }
     this.transports = this.config.transports();
     this.lock = new WalStreamLock(replicationConnection(connection), slot.slotName, (error) => this.lockLost(error));
     this.position = new RememberedPosition(new WalPositionTable(connection, table, slot.slotName), this.config.logger);

@@ -72,3 +72,7 @@ export const walSlotMadeAnew = (slot: string, reason: 'missing' | 'invalidated',
 export const walReaderThreadConnection = (key: string, cause: string) =>
   `OutboxModule option "wal.readerThread" is 'worker', and the database connection's setting "${key}" cannot be handed to a worker thread (${cause}). ` +
   `Give it as plain data (strings, numbers, Buffers: an ssl object without functions, say), or leave "wal.readerThread" at 'main'.`;
+
+export const walReaderThreadEntryMissing = (entry: string) =>
+  `OutboxModule option "wal.readerThread" is 'worker', and the reader thread's entry ${entry} is not there: the thread starts from that file of the package. ` +
+  `An app bundled into one file must leave @nest-outbox/outbox out of the bundle (webpack "externals", say) or ship the package's files beside it; or leave "wal.readerThread" at 'main'.`;

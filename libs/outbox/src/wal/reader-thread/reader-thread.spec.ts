@@ -6,7 +6,7 @@ import type { PgoutputReaderConfig } from '../pgoutput.reader';
 import type { WalReader } from '../wal-reader.port';
 import { ReaderThreadHost } from './reader-thread.host';
 import type { ReaderThreadInit } from './reader-thread.protocol';
-import { checkReaderThreadConnection, ThreadedWalReader, type ReaderThread } from './threaded-wal.reader';
+import { checkReaderThreadConnection, checkReaderThreadEntry, ThreadedWalReader, type ReaderThread } from './threaded-wal.reader';
 
 /** The slot's reader on the far side, driven by the test: what it was given and told. */
 class ScriptedReader implements WalReader {
@@ -180,6 +180,11 @@ describe('the WAL reader on a worker thread (wal.readerThread: "worker"), over a
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(side.ends).toHaveLength(1);
     side.close();
+  });
+
+  it('refuses at bootstrap a build without the thread’s entry, naming the file and what to do', () => {
+    expect(() => checkReaderThreadEntry()).not.toThrow();
+    expect(() => checkReaderThreadEntry('/nowhere/pgoutput.worker.js')).toThrow(/"wal.readerThread" is 'worker', and the reader thread's entry \/nowhere\/pgoutput.worker.js is not there.*externals/);
   });
 
   it('refuses at bootstrap a connection setting that cannot cross to another thread, naming it', () => {

@@ -1,10 +1,11 @@
+import { existsSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { errorText } from '../../core/error-text';
 import { OutboxConfigurationError } from '../../core/outbox.errors';
 import type { ReplicationConnectionConfig } from '../pg-logical-replication.loader';
 import type { PgoutputReaderConfig } from '../pgoutput.reader';
-import { walReaderThreadConnection } from '../wal.messages';
+import { walReaderThreadConnection, walReaderThreadEntryMissing } from '../wal.messages';
 import type { WalReader } from '../wal-reader.port';
 import { decodeCommits, READER_THREAD_MARK, type FromReaderThread, type ReaderThreadInit, type ToReaderThread } from './reader-thread.protocol';
 // For its file only (it does nothing on this thread): whatever compiles this one compiles the worker's entry beside it.
@@ -27,6 +28,11 @@ const WORKER_ENTRY = join(__dirname, `pgoutput.worker${extname(__filename)}`);
 const STOP_WAIT_MS = 5_000;
 
 export const spawnReaderThread = (init: ReaderThreadInit): ReaderThread => new Worker(WORKER_ENTRY, { workerData: { ...init, [READER_THREAD_MARK]: true }, name: 'nest-outbox WAL reader' });
+
+/** Refuses, at bootstrap, a build that left the thread's entry out (an app bundled into one file, say). */
+export function checkReaderThreadEntry(entry = WORKER_ENTRY): void {
+  if (!existsSync(entry)) throw new OutboxConfigurationError(walReaderThreadEntryMissing(entry));
+}
 
 /**
  * Refuses, at bootstrap, a connection setting that cannot cross to another thread (a function or
